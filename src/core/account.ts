@@ -1,0 +1,255 @@
+/**
+ * One account (one API key): its clock offset, generations and images, random streams, rate-limit
+ * bucket, idempotency keys, balance and the scheduler of its due transitions. Accounts share
+ * nothing, which is what makes parallel test workers reproducible.
+ */
+import { isoTime } from './clock.js';
+import { failureError, type Generation } from './generation.js';
+import { IdempotencyStore } from './idempotency.js';
+import { RESOLVED_STATUSES, STAGE_BY_NAME } from './pipeline.js';
+import { createStream, type RandomStream } from './random.js';
+import { TokenBucket } from './rateLimit.js';
+import type { Scenario } from './scenario.js';
+import { Scheduler } from './scheduler.js';
+
+export type AspectRatio = '16:9' | '9:16' | '1:1';
+
+export interface Image {
+  id: string;
+  account: string;
+  prompt: string;
+  aspectRatio: AspectRatio;
+  model: string;
+  costCents: number;
+  createdAt: number;
+}
+
+export function imageView(image: Image, cdnUrl: string) {
+  return {
+    id: image.id,
+    object: 'image' as const,
+    status: 'ready' as const,
+    model: image.model,
+    prompt: image.prompt,
+    url: `${cdnUrl}/images/${image.id}.png`,
+    cost_cents: image.costCents,
+    created_at: isoTime(image.createdAt),
+  };
+}
+
+/** Hooks the account calls so that the simulator can keep its cross-account indexes. */
+export interface AccountHooks {
+  onEvicted(generation: Generation): void;
+  onImage(image: Image): void;
+}
+
+export class Account {
+  /** Milliseconds this account's clock runs ahead of the global clock. */
+  offsetMs = 0;
+  /** Generations in creation order; evicted ones are dropped lazily (see `compact`). */
+  private list: Generation[] = [];
+  private evictedInList = 0;
+  readonly byId = new Map<string, Generation>();
+  readonly images = new Map<string, Image>();
+  /** Create attempts that drew a fate: the index that keys each generation's own stream. */
+  videoDraws = 0;
+  imageDraws = 0;
+  readonly requestStream: RandomStream;
+  readonly bucket: TokenBucket;
+  readonly idempotency: IdempotencyStore;
+  /** Null: unlimited. */
+  balanceCents: number | null;
+  reservedCents = 0;
+  readonly negativePrompt: string | null;
+  readonly scheduler = new Scheduler<Generation>();
+  private readonly resolvedQueue: Generation[] = [];
+  private resolvedHead = 0;
+
+  constructor(
+    readonly key: string,
+    private readonly scenario: Scenario,
+    private readonly seed: number,
+    globalNowMs: number,
+    private readonly hooks: AccountHooks,
+  ) {
+    const spec = scenario.accounts[key] ?? {};
+    this.balanceCents = spec.balance_cents !== undefined ? spec.balance_cents : scenario.account_defaults.balance_cents;
+    this.negativePrompt =
+      spec.negative_prompt !== undefined ? spec.negative_prompt : scenario.account_defaults.negative_prompt;
+    this.requestStream = createStream(seed, key, 'requests');
+    this.bucket = new TokenBucket(scenario.rate_limits.capacity, scenario.rate_limits.refill_per_second, globalNowMs);
+    this.idempotency = new IdempotencyStore(Math.round(scenario.idempotency.retention_seconds * 1000));
+  }
+
+  now(globalNowMs: number): number {
+    return globalNowMs + this.offsetMs;
+  }
+
+  /** The stream of this account's n-th video (or image) draw. */
+  streamFor(kind: 'video' | 'image', index: number): RandomStream {
+    return createStream(this.seed, this.key, kind, index);
+  }
+
+  /** Balance left after open reservations; null when unlimited. */
+  available(): number | null {
+    return this.balanceCents === null ? null : this.balanceCents - this.reservedCents;
+  }
+
+  addGeneration(g: Generation): void {
+    this.list.push(g);
+    this.byId.set(g.fate.id, g);
+    this.reservedCents += g.fate.priceCents;
+    g.history.push({ stage: 'claim_linking', enteredAt: g.createdAt, leftAt: g.createdAt });
+    this.enterStage(g, 0, g.createdAt);
+  }
+
+  addImage(image: Image): void {
+    this.images.set(image.id, image);
+    if (this.balanceCents !== null) this.balanceCents -= image.costCents;
+    this.hooks.onImage(image);
+  }
+
+  /** Applies every transition due at or before `untilMs` (account time), in time order. */
+  runDue(untilMs: number): void {
+    this.scheduler.runUntil(untilMs, (g, due) => this.leaveStage(g, due));
+  }
+
+  cancel(g: Generation, nowMs: number): void {
+    const visit = g.history[g.history.length - 1];
+    if (visit && visit.leftAt === null) visit.leftAt = nowMs;
+    if (g.pending) this.scheduler.cancel(g.pending);
+    g.pending = null;
+    g.status = 'canceled';
+    g.completedAt = nowMs;
+    this.reservedCents -= g.fate.priceCents;
+    this.resolved(g);
+  }
+
+  /**
+   * Generations after the one with id `after` (all when null), oldest first, filtered by status;
+   * returns undefined when `after` is not one of this account's generations.
+   */
+  page(after: string | null, limit: number, status: string | null): { data: Generation[]; hasMore: boolean } | undefined {
+    let start = 0;
+    if (after !== null) {
+      const anchor = this.byId.get(after);
+      if (!anchor) return undefined;
+      start = this.positionOf(anchor.index) + 1;
+    }
+    const data: Generation[] = [];
+    for (let i = start; i < this.list.length; i++) {
+      const g = this.list[i] as Generation;
+      if (g.evicted || (status !== null && g.status !== status)) continue;
+      if (data.length === limit) return { data, hasMore: true };
+      data.push(g);
+    }
+    return { data, hasMore: false };
+  }
+
+  /** Every live generation, oldest first. */
+  generations(): Generation[] {
+    return this.list.filter((g) => !g.evicted);
+  }
+
+  private positionOf(index: number): number {
+    let lo = 0;
+    let hi = this.list.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const at = (this.list[mid] as Generation).index;
+      if (at === index) return mid;
+      if (at < index) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  private enterStage(g: Generation, stageIndex: number, atMs: number): void {
+    const planned = g.fate.stages[stageIndex];
+    if (!planned) return;
+    g.stageIndex = stageIndex;
+    g.status = STAGE_BY_NAME.get(planned.stage)?.status ?? g.status;
+    g.history.push({ stage: planned.stage, enteredAt: atMs, leftAt: null });
+    g.pending = this.scheduler.schedule(atMs + planned.durationMs, g);
+  }
+
+  private leaveStage(g: Generation, atMs: number): void {
+    g.pending = null;
+    const planned = g.fate.stages[g.stageIndex];
+    if (!planned) return;
+    const visit = g.history[g.history.length - 1];
+    if (visit) visit.leftAt = atMs;
+    const failedHere = g.fate.failure?.stage === planned.stage;
+    switch (planned.stage) {
+      case 'keyframe':
+        if (!failedHere && g.fate.keyframeImageId) {
+          g.keyframe = { id: g.fate.keyframeImageId, status: 'ready' };
+          if (g.fate.keyframeMode === 'generated') {
+            // The keyframe step is the image endpoint's generation step: its still becomes an image
+            // of the account, reusable as keyframe_id. Its price is part of the video's.
+            const image: Image = {
+              id: g.fate.keyframeImageId,
+              account: this.key,
+              prompt: g.request.prompt,
+              aspectRatio: '16:9',
+              model: this.scenario.models.keyframe,
+              costCents: this.scenario.pricing.keyframe_cents,
+              createdAt: atMs,
+            };
+            this.images.set(image.id, image);
+            this.hooks.onImage(image);
+          }
+        }
+        break;
+      case 'routing':
+        if (!failedHere) g.routedModel = g.fate.routedModel;
+        break;
+      case 'output_verification':
+        g.compliance = g.fate.compliance;
+        break;
+      default:
+        break;
+    }
+    if (failedHere) {
+      g.status = 'failed';
+      g.error = failureError(g.fate);
+      g.costCents = g.fate.failureCostCents;
+      this.settle(g, g.fate.failureCostCents, atMs);
+    } else if (g.stageIndex + 1 < g.fate.stages.length) {
+      this.enterStage(g, g.stageIndex + 1, atMs);
+    } else {
+      g.status = 'succeeded';
+      g.costCents = g.fate.priceCents;
+      this.settle(g, g.fate.priceCents, atMs);
+    }
+  }
+
+  /** Turns the reservation into the charge. */
+  private settle(g: Generation, chargeCents: number, atMs: number): void {
+    g.completedAt = atMs;
+    this.reservedCents -= g.fate.priceCents;
+    if (this.balanceCents !== null) this.balanceCents -= chargeCents;
+    this.resolved(g);
+  }
+
+  private resolved(g: Generation): void {
+    if (!RESOLVED_STATUSES.has(g.status)) return;
+    this.resolvedQueue.push(g);
+    const cap = this.scenario.limits.max_stored_generations;
+    while (this.resolvedQueue.length - this.resolvedHead > cap) {
+      const oldest = this.resolvedQueue[this.resolvedHead++] as Generation;
+      oldest.evicted = true;
+      this.byId.delete(oldest.fate.id);
+      this.evictedInList++;
+      this.hooks.onEvicted(oldest);
+    }
+    if (this.resolvedHead > 1024 && this.resolvedHead * 2 > this.resolvedQueue.length) {
+      this.resolvedQueue.splice(0, this.resolvedHead);
+      this.resolvedHead = 0;
+    }
+    if (this.evictedInList > 1024 && this.evictedInList * 2 > this.list.length) {
+      this.list = this.list.filter((x) => !x.evicted);
+      this.evictedInList = 0;
+    }
+  }
+}

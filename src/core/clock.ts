@@ -1,0 +1,52 @@
+/**
+ * The simulator's global virtual clock, in epoch milliseconds. Manual mode moves only through
+ * `advance`; realtime mode follows an injected wall clock times `speed` (and `advance` jumps ahead).
+ * The core never reads the wall clock itself: the adapter passes `wallClock`.
+ */
+
+export type ClockMode = 'manual' | 'realtime';
+
+export interface ClockState {
+  mode: ClockMode;
+  /** ISO 8601 with milliseconds. */
+  now: string;
+  speed: number;
+}
+
+export class VirtualClock {
+  private jumpedMs = 0;
+  private wallStart: number;
+
+  constructor(
+    readonly mode: ClockMode,
+    readonly speed: number,
+    private readonly startMs: number,
+    private readonly wallClock: () => number,
+  ) {
+    this.wallStart = wallClock();
+  }
+
+  /** Global virtual time, whole milliseconds. */
+  now(): number {
+    if (this.mode === 'manual') return this.startMs + this.jumpedMs;
+    return this.startMs + this.jumpedMs + Math.floor((this.wallClock() - this.wallStart) * this.speed);
+  }
+
+  /** Moves global time forward by `ms` (a jump in realtime mode). */
+  advance(ms: number): void {
+    this.jumpedMs += ms;
+  }
+
+  state(offsetMs = 0): ClockState {
+    return { mode: this.mode, now: isoTime(this.now() + offsetMs), speed: this.speed };
+  }
+}
+
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Seconds (fractional allowed) to whole milliseconds. */
+export function secondsToMs(seconds: number): number {
+  return Math.round(seconds * 1000);
+}

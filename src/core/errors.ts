@@ -1,0 +1,181 @@
+/**
+ * The error catalogue: every error the simulator can answer with, in one place.
+ *
+ * Section 7 of the interface document fixes the shape and the type/status pairs; contract.md fixes
+ * the codes. The HTTP routes, the request-validator mapping and `openapi.yaml` (the `ErrorCode`
+ * enum) all read from here; a test checks that this list and the OpenAPI enum are the same.
+ */
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'insufficient_balance'
+  | 'compliance_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+/** HTTP status of each error type (interface document, section 7.2). */
+export const STATUS_OF_TYPE: Readonly<Record<ErrorType, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  insufficient_balance: 402,
+  compliance_error: 422,
+  rate_limit_error: 429,
+  api_error: 500,
+};
+
+export type PipelineStageName =
+  | 'claim_linking'
+  | 'queue'
+  | 'keyframe'
+  | 'routing'
+  | 'render'
+  | 'output_verification';
+
+interface CatalogueEntry {
+  readonly type: ErrorType;
+  /** HTTP status; equals STATUS_OF_TYPE[type] except for the 404s and media's 416. */
+  readonly status: number;
+  /** The default message, used when the caller gives none. */
+  readonly message: string;
+}
+
+const entry = (type: ErrorType, message: string, status = STATUS_OF_TYPE[type]): CatalogueEntry => ({
+  type,
+  status,
+  message,
+});
+
+/** Every error code, with its type, HTTP status and default message. */
+export const ERROR_CATALOGUE = {
+  missing_parameter: entry('invalid_request_error', 'A required parameter is missing.'),
+  invalid_parameter: entry('invalid_request_error', 'A parameter has an invalid value.'),
+  unknown_parameter: entry('invalid_request_error', 'The request contains an unknown parameter.'),
+  invalid_json: entry(
+    'invalid_request_error',
+    'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.',
+  ),
+  unsupported_content_type: entry(
+    'invalid_request_error',
+    'POST requests must send Content-Type: application/json.',
+  ),
+  request_too_large: entry('invalid_request_error', 'The request body exceeds 1 MiB.'),
+  model_not_found: entry('invalid_request_error', 'The requested model does not exist.'),
+  keyframe_not_found: entry('invalid_request_error', 'No keyframe image with this id exists.'),
+  resource_not_found: entry('invalid_request_error', 'No such resource.', 404),
+  unknown_route: entry('invalid_request_error', 'Unknown route.', 404),
+  not_cancelable: entry('invalid_request_error', 'This generation can no longer be canceled.'),
+  idempotency_key_reused: entry(
+    'invalid_request_error',
+    'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
+  ),
+  range_not_satisfiable: entry('invalid_request_error', 'The requested range is not satisfiable.', 416),
+  missing_api_key: entry(
+    'authentication_error',
+    'No API key provided. Authenticate with an Authorization header, for example "Authorization: Bearer sk_test_123".',
+  ),
+  invalid_api_key: entry(
+    'authentication_error',
+    'Invalid API key. Keys have the form "Bearer sk_test_..." in the Authorization header.',
+  ),
+  revoked_api_key: entry('authentication_error', 'This API key has been revoked.'),
+  insufficient_balance: entry(
+    'insufficient_balance',
+    'The account balance cannot cover this request.',
+  ),
+  claim_linking_rejected: entry(
+    'compliance_error',
+    'The request was rejected by claim linking.',
+  ),
+  output_rejected: entry('compliance_error', 'The output was rejected by output verification.'),
+  rate_limit_exceeded: entry(
+    'rate_limit_error',
+    'Too many requests. Retry after the number of seconds in the Retry-After header.',
+  ),
+  internal_error: entry('api_error', 'An internal error occurred. Retry with exponential backoff.'),
+  keyframe_failed: entry('api_error', 'Keyframe generation failed.'),
+  routing_failed: entry('api_error', 'No downstream model could be routed for this request.'),
+  render_failed: entry('api_error', 'The render failed.'),
+  upstream_timeout: entry('api_error', 'A downstream model timed out.'),
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
+}
+
+/** The section-7.1 error object: `param` only on invalid_request_error, `stage` only on compliance_error. */
+export interface ErrorObject {
+  type: ErrorType;
+  code: string;
+  message: string;
+  param?: string | null;
+  stage?: PipelineStageName;
+}
+
+export interface ErrorBody {
+  error: ErrorObject;
+}
+
+export interface SimErrorOptions {
+  message?: string;
+  param?: string | null;
+  stage?: PipelineStageName;
+  /** Overrides the type (fault injection may pair a status with another code). */
+  type?: ErrorType;
+  status?: number;
+  /** Extra response headers, such as Retry-After. */
+  headers?: Record<string, string>;
+}
+
+/** An error that becomes a section-7 response. Thrown by the core, rendered by the HTTP layer. */
+export class SimError extends Error {
+  readonly code: string;
+  readonly type: ErrorType;
+  readonly status: number;
+  readonly param: string | null;
+  readonly stage: PipelineStageName | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode | string, options: SimErrorOptions = {}) {
+    const known = isErrorCode(code) ? ERROR_CATALOGUE[code] : undefined;
+    const type = options.type ?? known?.type ?? 'api_error';
+    super(options.message ?? known?.message ?? 'An error occurred.');
+    this.name = 'SimError';
+    this.code = code;
+    this.type = type;
+    this.status = options.status ?? (known && known.type === type ? known.status : STATUS_OF_TYPE[type]);
+    this.param = options.param ?? null;
+    this.stage = options.stage ?? (type === 'compliance_error' ? 'claim_linking' : undefined);
+    this.headers = options.headers ?? {};
+  }
+
+  toObject(): ErrorObject {
+    return errorObject(this.type, this.code, this.message, { param: this.param, stage: this.stage });
+  }
+
+  toBody(): ErrorBody {
+    return { error: this.toObject() };
+  }
+}
+
+/** Builds an error object with exactly the fields section 7.1 allows for its type. */
+export function errorObject(
+  type: ErrorType,
+  code: string,
+  message: string,
+  extra: { param?: string | null; stage?: PipelineStageName } = {},
+): ErrorObject {
+  const obj: ErrorObject = { type, code, message };
+  if (type === 'invalid_request_error') obj.param = extra.param ?? null;
+  if (type === 'compliance_error') obj.stage = extra.stage ?? 'claim_linking';
+  return obj;
+}
+
+/** Shorthand used across the core: `throw fail('resource_not_found', { param: 'id' })`. */
+export function fail(code: ErrorCode, options: SimErrorOptions = {}): SimError {
+  return new SimError(code, options);
+}

@@ -1,0 +1,216 @@
+/**
+ * The six pipeline stages as data (contract.md, "the six pipeline stages"), and the fate of a
+ * generation: everything about its future, drawn once, when it is created, from its own stream.
+ */
+import type { PipelineStageName } from './errors.js';
+import type { RandomStream } from './random.js';
+import { sample, type ComplianceFlagSpec, type Resolution, type Scenario, type TimedStage } from './scenario.js';
+
+export type VideoStatus = 'queued' | 'processing' | 'verifying' | 'succeeded' | 'failed' | 'canceled';
+
+export const VIDEO_STATUSES: readonly VideoStatus[] = [
+  'queued',
+  'processing',
+  'verifying',
+  'succeeded',
+  'failed',
+  'canceled',
+];
+
+export const RESOLVED_STATUSES: ReadonlySet<VideoStatus> = new Set(['succeeded', 'failed', 'canceled']);
+
+/** Interface document, section 4.3. */
+export const CANCELABLE_STATUSES: ReadonlySet<VideoStatus> = new Set(['queued', 'processing']);
+
+export interface StageDefinition {
+  readonly name: PipelineStageName;
+  /** The status a generation shows while in this stage; null for the synchronous claim-linking stage. */
+  readonly status: VideoStatus | null;
+  /** The field of the video object this stage fills when it ends, if any. */
+  readonly fills: 'keyframe' | 'routed_model' | 'compliance' | null;
+  /** May a scenario make generations fail at the end of this stage with an `api_error`? */
+  readonly failable: boolean;
+}
+
+/** The pipeline, in order. */
+export const PIPELINE: readonly StageDefinition[] = [
+  { name: 'claim_linking', status: null, fills: null, failable: false },
+  { name: 'queue', status: 'queued', fills: null, failable: false },
+  { name: 'keyframe', status: 'processing', fills: 'keyframe', failable: true },
+  { name: 'routing', status: 'processing', fills: 'routed_model', failable: true },
+  { name: 'render', status: 'processing', fills: null, failable: true },
+  { name: 'output_verification', status: 'verifying', fills: 'compliance', failable: false },
+];
+
+export const STAGE_BY_NAME: ReadonlyMap<PipelineStageName, StageDefinition> = new Map(
+  PIPELINE.map((stage) => [stage.name, stage]),
+);
+
+/** How the generation gets its keyframe. */
+export type KeyframeMode = 'generated' | 'reused' | 'none';
+
+export interface ComplianceFlag {
+  code: string;
+  severity: ComplianceFlagSpec['severity'];
+  message: string;
+}
+
+export interface Compliance {
+  verified: boolean;
+  flags: ComplianceFlag[];
+}
+
+export interface PlannedFailure {
+  stage: TimedStage;
+  type: 'api_error' | 'compliance_error';
+  code: string;
+  message: string;
+}
+
+/** Everything about a generation's future, decided at creation. */
+export interface Fate {
+  id: string;
+  keyframeMode: KeyframeMode;
+  /** Id of the keyframe image (generated: a new `img_` id; reused: the request's keyframe_id). */
+  keyframeImageId: string | null;
+  routedModel: string;
+  /** Milliseconds spent in each timed stage that the generation walks through. */
+  stages: { stage: TimedStage; durationMs: number }[];
+  /** Set when the generation fails: it resolves as `failed` at the end of `failure.stage`. */
+  failure: PlannedFailure | null;
+  /** What output verification reports (when the generation reaches its end). */
+  compliance: Compliance;
+  /** Price in cents if it succeeds. */
+  priceCents: number;
+  /** Cost in cents if it fails as planned. */
+  failureCostCents: number;
+}
+
+export interface FateRequest {
+  model: string;
+  resolution: Resolution;
+  durationSeconds: number;
+  keyframeId: string | null;
+}
+
+/** Optional outcome forced by a queued fault (see the control endpoint /_sim/faults). */
+export interface ForcedOutcome {
+  fail_stage?: 'keyframe' | 'routing' | 'render';
+  output_rejected?: boolean;
+  flags?: ComplianceFlag[];
+}
+
+const DEFAULT_BLOCK_FLAG: ComplianceFlag = {
+  code: 'policy_violation',
+  severity: 'block',
+  message: 'The output was found to violate the content policy.',
+};
+
+/**
+ * Draws a generation's fate. The draws happen in a fixed order from `rng`, which is the stream of
+ * this generation alone, so nothing outside the generation can change the result.
+ */
+export function drawFate(
+  scenario: Scenario,
+  request: FateRequest,
+  rng: RandomStream,
+  forced?: ForcedOutcome,
+): Fate {
+  const id = `vid_${rng.token(24)}`;
+  const keyframeFirst = rng.chance(scenario.keyframe_first_share);
+  const keyframeMode: KeyframeMode = request.keyframeId ? 'reused' : keyframeFirst ? 'generated' : 'none';
+  const keyframeImageId =
+    keyframeMode === 'reused' ? request.keyframeId : keyframeMode === 'generated' ? `img_${rng.token(24)}` : null;
+
+  const rule =
+    scenario.routing.find(
+      (r) =>
+        (r.when?.model === undefined || r.when.model === request.model) &&
+        (r.when?.resolution === undefined || r.when.resolution === request.resolution) &&
+        (r.when?.keyframe_first === undefined || r.when.keyframe_first === (keyframeMode !== 'none')),
+    ) ?? scenario.routing[scenario.routing.length - 1];
+  const routedModel = rule ? rng.weighted(rule.targets, (t) => t.weight ?? 1).model : 'render-core-1';
+
+  const stages: Fate['stages'] = [];
+  let failure: PlannedFailure | null = null;
+  for (const stage of ['queue', 'keyframe', 'routing', 'render', 'output_verification'] as const) {
+    const spec = scenario.stages[stage];
+    let seconds = sample(spec.duration, rng);
+    if (spec.per_output_second) seconds *= request.durationSeconds;
+    const failDraw = rng.next();
+    if (stage === 'keyframe' && keyframeMode === 'none') continue;
+    // A reused keyframe is looked up, not generated: the stage passes at once.
+    const durationMs = stage === 'keyframe' && keyframeMode === 'reused' ? 0 : Math.round(seconds * 1000);
+    if (failure) continue;
+    stages.push({ stage, durationMs });
+    const forcedHere = forced?.fail_stage === stage;
+    const canFail = stage !== 'keyframe' || keyframeMode === 'generated';
+    if (canFail && spec.failure && (forcedHere || failDraw < spec.failure.probability)) {
+      failure = {
+        stage,
+        type: 'api_error',
+        code: spec.failure.code,
+        message:
+          spec.failure.message ??
+          `The ${stage} stage failed (injected by scenario '${scenario.name}', failure probability ${spec.failure.probability}).`,
+      };
+    } else if (forcedHere) {
+      failure = {
+        stage,
+        type: 'api_error',
+        code: `${stage}_failed`,
+        message: `The ${stage} stage failed (forced by a queued fault).`,
+      };
+    }
+  }
+
+  const verification = scenario.compliance.output_verification;
+  const rejectDraw = rng.next();
+  const flagDraw = rng.next();
+  const flagPick = rng.next();
+  let compliance: Compliance = { verified: true, flags: [] };
+  const rejected = forced?.output_rejected ?? rejectDraw < verification.reject_share;
+  if (forced?.flags) {
+    compliance = { verified: !forced.flags.some((f) => f.severity === 'block'), flags: forced.flags };
+  } else if (rejected) {
+    const blocks = verification.flags.filter((f) => f.severity === 'block');
+    const flag = blocks.length > 0 ? (blocks[Math.floor(flagPick * blocks.length)] as ComplianceFlag) : DEFAULT_BLOCK_FLAG;
+    compliance = { verified: false, flags: [{ ...flag }] };
+  } else if (flagDraw < verification.flag_share) {
+    const soft = verification.flags.filter((f) => f.severity !== 'block');
+    const flag = soft[Math.floor(flagPick * soft.length)];
+    if (flag) compliance = { verified: true, flags: [{ ...flag }] };
+  }
+  if (rejected && !failure) {
+    const blockFlag = compliance.flags.find((f) => f.severity === 'block');
+    failure = {
+      stage: 'output_verification',
+      type: 'compliance_error',
+      code: 'output_rejected',
+      message: `The output was rejected by output verification${blockFlag ? ` (${blockFlag.code})` : ''}.`,
+    };
+  }
+
+  const priceCents =
+    scenario.pricing.per_second_cents[request.resolution] * request.durationSeconds +
+    (keyframeMode === 'generated' ? scenario.pricing.keyframe_cents : 0);
+  const renderHappened = failure?.stage === 'output_verification';
+  const failureCostCents =
+    scenario.pricing.failure_charge === 'full'
+      ? priceCents
+      : scenario.pricing.failure_charge === 'render_if_happened' && renderHappened
+        ? priceCents
+        : 0;
+
+  return {
+    id,
+    keyframeMode,
+    keyframeImageId,
+    routedModel,
+    stages,
+    failure,
+    compliance,
+    priceCents: Math.round(priceCents),
+    failureCostCents: Math.round(failureCostCents),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Seeded random streams. Every draw the simulator makes comes from a stream keyed by the seed and by
+ * what it is for (an account's n-th generation, an account's request faults), never from a shared
+ * stream, so polling, other accounts and the timing of advances cannot change an outcome.
+ */
+import seedrandom from 'seedrandom';
+
+export interface RandomStream {
+  /** A float in [0, 1). */
+  next(): number;
+  /** An integer in [0, n). */
+  int(n: number): number;
+  /** `true` with probability p. */
+  chance(p: number): boolean;
+  /** A string of `length` characters from [0-9A-Za-z]. */
+  token(length: number): string;
+  /** An element chosen by weight; `weights` must not all be zero. */
+  weighted<T>(items: readonly T[], weight: (item: T) => number): T;
+  /** A standard normal deviate (Box-Muller). */
+  normal(): number;
+}
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Creates a stream from a seed and a purpose; the same arguments always give the same sequence. */
+export function createStream(seed: number, ...purpose: (string | number)[]): RandomStream {
+  const prng = seedrandom.alea(`${seed}\u0000${purpose.join('\u0000')}`);
+  const next = (): number => prng();
+  return {
+    next,
+    int: (n) => Math.floor(next() * n),
+    chance: (p) => p > 0 && next() < p,
+    token(length) {
+      let out = '';
+      for (let i = 0; i < length; i++) out += ALPHABET[Math.floor(next() * ALPHABET.length)];
+      return out;
+    },
+    weighted(items, weight) {
+      const total = items.reduce((sum, item) => sum + weight(item), 0);
+      let x = next() * total;
+      for (const item of items) {
+        x -= weight(item);
+        if (x < 0) return item;
+      }
+      return items[items.length - 1] as (typeof items)[number];
+    },
+    normal() {
+      const u = 1 - next();
+      const v = next();
+      return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * Token buckets on an account's virtual clock (contract.md, "Rate limits"). Every authenticated /v1
+ * request spends one token; a bucket refills continuously at `refill_per_second`.
+ */
+
+export interface RateLimitResult {
+  allowed: boolean;
+  /** Values for the X-RateLimit-* headers, and Retry-After when refused. */
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  retryAfterSeconds: number | null;
+}
+
+export class TokenBucket {
+  private tokens: number;
+  private updatedAt: number;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly refillPerSecond: number,
+    nowMs: number,
+  ) {
+    this.tokens = capacity;
+    this.updatedAt = nowMs;
+  }
+
+  /** Spends one token if there is one. */
+  take(nowMs: number): RateLimitResult {
+    this.refill(nowMs);
+    const allowed = this.tokens >= 1;
+    if (allowed) this.tokens -= 1;
+    return {
+      allowed,
+      limit: this.capacity,
+      remaining: Math.floor(this.tokens),
+      resetSeconds: Math.ceil((this.capacity - this.tokens) / this.refillPerSecond),
+      retryAfterSeconds: allowed ? null : Math.max(1, Math.ceil((1 - this.tokens) / this.refillPerSecond)),
+    };
+  }
+
+  private refill(nowMs: number): void {
+    if (nowMs > this.updatedAt) {
+      this.tokens = Math.min(this.capacity, this.tokens + ((nowMs - this.updatedAt) / 1000) * this.refillPerSecond);
+      this.updatedAt = nowMs;
+    }
+  }
+}

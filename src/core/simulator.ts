@@ -1,0 +1,445 @@
+/**
+ * The simulator's core: the whole service as plain operations on in-memory state, driven by a
+ * virtual clock. No HTTP, no filesystem, no wall clock (the adapter injects `wallClock`).
+ *
+ * Every rule of the interface document lives either here or in the module this file names:
+ * states and stages in `pipeline.ts`, fields in `generation.ts`, errors in `errors.ts`, accounts in
+ * `account.ts`, rate limits in `rateLimit.ts`, idempotency in `idempotency.ts`.
+ */
+import { Account, imageView, type AspectRatio, type Image } from './account.js';
+import { VirtualClock, isoTime, secondsToMs, type ClockMode, type ClockState } from './clock.js';
+import { SimError, fail } from './errors.js';
+import { FaultQueue } from './faults.js';
+import {
+  cancelView,
+  controlView,
+  videoView,
+  type Generation,
+  type VideoRequest,
+  type VideoView,
+} from './generation.js';
+import { Journal } from './journal.js';
+import { CANCELABLE_STATUSES, drawFate, type ForcedOutcome, type VideoStatus } from './pipeline.js';
+import type { Resolution, Scenario } from './scenario.js';
+
+export interface SimulatorOptions {
+  scenario: Scenario;
+  /** Resolves a scenario name (for `reset`); throws a SimError for an unknown one. */
+  loadScenario?: (name: string) => Scenario;
+  /** Overrides that survive resets (the command line's --seed, --clock, --speed). */
+  seed?: number;
+  clockMode?: ClockMode;
+  speed?: number;
+  /** Wall-clock milliseconds, for realtime mode. */
+  wallClock: () => number;
+  /** The address written into `output.url`, `thumbnail_url` and image `url`. */
+  cdnUrl: string;
+}
+
+export interface CreateVideoInput {
+  model: string;
+  prompt: string;
+  negative_prompt?: string | null;
+  duration_seconds?: number | null;
+  resolution?: Resolution | null;
+  keyframe_id?: string | null;
+}
+
+export interface CreateImageInput {
+  prompt: string;
+  aspect_ratio?: AspectRatio | null;
+}
+
+export interface ListInput {
+  limit?: number;
+  after?: string | null;
+  status?: VideoStatus | null;
+}
+
+export interface Health {
+  status: 'ok';
+  scenario: string;
+  seed: number;
+  clock: ClockState;
+}
+
+export class Simulator {
+  scenario: Scenario;
+  seed: number;
+  clock: VirtualClock;
+  journal: Journal;
+  readonly faults = new FaultQueue();
+  cdnUrl: string;
+  private accounts = new Map<string, Account>();
+  /** Every stored generation and image, by id, across accounts (media files, the control API). */
+  private generationsById = new Map<string, Generation>();
+  private imagesById = new Map<string, Image>();
+  private allGenerations: Generation[] = [];
+  private removedFromAll = 0;
+  private nextGlobalSeq = 0;
+
+  constructor(private readonly options: SimulatorOptions) {
+    this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
+    this.scenario = options.scenario;
+    this.seed = options.seed ?? options.scenario.seed;
+    this.clock = this.makeClock();
+    this.journal = new Journal(this.scenario.limits.journal_size);
+  }
+
+  // ---- accounts and authentication (interface document, section 5) ----
+
+  /** Resolves the `Authorization` header to an account, or throws the section-5 401. */
+  authenticate(authorization: string | undefined): Account {
+    if (authorization === undefined || authorization.trim() === '') throw fail('missing_api_key');
+    const match = /^Bearer +(\S+) *$/i.exec(authorization);
+    if (!match) {
+      throw fail('invalid_api_key', {
+        message: 'Malformed Authorization header. Use "Authorization: Bearer sk_test_..." (the scheme Bearer, one space, the key).',
+      });
+    }
+    const key = match[1] as string;
+    const { auth, accounts } = this.scenario;
+    const spec = accounts[key];
+    if (auth.revoked_keys.includes(key) || spec?.revoked) throw fail('revoked_api_key');
+    const known = spec !== undefined || (auth.key_prefix !== null && key.startsWith(auth.key_prefix) && key.length > auth.key_prefix.length);
+    if (!known) {
+      throw fail('invalid_api_key', {
+        message:
+          auth.key_prefix !== null
+            ? `Invalid API key. This simulator accepts any key that starts with "${auth.key_prefix}", for example "Authorization: Bearer ${auth.key_prefix}123".`
+            : `Invalid API key. Scenario '${this.scenario.name}' accepts only the keys listed under its accounts.`,
+      });
+    }
+    return this.account(key);
+  }
+
+  /** The account of a key, created on first use. */
+  account(key: string): Account {
+    let account = this.accounts.get(key);
+    if (!account) {
+      account = new Account(key, this.scenario, this.seed, this.clock.now(), {
+        onEvicted: (g) => this.forgetGeneration(g),
+        onImage: (image) => this.imagesById.set(image.id, image),
+      });
+      this.accounts.set(key, account);
+    }
+    return account;
+  }
+
+  /** The account's virtual time, with every due transition applied. */
+  sync(account: Account): number {
+    const now = account.now(this.clock.now());
+    account.runDue(now);
+    return now;
+  }
+
+  syncAll(): void {
+    const global = this.clock.now();
+    for (const account of this.accounts.values()) account.runDue(account.now(global));
+  }
+
+  // ---- videos (sections 2.1, 3, 4.1-4.4) ----
+
+  createVideo(account: Account, input: CreateVideoInput, forced?: ForcedOutcome): { view: VideoView; generation: Generation } {
+    const now = this.sync(account);
+    const request: VideoRequest = {
+      model: input.model,
+      prompt: input.prompt,
+      negative_prompt: input.negative_prompt ?? null,
+      duration_seconds: input.duration_seconds ?? 8,
+      resolution: input.resolution ?? '1080p',
+      keyframe_id: input.keyframe_id ?? null,
+    };
+    if (!this.scenario.models.video.includes(request.model)) {
+      throw fail('model_not_found', {
+        param: 'model',
+        message: `Model '${request.model}' does not exist. Available models: ${this.scenario.models.video.join(', ')}.`,
+      });
+    }
+    if (request.keyframe_id !== null && !account.images.has(request.keyframe_id)) {
+      throw fail('keyframe_not_found', {
+        param: 'keyframe_id',
+        message: `No keyframe image '${request.keyframe_id}' exists. Create one with POST /v1/images and pass its id.`,
+      });
+    }
+    const index = account.videoDraws++;
+    const rng = account.streamFor('video', index);
+    const fate = drawFate(
+      this.scenario,
+      {
+        model: request.model,
+        resolution: request.resolution,
+        durationSeconds: request.duration_seconds,
+        keyframeId: request.keyframe_id,
+      },
+      rng,
+      forced,
+    );
+    this.checkBalance(account, fate.priceCents);
+    this.claimLinking(request.prompt, rng.next());
+    const generation: Generation = {
+      fate,
+      account: account.key,
+      globalSeq: this.nextGlobalSeq++,
+      index,
+      request,
+      effectiveNegativePrompt: mergeNegativePrompts(account.negativePrompt, request.negative_prompt),
+      createdAt: now,
+      status: 'queued',
+      stageIndex: 0,
+      history: [],
+      keyframe: null,
+      routedModel: null,
+      compliance: null,
+      error: null,
+      costCents: null,
+      completedAt: null,
+      evicted: false,
+      pending: null,
+    };
+    account.addGeneration(generation);
+    this.generationsById.set(fate.id, generation);
+    this.allGenerations.push(generation);
+    return { view: videoView(generation, this.cdnUrl), generation };
+  }
+
+  getVideo(account: Account, id: string): VideoView {
+    this.sync(account);
+    return videoView(this.ownGeneration(account, id), this.cdnUrl);
+  }
+
+  listVideos(account: Account, input: ListInput): { object: 'list'; data: VideoView[]; has_more: boolean } {
+    this.sync(account);
+    const page = account.page(input.after ?? null, input.limit ?? 20, input.status ?? null);
+    if (!page) {
+      throw fail('invalid_parameter', {
+        param: 'after',
+        message: `'after' must be the id of one of your generations; '${input.after}' is not.`,
+      });
+    }
+    return { object: 'list', data: page.data.map((g) => videoView(g, this.cdnUrl)), has_more: page.hasMore };
+  }
+
+  cancelVideo(account: Account, id: string): ReturnType<typeof cancelView> {
+    const now = this.sync(account);
+    const generation = this.ownGeneration(account, id);
+    if (!CANCELABLE_STATUSES.has(generation.status)) {
+      const why =
+        generation.status === 'verifying'
+          ? 'the render has already happened'
+          : `it has already resolved as '${generation.status}'`;
+      throw fail('not_cancelable', {
+        message: `Generation ${id} is '${generation.status}' and cannot be canceled: ${why}. Only queued and processing generations can be canceled.`,
+      });
+    }
+    account.cancel(generation, now);
+    return cancelView(generation);
+  }
+
+  // ---- images (sections 2.2, 4.5) ----
+
+  createImage(account: Account, input: CreateImageInput): ReturnType<typeof imageView> {
+    const now = this.sync(account);
+    const rng = account.streamFor('image', account.imageDraws++);
+    const image: Image = {
+      id: `img_${rng.token(24)}`,
+      account: account.key,
+      prompt: input.prompt,
+      aspectRatio: input.aspect_ratio ?? '16:9',
+      model: this.scenario.models.keyframe,
+      costCents: this.scenario.pricing.keyframe_cents,
+      createdAt: now,
+    };
+    this.checkBalance(account, image.costCents);
+    this.claimLinking(input.prompt, rng.next());
+    account.addImage(image);
+    return imageView(image, this.cdnUrl);
+  }
+
+  // ---- the clock and the control API ----
+
+  /** Moves time forward (one account's, with `apiKey`) and applies every transition that falls due. */
+  advance(seconds: number, apiKey?: string | null): ClockState {
+    const ms = secondsToMs(seconds);
+    if (apiKey) {
+      const account = this.account(apiKey);
+      account.offsetMs += ms;
+      this.sync(account);
+      return this.clockState(apiKey);
+    }
+    this.clock.advance(ms);
+    this.syncAll();
+    return this.clockState();
+  }
+
+  /** The global clock, or an account's (the global one for a key never used). */
+  clockState(apiKey?: string | null): ClockState {
+    const account = apiKey ? this.accounts.get(apiKey) : undefined;
+    return this.clock.state(account?.offsetMs ?? 0);
+  }
+
+  health(): Health {
+    return { status: 'ok', scenario: this.scenario.name, seed: this.seed, clock: this.clockState() };
+  }
+
+  /**
+   * Drops state. With `apiKey`, only that account's, as if it had never been used. Otherwise all of
+   * it, reloading the scenario (another one when `scenario` is named); the command line's overrides
+   * stay, except the seed when `seed` is given.
+   */
+  reset(input: { scenario?: string | null; seed?: number | null; apiKey?: string | null } = {}): Health {
+    if (input.apiKey) {
+      if (input.scenario != null || input.seed != null) {
+        throw fail('invalid_parameter', {
+          param: input.scenario != null ? 'scenario' : 'seed',
+          message: 'A reset with api_key resets one account; scenario and seed apply to the whole simulator, so leave them out.',
+        });
+      }
+      this.forgetAccount(input.apiKey);
+      return this.health();
+    }
+    if (input.scenario != null) {
+      if (!this.options.loadScenario) {
+        throw fail('invalid_parameter', { param: 'scenario', message: 'This simulator was built without a scenario loader.' });
+      }
+      this.scenario = this.options.loadScenario(input.scenario);
+    }
+    this.seed = input.seed ?? this.options.seed ?? this.scenario.seed;
+    this.clock = this.makeClock();
+    this.journal = new Journal(this.scenario.limits.journal_size);
+    this.faults.clear();
+    this.accounts.clear();
+    this.generationsById.clear();
+    this.imagesById.clear();
+    this.allGenerations = [];
+    this.removedFromAll = 0;
+    this.nextGlobalSeq = 0;
+    return this.health();
+  }
+
+  /** Generations across accounts (or of one), in creation order, for the control API. */
+  controlGenerations(input: { apiKey?: string | null; status?: VideoStatus | null; limit?: number; after?: string | null }) {
+    this.syncAll();
+    let start = 0;
+    if (input.after != null) {
+      const anchor = this.generationsById.get(input.after);
+      if (!anchor) {
+        throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
+      }
+      start = this.allGenerations.indexOf(anchor) + 1;
+    }
+    const limit = input.limit ?? 20;
+    const data: ReturnType<typeof controlView>[] = [];
+    let hasMore = false;
+    for (let i = start; i < this.allGenerations.length; i++) {
+      const g = this.allGenerations[i] as Generation;
+      if (g.evicted) continue;
+      if (input.apiKey && g.account !== input.apiKey) continue;
+      if (input.status && g.status !== input.status) continue;
+      if (data.length === limit) {
+        hasMore = true;
+        break;
+      }
+      data.push(controlView(g, this.cdnUrl));
+    }
+    return { object: 'list' as const, data, has_more: hasMore };
+  }
+
+  controlGeneration(id: string) {
+    this.syncAll();
+    const g = this.generationsById.get(id);
+    if (!g) throw fail('resource_not_found', { param: 'id', message: `No generation '${id}' is stored in the simulator.` });
+    return controlView(g, this.cdnUrl);
+  }
+
+  /** A stored video by id, whatever its account (media files). Applies due transitions first. */
+  findGeneration(id: string): Generation | undefined {
+    const g = this.generationsById.get(id);
+    if (g) this.sync(this.account(g.account));
+    return this.generationsById.get(id);
+  }
+
+  findImage(id: string): Image | undefined {
+    return this.imagesById.get(id);
+  }
+
+  /** Time in the journal's terms: an account's clock, or the global one. */
+  timeOf(apiKey: string | null): string {
+    const account = apiKey ? this.accounts.get(apiKey) : undefined;
+    return isoTime(this.clock.now() + (account?.offsetMs ?? 0));
+  }
+
+  // ---- internals ----
+
+  private ownGeneration(account: Account, id: string): Generation {
+    const g = account.byId.get(id);
+    if (!g) {
+      throw fail('resource_not_found', { param: 'id', message: `No video generation with id '${id}' exists.` });
+    }
+    return g;
+  }
+
+  private checkBalance(account: Account, priceCents: number): void {
+    const available = account.available();
+    if (available !== null && available < priceCents) {
+      throw fail('insufficient_balance', {
+        message: `This request costs ${priceCents} cents; the account has ${Math.max(0, available)} cents available (balance minus in-flight reservations).`,
+      });
+    }
+  }
+
+  /** Claim linking (stage 1, synchronous): a matching rule, or the scenario's probability, rejects. */
+  private claimLinking(prompt: string, draw: number): void {
+    const { rules, probability } = this.scenario.compliance.claim_linking;
+    for (const rule of rules) {
+      if (new RegExp(rule.pattern, 'i').test(prompt)) {
+        throw new SimError('claim_linking_rejected', {
+          stage: 'claim_linking',
+          message: rule.message ?? `The prompt was rejected by claim linking (it matches the scenario rule /${rule.pattern}/i).`,
+        });
+      }
+    }
+    if (draw < probability) {
+      throw new SimError('claim_linking_rejected', {
+        stage: 'claim_linking',
+        message: `The prompt was rejected by claim linking (injected by scenario '${this.scenario.name}', probability ${probability}).`,
+      });
+    }
+  }
+
+  private forgetAccount(key: string): void {
+    const account = this.accounts.get(key);
+    if (account) {
+      for (const g of account.generations()) this.forgetGeneration(g);
+      for (const id of account.images.keys()) this.imagesById.delete(id);
+      this.accounts.delete(key);
+    }
+    this.journal.forget(key);
+    this.faults.forget(key);
+  }
+
+  private forgetGeneration(g: Generation): void {
+    g.evicted = true;
+    this.generationsById.delete(g.fate.id);
+    this.removedFromAll++;
+    if (this.removedFromAll > 1024 && this.removedFromAll * 2 > this.allGenerations.length) {
+      this.allGenerations = this.allGenerations.filter((x) => !x.evicted);
+      this.removedFromAll = 0;
+    }
+  }
+
+  private makeClock(): VirtualClock {
+    return new VirtualClock(
+      this.options.clockMode ?? this.scenario.clock.mode,
+      this.options.speed ?? this.scenario.clock.speed,
+      Date.parse(this.scenario.clock.start),
+      this.options.wallClock,
+    );
+  }
+}
+
+/** Section 4.1: the request's negative prompt is merged with the account's default, not replacing it. */
+export function mergeNegativePrompts(accountDefault: string | null, requested: string | null): string | null {
+  const parts = [accountDefault, requested].filter((p): p is string => p !== null && p.trim() !== '');
+  return parts.length > 0 ? parts.join(', ') : null;
+}

@@ -1,0 +1,100 @@
+/**
+ * The Express app around a simulator: CORS, request ids, the /v1 pipeline, the control endpoints,
+ * media files, validation of every request and response against openapi.yaml, and one error shape.
+ */
+import cors from 'cors';
+import express, { type Express } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import { randomUUID } from 'node:crypto';
+import { fail } from '../core/errors.js';
+import type { Simulator } from '../core/simulator.js';
+import { loadOpenapiDocument } from '../openapi.js';
+import { readBody, rejectBadBody } from './body.js';
+import { context } from './context.js';
+import { controlRouter } from './control.js';
+import { errorHandler } from './errors.js';
+import { imagesRouter } from './images.js';
+import { createMediaRouter } from './media.js';
+import { authenticate, faults, idempotency, journal, rateLimit } from './v1.js';
+import { videosRouter } from './videos.js';
+
+export interface AppOptions {
+  /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
+  log?: (line: string) => void;
+  /** Waits for injected latency (realtime mode). Default: setTimeout. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'Idempotent-Replayed',
+];
+
+export function createApp(sim: Simulator, options: AppOptions = {}): Express {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.use((req, res, next) => {
+    const id = `req_${randomUUID().replaceAll('-', '')}`;
+    context(req).requestId = id;
+    res.setHeader('X-Request-Id', id);
+    next();
+  });
+  app.use(
+    cors({
+      origin: '*',
+      methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Range', 'If-None-Match'],
+      exposedHeaders: [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'],
+      maxAge: 600,
+      optionsSuccessStatus: 204,
+    }),
+  );
+
+  app.use(
+    '/cdn',
+    createMediaRouter({
+      videoFile(id) {
+        const g = sim.findGeneration(id);
+        return g && g.status === 'succeeded' ? { resolution: g.request.resolution, prompt: g.request.prompt } : undefined;
+      },
+      imageFile(id) {
+        const image = sim.findImage(id);
+        return image ? { aspectRatio: image.aspectRatio, prompt: image.prompt } : undefined;
+      },
+    }),
+  );
+
+  // The order of checks on /v1 (contract.md): authentication, faults, rate limit, idempotent replay,
+  // then the request itself (body, parameters), then the route.
+  app.use('/v1', readBody({ emptyAllowed: false }), journal(sim), authenticate(sim), faults(sim, { sleep }), rateLimit(sim), idempotency(sim), rejectBadBody);
+  app.use('/_sim', readBody({ emptyAllowed: true }), rejectBadBody);
+
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: loadOpenapiDocument() as never,
+      validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
+      validateResponses: true,
+      validateSecurity: false,
+      validateFormats: true,
+      ignorePaths: /^\/cdn(\/|$)/,
+    }),
+  );
+
+  app.use(videosRouter(sim));
+  app.use(imagesRouter(sim));
+  app.use(controlRouter(sim));
+
+  app.use((req, _res, next) => {
+    next(fail('unknown_route', { message: `Unknown route: ${req.method} ${req.path}. See openapi.yaml for the routes this API has.` }));
+  });
+  app.use(errorHandler(log));
+  return app;
+}

@@ -1,0 +1,31 @@
+/**
+ * Per-request state the middlewares hand on to each other, kept beside the request (not on it).
+ */
+import type { Request } from 'express';
+import type { Account } from '../core/account.js';
+import type { SimError } from '../core/errors.js';
+
+export interface RequestContext {
+  requestId: string;
+  /** The authenticated account (/v1 only). */
+  account?: Account;
+  /** Account clock at arrival, for the journal. */
+  arrivedAt?: string;
+  /** The body as read: a parse problem to report at its turn in the order of checks. */
+  bodyError?: SimError;
+  /** Set on creates, for the journal. */
+  negativePromptEffective?: string | null;
+  /** Why the simulator itself answered (a queued or scenario fault). */
+  fault?: string;
+}
+
+const contexts = new WeakMap<Request, RequestContext>();
+
+export function context(req: Request): RequestContext {
+  let ctx = contexts.get(req);
+  if (!ctx) {
+    ctx = { requestId: '' };
+    contexts.set(req, ctx);
+  }
+  return ctx;
+}

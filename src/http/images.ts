@@ -1,0 +1,18 @@
+/**
+ * /v1/images: create a keyframe image (interface document, section 4.5).
+ */
+import { Router } from 'express';
+import type { CreateImageInput, Simulator } from '../core/simulator.js';
+import { rememberIdempotent } from './v1.js';
+import { accountOf } from './videos.js';
+
+export function imagesRouter(sim: Simulator): Router {
+  const router = Router();
+  router.post('/v1/images', (req, res) => {
+    const account = accountOf(req);
+    const view = sim.createImage(account, req.body as CreateImageInput);
+    rememberIdempotent(sim, res, view, account.key);
+    res.json(view);
+  });
+  return router;
+}

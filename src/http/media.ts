@@ -1,0 +1,306 @@
+/**
+ * The media adapter: real files under the simulator's CDN address (mounted at `/cdn`).
+ *
+ *   GET|HEAD /videos/{id}.mp4      the committed clip for the video's resolution
+ *   GET|HEAD /thumbnails/{id}.png  a 16:9 PNG thumbnail of a succeeded video
+ *   GET|HEAD /images/{id}.png      the image's PNG in its aspect ratio
+ *
+ * Only the two committed clips in `assets/` are ever read from disk, by fixed names; nothing built
+ * from the request touches the file system, so no path can escape the media root. PNGs are drawn
+ * in memory (`src/media/png.ts`) and kept in a small LRU. Every file answer carries a strong ETag
+ * (SHA-256 of the bytes), long-lived immutable caching, and supports If-None-Match (304) and a
+ * single byte range (206 / 416). Anything else under the router is a 404 in the section-7 shape.
+ */
+
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+
+import express from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
+
+import { SimError } from '../core/errors.js';
+import { pngDimensions, renderPlaceholderPng, THUMBNAIL_DIMENSIONS } from '../media/png.js';
+
+export interface MediaCatalog {
+  /** A video that has succeeded: its resolution and prompt; undefined when no such video exists or it has not succeeded. */
+  videoFile(id: string): { resolution: '720p' | '1080p'; prompt: string } | undefined;
+  /** An existing image: its aspect ratio and prompt; undefined otherwise. */
+  imageFile(id: string): { aspectRatio: '16:9' | '9:16' | '1:1'; prompt: string } | undefined;
+}
+
+/** A file ready to serve. */
+interface MediaFile {
+  readonly body: Buffer;
+  readonly etag: string;
+  readonly contentType: string;
+}
+
+export const MEDIA_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+/** How many generated PNGs each router keeps. */
+const PNG_CACHE_CAP = 256;
+
+/** Ids are plain tokens; anything else (dots, slashes, percent signs...) is not a media file. */
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+/** The committed clips. Works from `src/http/` (vitest, tsx) and from `dist/http/` (after tsc). */
+const ASSETS_DIR = new URL('../../assets/', import.meta.url);
+const CLIP_NAMES = { '720p': 'clip-720p.mp4', '1080p': 'clip-1080p.mp4' } as const;
+
+function mediaFile(body: Buffer, contentType: string): MediaFile {
+  const digest = createHash('sha256').update(body).digest('base64url').slice(0, 27);
+  return { body, etag: `"${digest}"`, contentType };
+}
+
+/** Clips are immutable, so one read per process is enough (shared by all routers). */
+const clipCache = new Map<keyof typeof CLIP_NAMES, Promise<MediaFile>>();
+
+function loadClip(resolution: keyof typeof CLIP_NAMES): Promise<MediaFile> {
+  let pending = clipCache.get(resolution);
+  if (pending === undefined) {
+    pending = readFile(new URL(CLIP_NAMES[resolution], ASSETS_DIR)).then((body) =>
+      mediaFile(body, 'video/mp4'),
+    );
+    // A failed read (missing asset) is not cached, so a later request can retry.
+    pending.catch(() => clipCache.delete(resolution));
+    clipCache.set(resolution, pending);
+  }
+  return pending;
+}
+
+/** A Map-based LRU: reads move an entry to the back, inserts evict from the front. */
+class LruCache<V> {
+  private readonly entries = new Map<string, V>();
+  constructor(private readonly cap: number) {}
+
+  get(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    while (this.entries.size > this.cap) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done) break;
+      this.entries.delete(oldest.value);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conditional and range requests.
+
+/** If-None-Match uses the weak comparison (RFC 9110, 13.1.2). */
+function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  return header
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .some((tag) => tag === etag);
+}
+
+/** If-Range: the range applies only when the strong validator matches; dates never match (no Last-Modified). */
+function ifRangeAllows(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return true;
+  return header.trim() === etag;
+}
+
+type RangeDecision =
+  | { kind: 'whole' }
+  | { kind: 'unsatisfiable' }
+  | { kind: 'partial'; start: number; end: number };
+
+/**
+ * Parses a single `bytes=a-b`, `bytes=a-` or `bytes=-n` range (RFC 9110, 14.1.2). A malformed
+ * header, another unit or several ranges are ignored (whole file); a well-formed range that
+ * does not overlap the file is unsatisfiable. A suffix longer than the file means the whole file.
+ */
+export function parseByteRange(header: string, size: number): RangeDecision {
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!m) return { kind: 'whole' };
+  const [, first = '', last = ''] = m;
+  if (first === '' && last === '') return { kind: 'whole' };
+  if (first === '') {
+    const suffix = Number(last);
+    if (suffix === 0 || size === 0) return { kind: 'unsatisfiable' };
+    return { kind: 'partial', start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(first);
+  if (last !== '' && Number(last) < start) return { kind: 'whole' };
+  if (start >= size) return { kind: 'unsatisfiable' };
+  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
+  return { kind: 'partial', start, end };
+}
+
+function sendMediaFile(req: Request, res: Response, file: MediaFile): void {
+  const size = file.body.length;
+  const cacheHeaders = {
+    ETag: file.etag,
+    'Cache-Control': MEDIA_CACHE_CONTROL,
+    'Accept-Ranges': 'bytes',
+  };
+
+  if (ifNoneMatchHits(req.get('If-None-Match'), file.etag)) {
+    res.status(304).set(cacheHeaders).end();
+    return;
+  }
+
+  const rangeHeader = req.get('Range');
+  const range: RangeDecision =
+    rangeHeader !== undefined && ifRangeAllows(req.get('If-Range'), file.etag)
+      ? parseByteRange(rangeHeader, size)
+      : { kind: 'whole' };
+
+  if (range.kind === 'unsatisfiable') {
+    res
+      .status(416)
+      .set({ 'Accept-Ranges': 'bytes', 'Content-Range': `bytes */${size}` })
+      .json(
+        new SimError('range_not_satisfiable', {
+          param: 'Range',
+          message: `The requested range "${rangeHeader?.slice(0, 100) ?? ''}" is not satisfiable: this file is ${size} bytes long (valid byte positions are 0-${size - 1}).`,
+        }).toBody(),
+      );
+    return;
+  }
+
+  let body = file.body;
+  res.set(cacheHeaders).set({
+    'Content-Type': file.contentType,
+    'X-Content-Type-Options': 'nosniff',
+  });
+  if (range.kind === 'partial') {
+    body = file.body.subarray(range.start, range.end + 1);
+    res.status(206).set('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
+  } else {
+    res.status(200);
+  }
+  res.set('Content-Length', String(body.length));
+  if (req.method === 'HEAD') res.end();
+  else res.end(body);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 404s.
+
+const MEDIA_URL_FORMS =
+  'Media URLs have the form /cdn/videos/{id}.mp4, /cdn/thumbnails/{id}.png and /cdn/images/{id}.png.';
+
+function notFound(res: Response, message: string): void {
+  res.status(404).json(new SimError('resource_not_found', { param: 'id', message }).toBody());
+}
+
+function fileParam(req: Request): string | undefined {
+  const value: unknown = req.params['file'];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** `{id}.{ext}` → id, or undefined when the name is not a plain id with that extension. */
+function idFromFile(file: string | undefined, ext: string): string | undefined {
+  if (file === undefined || !file.endsWith(ext)) return undefined;
+  const id = file.slice(0, -ext.length);
+  return ID_PATTERN.test(id) ? id : undefined;
+}
+
+/** The file name, echoed in messages only when it is harmless and short. */
+function describe(base: string, file: string | undefined): string {
+  return file !== undefined && /^[A-Za-z0-9_.-]{1,140}$/.test(file) && !file.includes('..')
+    ? `${base}/${file}`
+    : base;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The router.
+
+export function createMediaRouter(catalog: MediaCatalog): Router {
+  const router = express.Router();
+  const pngCache = new LruCache<MediaFile>(PNG_CACHE_CAP);
+
+  const placeholder = (
+    kind: string,
+    seed: string,
+    label: string,
+    size: { width: number; height: number },
+  ): MediaFile => {
+    const key = `${kind}\u0000${size.width}x${size.height}\u0000${seed}\u0000${label}`;
+    let file = pngCache.get(key);
+    if (file === undefined) {
+      file = mediaFile(renderPlaceholderPng({ seed, label, ...size }), 'image/png');
+      pngCache.set(key, file);
+    }
+    return file;
+  };
+
+  // Express 5 answers HEAD with the GET route; sendMediaFile leaves the body out.
+  router.get('/videos/:file', async (req: Request, res: Response) => {
+    const file = fileParam(req);
+    const base = `${req.baseUrl}/videos`;
+    const id = idFromFile(file, '.mp4');
+    if (id === undefined) {
+      notFound(res, `No media file ${describe(base, file)}: video files are named {id}.mp4. ${MEDIA_URL_FORMS}`);
+      return;
+    }
+    const video = catalog.videoFile(id);
+    if (video === undefined) {
+      notFound(res, `No media file ${base}/${id}.mp4: the video does not exist or has not succeeded yet.`);
+      return;
+    }
+    sendMediaFile(req, res, await loadClip(video.resolution));
+  });
+
+  router.get('/thumbnails/:file', (req: Request, res: Response) => {
+    const file = fileParam(req);
+    const base = `${req.baseUrl}/thumbnails`;
+    const id = idFromFile(file, '.png');
+    if (id === undefined) {
+      notFound(res, `No media file ${describe(base, file)}: thumbnails are named {id}.png. ${MEDIA_URL_FORMS}`);
+      return;
+    }
+    const video = catalog.videoFile(id);
+    if (video === undefined) {
+      notFound(res, `No media file ${base}/${id}.png: the video does not exist or has not succeeded yet.`);
+      return;
+    }
+    sendMediaFile(req, res, placeholder('thumbnail', id, video.prompt, THUMBNAIL_DIMENSIONS));
+  });
+
+  router.get('/images/:file', (req: Request, res: Response) => {
+    const file = fileParam(req);
+    const base = `${req.baseUrl}/images`;
+    const id = idFromFile(file, '.png');
+    if (id === undefined) {
+      notFound(res, `No media file ${describe(base, file)}: images are named {id}.png. ${MEDIA_URL_FORMS}`);
+      return;
+    }
+    const image = catalog.imageFile(id);
+    if (image === undefined) {
+      notFound(res, `No media file ${base}/${id}.png: no image with this id exists.`);
+      return;
+    }
+    sendMediaFile(req, res, placeholder('image', id, image.prompt, pngDimensions(image.aspectRatio)));
+  });
+
+  // Everything else under /cdn: other paths, other methods, traversal attempts.
+  router.use((req: Request, res: Response) => {
+    notFound(res, `No media file at this address. ${MEDIA_URL_FORMS}`);
+  });
+
+  // A parameter that fails to percent-decode (e.g. "%E0%A4%A") is not a file either; other
+  // errors (such as a missing asset) go on to the app's error handler.
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (err instanceof URIError && !res.headersSent) {
+      notFound(res, `No media file at this address. ${MEDIA_URL_FORMS}`);
+      return;
+    }
+    next(err);
+  });
+
+  return router;
+}

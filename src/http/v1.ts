@@ -1,0 +1,186 @@
+/**
+ * What every /v1 request goes through before its route, in contract.md's order: journal,
+ * authentication, faults (queued and scenario), rate limit, idempotent replay.
+ */
+import type { RequestHandler, Response } from 'express';
+import { SimError, fail } from '../core/errors.js';
+import { requestFingerprint } from '../core/idempotency.js';
+import { createStream } from '../core/random.js';
+import { sample } from '../core/scenario.js';
+import type { Simulator } from '../core/simulator.js';
+import { context } from './context.js';
+
+/** Records every /v1 request in the journal when its response is finished. */
+export function journal(sim: Simulator): RequestHandler {
+  return (req, res, next) => {
+    const ctx = context(req);
+    const path = req.originalUrl;
+    const method = req.method;
+    res.on('finish', () => {
+      const account = ctx.account?.key ?? null;
+      sim.journal.record({
+        method,
+        path,
+        status: res.statusCode,
+        account,
+        at: ctx.arrivedAt ?? sim.timeOf(account),
+        request_id: ctx.requestId,
+        ...(ctx.negativePromptEffective !== undefined ? { negative_prompt_effective: ctx.negativePromptEffective } : {}),
+        ...(ctx.fault !== undefined ? { fault: ctx.fault } : {}),
+      });
+    });
+    next();
+  };
+}
+
+export function authenticate(sim: Simulator): RequestHandler {
+  return (req, _res, next) => {
+    const ctx = context(req);
+    const account = sim.authenticate(req.headers.authorization);
+    ctx.account = account;
+    ctx.arrivedAt = new Date(sim.sync(account)).toISOString();
+    next();
+  };
+}
+
+/**
+ * Queued faults (POST /_sim/faults) and the scenario's probabilistic HTTP faults and latency. The
+ * request stream of the account is drawn exactly twice per request, so a request's fault depends
+ * only on how many requests that account made before it.
+ */
+export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise<void> }): RequestHandler {
+  return (req, res, next) => {
+    const ctx = context(req);
+    const account = ctx.account;
+    if (!account) return next();
+    const faultDraw = account.requestStream.next();
+    const latencyDraw = account.requestStream.next();
+    const path = req.baseUrl + req.path;
+    let error: SimError | undefined;
+    const queued = sim.faults.take(req.method, path, account.key);
+    if (queued) {
+      ctx.fault = `queued fault: ${queued.status} ${queued.code}`;
+      error = new SimError(queued.code, {
+        type: queued.type,
+        status: queued.status,
+        message: queued.message,
+        param: queued.type === 'invalid_request_error' ? null : undefined,
+        headers: queued.status === 429 ? { 'Retry-After': '1' } : {},
+      });
+    } else {
+      let cumulative = 0;
+      for (const rule of sim.scenario.http.faults) {
+        if (rule.method && rule.method !== req.method) continue;
+        if (rule.path && !(rule.path.endsWith('*') ? path.startsWith(rule.path.slice(0, -1)) : path === rule.path)) continue;
+        cumulative += rule.probability;
+        if (faultDraw < cumulative) {
+          ctx.fault = `scenario '${sim.scenario.name}' fault: ${rule.status} with probability ${rule.probability}`;
+          error =
+            rule.status === 429
+              ? fail('rate_limit_exceeded', {
+                  message: `Too many requests (injected by scenario '${sim.scenario.name}'). Retry after the Retry-After header's seconds.`,
+                  headers: { 'Retry-After': '1' },
+                })
+              : fail('internal_error', {
+                  message: `An internal error occurred (injected by scenario '${sim.scenario.name}'). Retry with exponential backoff.`,
+                });
+          break;
+        }
+      }
+    }
+    const latency = sim.scenario.http.latency;
+    const delayMs =
+      latency && sim.clock.mode === 'realtime' ? Math.round(sample(latency, createStream(sim.seed, 'latency', latencyDraw))) : 0;
+    const proceed = (): void => next(error);
+    if (delayMs > 0) void options.sleep(delayMs).then(proceed);
+    else proceed();
+    void res;
+  };
+}
+
+/** Spends a token of the account's bucket; sets the X-RateLimit-* headers; 429 when empty. */
+export function rateLimit(sim: Simulator): RequestHandler {
+  return (req, res, next) => {
+    const account = context(req).account;
+    if (!account) return next();
+    const result = account.bucket.take(sim.sync(account));
+    res.setHeader('X-RateLimit-Limit', String(result.limit));
+    res.setHeader('X-RateLimit-Remaining', String(result.remaining));
+    res.setHeader('X-RateLimit-Reset', String(result.resetSeconds));
+    if (!result.allowed) {
+      return next(
+        fail('rate_limit_exceeded', {
+          message: `Rate limit of ${result.limit} requests exceeded (refill ${sim.scenario.rate_limits.refill_per_second}/s of virtual time). Retry after ${result.retryAfterSeconds} s.`,
+          headers: { 'Retry-After': String(result.retryAfterSeconds) },
+        }),
+      );
+    }
+    next();
+  };
+}
+
+export interface IdempotencyTicket {
+  endpoint: string;
+  key: string;
+  fingerprint: string;
+}
+
+const tickets = new WeakMap<Response, IdempotencyTicket>();
+
+/** The idempotency key of a create that should store its 200 response, if any. */
+export function idempotencyTicket(res: Response): IdempotencyTicket | undefined {
+  return tickets.get(res);
+}
+
+/**
+ * Replays stored successes for a repeated Idempotency-Key, and serialises requests that share a
+ * key, so that of concurrent duplicates one creates and the rest replay.
+ */
+export function idempotency(sim: Simulator): RequestHandler {
+  const locks = new Map<string, Promise<void>>();
+  return async (req, res, next) => {
+    const key = req.headers['idempotency-key'];
+    const account = context(req).account;
+    if (req.method !== 'POST' || typeof key !== 'string' || key === '' || !account) return next();
+    const endpoint = req.baseUrl + req.path;
+    const lockKey = `${account.key}\u0000${endpoint}\u0000${key}`;
+    const previous = locks.get(lockKey);
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const chain = (previous ?? Promise.resolve()).then(() => mine);
+    locks.set(lockKey, chain);
+    const done = (): void => {
+      release();
+      if (locks.get(lockKey) === chain) locks.delete(lockKey);
+    };
+    res.once('finish', done);
+    res.once('close', done);
+    if (previous) await previous;
+
+    const fingerprint = context(req).bodyError ? '\u0000unparseable' : requestFingerprint(req.body);
+    const found = account.idempotency.lookup(endpoint, key, fingerprint, sim.sync(account));
+    if (found.kind === 'replay') {
+      res.setHeader('Idempotent-Replayed', 'true');
+      res.status(found.status).json(found.body);
+      return;
+    }
+    if (found.kind === 'conflict') {
+      return next(
+        fail('idempotency_key_reused', {
+          param: 'Idempotency-Key',
+          message: `Idempotency-Key '${key}' was already used with a different request on ${endpoint}. Use a new key for a new request.`,
+        }),
+      );
+    }
+    tickets.set(res, { endpoint, key, fingerprint });
+    next();
+  };
+}
+
+/** Stores a create's 200 response under its Idempotency-Key, if it came with one. */
+export function rememberIdempotent(sim: Simulator, res: Response, body: unknown, accountKey: string): void {
+  const ticket = tickets.get(res);
+  if (!ticket) return;
+  const account = sim.account(accountKey);
+  account.idempotency.store(ticket.endpoint, ticket.key, ticket.fingerprint, 200, body, sim.sync(account));
+}

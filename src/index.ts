@@ -1,0 +1,123 @@
+/**
+ * The programmatic API, for test runners that run the simulator in-process:
+ *
+ * ```ts
+ * import { createSimulator } from 'video-service-sim';
+ * const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
+ * const url = await sim.listen(0);           // or: supertest(sim.app)
+ * // ... create a video with fetch(`${url}/v1/videos`, ...)
+ * sim.clock.advance(10);                     // every due transition is applied
+ * await sim.close();
+ * ```
+ */
+import type { Express } from 'express';
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import type { ClockMode, ClockState } from './core/clock.js';
+import type { Scenario } from './core/scenario.js';
+import { Simulator, type Health } from './core/simulator.js';
+import { createApp } from './http/app.js';
+import { loadScenario } from './scenarios/load.js';
+
+export { openapiPath } from './openapi.js';
+export { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, type ErrorBody } from './core/errors.js';
+export { loadScenario, listBundledScenarios, validateScenarioFile, ScenarioError } from './scenarios/load.js';
+export type { Scenario } from './core/scenario.js';
+export type { VideoView } from './core/generation.js';
+export { Simulator } from './core/simulator.js';
+
+export interface CreateSimulatorOptions {
+  /** A bundled scenario's name, a YAML file's path, or a resolved scenario object. Default `default`. */
+  scenario?: string | Scenario;
+  /** Overrides the scenario's seed (kept across resets unless a reset names a seed). */
+  seed?: number;
+  /** `manual`: time moves only through `clock.advance`. Default: the scenario's, else realtime. */
+  clock?: ClockMode;
+  /** Realtime multiplier. Default: the scenario's, else 1. */
+  speed?: number;
+  /** The base address written into responses. Default `http://localhost:PORT` once listening. */
+  baseUrl?: string;
+  /** The media address written into responses. Default: the base URL plus `/cdn`. */
+  cdnUrl?: string;
+  /** Where the simulator's own errors are logged. Default: stderr. */
+  log?: (line: string) => void;
+}
+
+export interface SimulatorHandle {
+  /** The Express app, for supertest or for mounting in another server. */
+  readonly app: Express;
+  /** The core, for direct inspection. */
+  readonly core: Simulator;
+  /** The base URL once listening (undefined before). */
+  readonly url: string | undefined;
+  /** Starts an HTTP server; resolves to its base URL. Port 0 picks a free port. */
+  listen(port?: number, host?: string): Promise<string>;
+  readonly clock: {
+    /** Moves virtual time forward (one account's, with `apiKey`) and applies due transitions. */
+    advance(seconds: number, apiKey?: string): ClockState;
+    /** The clock (an account's, with `apiKey`). */
+    state(apiKey?: string): ClockState;
+  };
+  /** Drops all state (or one account's, with `apiKey`). */
+  reset(options?: { scenario?: string; seed?: number; apiKey?: string }): Health;
+  /** Stops the server, closing open connections. */
+  close(): Promise<void>;
+}
+
+export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
+  const scenario =
+    typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario ?? 'default');
+  const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
+  const core = new Simulator({
+    scenario,
+    loadScenario: (name) => loadScenario(name),
+    seed: options.seed,
+    clockMode: options.clock,
+    speed: options.speed,
+    wallClock: () => performance.timeOrigin + performance.now(),
+    cdnUrl: explicitCdn ?? 'http://localhost/cdn',
+  });
+  const app = createApp(core, { log: options.log });
+  let server: Server | undefined;
+  let url: string | undefined;
+
+  return {
+    app,
+    core,
+    get url() {
+      return url;
+    },
+    listen(port = 0, host = '127.0.0.1') {
+      return new Promise((resolveUrl, reject) => {
+        server = createServer(app);
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          const actual = (server?.address() as AddressInfo).port;
+          url = options.baseUrl?.replace(/\/+$/, '') ?? defaultBaseUrl(host, actual);
+          if (!explicitCdn) core.cdnUrl = `${url}/cdn`;
+          resolveUrl(url);
+        });
+      });
+    },
+    clock: {
+      advance: (seconds, apiKey) => core.advance(seconds, apiKey),
+      state: (apiKey) => core.clockState(apiKey),
+    },
+    reset: (o = {}) => core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),
+    close() {
+      return new Promise((resolveClose) => {
+        if (!server) return resolveClose();
+        server.close(() => resolveClose());
+        server.closeAllConnections();
+        server = undefined;
+      });
+    },
+  };
+}
+
+/** `http://localhost:PORT` for a wildcard or loopback host, else `http://HOST:PORT` (contract.md). */
+export function defaultBaseUrl(host: string, port: number): string {
+  const local = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost', ''].includes(host) || host.startsWith('127.');
+  const shown = local ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}

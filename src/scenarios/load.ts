@@ -1,0 +1,164 @@
+/**
+ * Loading scenario files: a bundled name (`flaky`) or a path to a YAML file, `extends` resolved,
+ * checked against the JSON schema; every problem names the file, the field and what was expected.
+ */
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDocument } from 'yaml';
+import { ERROR_CATALOGUE, ERROR_CODES } from '../core/errors.js';
+import {
+  BASE_SCENARIO,
+  SCENARIO_FILE_SCHEMA,
+  checkScenario,
+  mergeScenario,
+  type Scenario,
+  type ScenarioFile,
+} from '../core/scenario.js';
+
+/** The bundled scenarios' folder (next to src/ in the repository, next to dist/ in the package). */
+export const BUNDLED_SCENARIOS_DIR: string = fileURLToPath(new URL('../../scenarios/', import.meta.url));
+
+export class ScenarioError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`Invalid scenario ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ScenarioError';
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, discriminator: true, strict: false });
+addFormats.default(ajv);
+const validateFile = ajv.compile(SCENARIO_FILE_SCHEMA);
+
+const API_ERROR_CODES = ERROR_CODES.filter((c) => ERROR_CATALOGUE[c].type === 'api_error');
+
+/** The bundled scenarios, with the one-line purpose from each file's first comment. */
+export function listBundledScenarios(): { name: string; purpose: string }[] {
+  return readdirSync(BUNDLED_SCENARIOS_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => {
+      const firstComment = readFileSync(resolve(BUNDLED_SCENARIOS_DIR, f), 'utf8')
+        .split('\n')
+        .find((line) => line.startsWith('#'));
+      return { name: basename(f, '.yaml'), purpose: firstComment?.replace(/^#\s*/, '').replace(/^[\w-]+:\s*/, '') ?? '' };
+    });
+}
+
+/** Resolves a bundled name or a file path to the file to read. */
+export function scenarioFile(nameOrPath: string, relativeTo = process.cwd()): string {
+  const looksLikePath = /[\\/]/.test(nameOrPath) || /\.ya?ml$/i.test(nameOrPath);
+  if (!looksLikePath) {
+    const bundled = resolve(BUNDLED_SCENARIOS_DIR, `${nameOrPath}.yaml`);
+    if (existsSync(bundled)) return bundled;
+    const names = listBundledScenarios().map((s) => s.name).join(', ');
+    throw new ScenarioError(nameOrPath, [`scenario: expected a bundled scenario (${names}) or a path to a YAML file, got '${nameOrPath}'`]);
+  }
+  const path = isAbsolute(nameOrPath) ? nameOrPath : resolve(relativeTo, nameOrPath);
+  if (!existsSync(path)) throw new ScenarioError(nameOrPath, ['file: expected an existing YAML file, but there is none at this path']);
+  return path;
+}
+
+/** Loads, validates and resolves a scenario. Throws a ScenarioError listing every problem. */
+export function loadScenario(nameOrPath: string, relativeTo?: string): Scenario {
+  return resolveFile(scenarioFile(nameOrPath, relativeTo), []);
+}
+
+/** Every problem of a scenario file, or an empty list: `sim validate`. */
+export function validateScenarioFile(path: string): string[] {
+  try {
+    loadScenario(path);
+    return [];
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.problems.map((p) => (e.file === path ? p : `${e.file}: ${p}`));
+    throw e;
+  }
+}
+
+function resolveFile(path: string, chain: string[]): Scenario {
+  if (chain.includes(path)) {
+    throw new ScenarioError(path, [`extends: expected no cycle, got ${[...chain, path].map((p) => basename(p)).join(' -> ')}`]);
+  }
+  const file = readScenarioFile(path);
+  const parent = file.extends !== undefined ? resolveFile(scenarioFile(file.extends, dirname(path)), [...chain, path]) : BASE_SCENARIO;
+  const { extends: _ignored, ...own } = file;
+  const merged = mergeScenario(parent, own);
+  if (own.name === undefined) merged.name = basename(path).replace(/\.ya?ml$/i, '');
+  if (own.description === undefined && file.extends === undefined) merged.description = '';
+  const problems = checkScenario(merged, API_ERROR_CODES);
+  if (problems.length > 0) throw new ScenarioError(path, problems);
+  return merged;
+}
+
+function readScenarioFile(path: string): ScenarioFile {
+  const text = readFileSync(path, 'utf8');
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ScenarioError(path, doc.errors.map((e) => `YAML: ${e.message.split('\n')[0]}`));
+  }
+  const value: unknown = doc.toJS() ?? {};
+  if (!validateFile(value)) {
+    throw new ScenarioError(path, describeSchemaErrors(validateFile.errors ?? []));
+  }
+  return value as ScenarioFile;
+}
+
+function describeSchemaErrors(errors: ErrorObject[]): string[] {
+  const out = new Set<string>();
+  for (const e of errors) {
+    const field = fieldPath(e.instancePath);
+    const where = field || '(top level)';
+    switch (e.keyword) {
+      case 'additionalProperties': {
+        const key = (e.params as { additionalProperty: string }).additionalProperty;
+        out.add(`${field ? `${field}.` : ''}${key}: unknown key (expected one of: ${allowedKeys(e)})`);
+        break;
+      }
+      case 'type':
+        out.add(`${where}: expected ${(e.params as { type: string }).type}, got ${describe(e.data)}`);
+        break;
+      case 'enum':
+        out.add(`${where}: expected one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}, got ${describe(e.data)}`);
+        break;
+      case 'required':
+        out.add(`${field ? `${field}.` : ''}${(e.params as { missingProperty: string }).missingProperty}: required, but missing`);
+        break;
+      case 'discriminator':
+        out.add(`${where}.type: expected one of "fixed", "uniform", "lognormal"`);
+        break;
+      case 'oneOf':
+      case 'if':
+        break;
+      default:
+        out.add(`${where}: expected a value that ${e.message ?? 'is valid'}, got ${describe(e.data)}`);
+    }
+  }
+  return [...out];
+}
+
+function allowedKeys(e: ErrorObject): string {
+  const props = (e.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return props ? Object.keys(props).join(', ') : 'see the README';
+}
+
+function fieldPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`))
+    .join('')
+    .replace(/^\./, '');
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
