@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: ['test/browser/**', 'test/docker/**', 'test/package/**', 'node_modules/**'],
+    setupFiles: ['test/setup.ts'],
     testTimeout: 15_000,
     hookTimeout: 15_000,
   },

@@ -169,7 +169,9 @@ export function drawFate(
   const flagDraw = rng.next();
   const flagPick = rng.next();
   let compliance: Compliance = { verified: true, flags: [] };
-  const rejected = forced?.output_rejected ?? rejectDraw < verification.reject_share;
+  const rejected =
+    forced?.output_rejected ??
+    (forced?.flags ? forced.flags.some((f) => f.severity === 'block') : rejectDraw < verification.reject_share);
   if (forced?.flags) {
     compliance = { verified: !forced.flags.some((f) => f.severity === 'block'), flags: forced.flags };
   } else if (rejected) {

@@ -326,7 +326,7 @@ export class Simulator {
       if (!anchor) {
         throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
       }
-      start = this.allGenerations.indexOf(anchor) + 1;
+      start = positionBySeq(this.allGenerations, anchor.globalSeq) + 1;
     }
     const limit = input.limit ?? 20;
     const data: ReturnType<typeof controlView>[] = [];
@@ -442,4 +442,18 @@ export class Simulator {
 export function mergeNegativePrompts(accountDefault: string | null, requested: string | null): string | null {
   const parts = [accountDefault, requested].filter((p): p is string => p !== null && p.trim() !== '');
   return parts.length > 0 ? parts.join(', ') : null;
+}
+
+/** Binary search of a generation by creation sequence in a list sorted by it. */
+function positionBySeq(list: readonly Generation[], seq: number): number {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const at = (list[mid] as Generation).globalSeq;
+    if (at === seq) return mid;
+    if (at < seq) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
 }

@@ -3,6 +3,7 @@
  * catalogue in the order of checks contract.md gives.
  */
 import type { ErrorRequestHandler, Response } from 'express';
+import { error as OpenApiValidatorErrors } from 'express-openapi-validator';
 import { SimError, fail } from '../core/errors.js';
 
 export function sendError(res: Response, error: SimError): void {
@@ -99,8 +100,9 @@ export const responseValidation = {
   },
 };
 
-function isResponseValidationError(err: ValidatorError): boolean {
-  return err.status === 500 && (err.path === '/response' || /^\.?response/.test(err.message ?? ''));
+/** The validator reports a response that breaks the contract as its InternalServerError (status 500). */
+function isResponseValidationError(err: unknown): err is ValidatorError {
+  return err instanceof OpenApiValidatorErrors.InternalServerError;
 }
 
 /** The last error handler: every error leaves in the section-7 shape, never a stack trace. */
@@ -109,7 +111,7 @@ export function errorHandler(log: (line: string) => void): ErrorRequestHandler {
     let error: SimError;
     if (err instanceof SimError) {
       error = err;
-    } else if (isValidatorError(err) && isResponseValidationError(err)) {
+    } else if (isResponseValidationError(err)) {
       responseValidation.failures++;
       const entry = { method: req.method, path: req.originalUrl, status: res.statusCode, message: err.message ?? '' };
       responseValidation.last.push(entry);

@@ -1,0 +1,162 @@
+#!/usr/bin/env node
+/**
+ * The `sim` command: maps flags (and their environment variables) to options, and nothing more.
+ *
+ *   sim [--port N] [--host ADDR] [--scenario NAME|PATH] [--seed N] [--clock manual|realtime]
+ *       [--speed X] [--base-url URL] [--cdn-url URL]
+ *   sim scenarios          list the bundled scenarios
+ *   sim validate FILE      check a scenario file (exit 0 valid, 2 otherwise)
+ *   sim openapi            print the contract (openapi.yaml)
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Simulator } from './core/simulator.js';
+import { createApp } from './http/app.js';
+import { defaultBaseUrl } from './index.js';
+import { openapiPath } from './openapi.js';
+import { ScenarioError, listBundledScenarios, loadScenario, validateScenarioFile } from './scenarios/load.js';
+
+const EXIT_USAGE = 2;
+
+function integer(name: string, min: number, max: number) {
+  return (value: string): number => {
+    if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`${name} must be an integer.`);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max}.`);
+    return n;
+  };
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number above 0.');
+  return n;
+}
+
+function url(value: string): string {
+  try {
+    const parsed = new URL(value);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new InvalidArgumentError(`must be an http(s) URL, got '${value}'.`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+interface StartOptions {
+  port: number;
+  host: string;
+  scenario: string;
+  seed?: number;
+  clock?: 'manual' | 'realtime';
+  speed?: number;
+  baseUrl?: string;
+  cdnUrl?: string;
+}
+
+function start(opts: StartOptions): void {
+  let scenario;
+  try {
+    scenario = loadScenario(opts.scenario);
+  } catch (e) {
+    if (e instanceof ScenarioError) {
+      process.stderr.write(`sim: ${e.message}\n`);
+      process.exit(EXIT_USAGE);
+    }
+    throw e;
+  }
+  const sim = new Simulator({
+    scenario,
+    loadScenario: (name) => loadScenario(name),
+    seed: opts.seed,
+    clockMode: opts.clock,
+    speed: opts.speed,
+    wallClock: () => performance.timeOrigin + performance.now(),
+    cdnUrl: opts.cdnUrl ?? 'http://localhost/cdn',
+  });
+  const server = createServer(createApp(sim));
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
+    process.exit(1);
+  });
+  server.listen(opts.port, opts.host, () => {
+    const port = (server.address() as AddressInfo).port;
+    const baseUrl = opts.baseUrl ?? defaultBaseUrl(opts.host, port);
+    if (!opts.cdnUrl) sim.cdnUrl = `${baseUrl}/cdn`;
+    const shownHost = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+    process.stdout.write(
+      `sim listening on http://${shownHost}:${port} (scenario ${sim.scenario.name}, seed ${sim.seed}, clock ${sim.clock.mode})\n`,
+    );
+  });
+  const stop = (): void => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+    setTimeout(() => process.exit(0), 500).unref();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('sim')
+    .description('Simulator of the video and keyframe generation service.')
+    .version(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version as string)
+    .exitOverride()
+    .showHelpAfterError('(run sim --help for every flag)');
+
+  program
+    .addOption(new Option('--port <n>', 'listen port; 0 picks a free one').env('PORT').default(8080).argParser(integer('--port', 0, 65535)))
+    .addOption(new Option('--host <addr>', 'listen address').env('SIM_HOST').default('127.0.0.1'))
+    .addOption(new Option('--scenario <name|path>', 'a bundled scenario or a YAML file').env('SIM_SCENARIO').default('default'))
+    .addOption(new Option('--seed <n>', "overrides the scenario's seed").env('SIM_SEED').argParser(integer('--seed', -(2 ** 31), 2 ** 31 - 1)))
+    .addOption(new Option('--clock <mode>', "manual or realtime (default: the scenario's)").env('SIM_CLOCK').choices(['manual', 'realtime']))
+    .addOption(new Option('--speed <x>', "realtime multiplier (default: the scenario's)").env('SIM_SPEED').argParser(positiveNumber))
+    .addOption(new Option('--base-url <url>', 'the base address written into responses').env('SIM_BASE_URL').argParser(url))
+    .addOption(new Option('--cdn-url <url>', 'the media address written into responses (default: base URL + /cdn)').env('SIM_CDN_URL').argParser(url))
+    .action((opts: StartOptions) => start(opts));
+
+  program
+    .command('scenarios')
+    .description('list the bundled scenarios with their purpose')
+    .action(() => {
+      const all = listBundledScenarios();
+      const width = Math.max(...all.map((s) => s.name.length));
+      for (const s of all) process.stdout.write(`${s.name.padEnd(width)}  ${s.purpose}\n`);
+    });
+
+  program
+    .command('validate')
+    .description('check a scenario file; exit 0 when valid, 2 otherwise')
+    .argument('<file>', 'the YAML file')
+    .action((file: string) => {
+      const problems = validateScenarioFile(file);
+      if (problems.length === 0) {
+        process.stdout.write(`${file}: valid\n`);
+        return;
+      }
+      process.stderr.write(`${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n`);
+      for (const p of problems) process.stderr.write(`  - ${p}\n`);
+      process.exitCode = EXIT_USAGE;
+    });
+
+  program
+    .command('openapi')
+    .description('print the contract (openapi.yaml)')
+    .action(() => {
+      process.stdout.write(readFileSync(openapiPath, 'utf8'));
+    });
+
+  return program;
+}
+
+try {
+  buildProgram().parse(process.argv);
+} catch (e) {
+  if (e instanceof CommanderError) {
+    // Help and version exit 0; a bad flag exits 2 (commander has already printed the message).
+    process.exit(e.exitCode === 0 ? 0 : EXIT_USAGE);
+  }
+  throw e;
+}

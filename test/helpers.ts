@@ -1,0 +1,67 @@
+/**
+ * Shared test helpers: an in-process simulator on the manual clock, and supertest shorthands.
+ */
+import request from 'supertest';
+import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
+
+export const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
+
+/** A simulator on the manual clock (scenario `fast` unless told otherwise), logging into an array. */
+export function makeSim(options: CreateSimulatorOptions = {}): SimulatorHandle & { logs: string[] } {
+  const logs: string[] = [];
+  const sim = createSimulator({ scenario: 'fast', clock: 'manual', log: (l) => logs.push(l), ...options });
+  return Object.assign(sim, { logs });
+}
+
+export function bearer(key = 'sk_test_alice'): { Authorization: string } {
+  return { Authorization: `Bearer ${key}` };
+}
+
+/** POST /v1/videos with a valid body (overridable). */
+export function createVideo(sim: SimulatorHandle, body: Record<string, unknown> = {}, key = 'sk_test_alice') {
+  return request(sim.app)
+    .post('/v1/videos')
+    .set(bearer(key))
+    .send({ model: 'video-3.2', prompt: PROMPT, ...body });
+}
+
+export function getVideo(sim: SimulatorHandle, id: string, key = 'sk_test_alice') {
+  return request(sim.app).get(`/v1/videos/${id}`).set(bearer(key));
+}
+
+export function cancelVideo(sim: SimulatorHandle, id: string, key = 'sk_test_alice') {
+  return request(sim.app).delete(`/v1/videos/${id}`).set(bearer(key));
+}
+
+export function advance(sim: SimulatorHandle, seconds: number, apiKey?: string) {
+  return request(sim.app)
+    .post('/_sim/clock/advance')
+    .send(apiKey ? { seconds, api_key: apiKey } : { seconds });
+}
+
+/** Asserts the section-7 error shape and returns the error object. */
+export function expectError(
+  res: { status: number; body: unknown },
+  status: number,
+  type: string,
+  code: string,
+  param?: string | null,
+) {
+  const body = res.body as { error?: Record<string, unknown> };
+  const detail = JSON.stringify(res.body);
+  if (res.status !== status) throw new Error(`expected status ${status}, got ${res.status}: ${detail}`);
+  const error = body.error;
+  if (!error || Object.keys(body).length !== 1) throw new Error(`expected { error } body, got ${detail}`);
+  if (error.type !== type || error.code !== code) throw new Error(`expected ${type}/${code}, got ${detail}`);
+  if (typeof error.message !== 'string' || error.message === '') throw new Error(`expected a message: ${detail}`);
+  if (type === 'invalid_request_error') {
+    if (!('param' in error)) throw new Error(`expected param on invalid_request_error: ${detail}`);
+    if (param !== undefined && error.param !== param) throw new Error(`expected param ${param}: ${detail}`);
+  } else if ('param' in error) {
+    throw new Error(`param only belongs on invalid_request_error: ${detail}`);
+  }
+  if (type === 'compliance_error' ? !('stage' in error) : 'stage' in error) {
+    throw new Error(`stage belongs on compliance_error only: ${detail}`);
+  }
+  return error;
+}

@@ -1,0 +1,497 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { inflateSync } from 'node:zlib';
+
+import express from 'express';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createMediaRouter, parseByteRange, type MediaCatalog } from '../src/http/media.js';
+import {
+  crc32,
+  pngDimensions,
+  renderPlaceholderPng,
+  THUMBNAIL_DIMENSIONS,
+} from '../src/media/png.js';
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures.
+
+type VideoRecord = { status: 'queued' | 'in_progress' | 'succeeded'; resolution: '720p' | '1080p'; prompt: string };
+type ImageRecord = { aspectRatio: '16:9' | '9:16' | '1:1'; prompt: string };
+
+const videos: Record<string, VideoRecord> = {
+  vid_720: { status: 'succeeded', resolution: '720p', prompt: 'A lighthouse at dawn, waves crashing' },
+  vid_1080: { status: 'succeeded', resolution: '1080p', prompt: 'A red fox running through snow' },
+  vid_pending: { status: 'in_progress', resolution: '1080p', prompt: 'Still rendering' },
+};
+const images: Record<string, ImageRecord> = {
+  img_wide: { aspectRatio: '16:9', prompt: 'Mountain lake at sunset' },
+  img_tall: { aspectRatio: '9:16', prompt: 'City street in the rain' },
+  img_square: { aspectRatio: '1:1', prompt: 'A bowl of oranges' },
+  img_wide_2: { aspectRatio: '16:9', prompt: 'Mountain lake at sunset' },
+};
+
+const catalog: MediaCatalog = {
+  videoFile(id) {
+    const v = Object.hasOwn(videos, id) ? videos[id] : undefined;
+    return v && v.status === 'succeeded' ? { resolution: v.resolution, prompt: v.prompt } : undefined;
+  },
+  imageFile(id) {
+    return Object.hasOwn(images, id) ? images[id] : undefined;
+  },
+};
+
+function makeApp(): express.Express {
+  const app = express();
+  app.use('/cdn', createMediaRouter(catalog));
+  return app;
+}
+
+const app = makeApp();
+
+const CLIP_720 = readFileSync(new URL('../assets/clip-720p.mp4', import.meta.url));
+const CLIP_1080 = readFileSync(new URL('../assets/clip-1080p.mp4', import.meta.url));
+
+/** Collects any response body as a Buffer (superagent does not buffer video/mp4 by itself). */
+function binary(res: request.Response, done: (err: Error | null, body: unknown) => void): void {
+  const stream = res as unknown as NodeJS.ReadableStream; // in Node, superagent passes the raw response
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.on('end', () => done(null, Buffer.concat(chunks)));
+}
+
+function get(path: string) {
+  return request(app).get(path).buffer(true).parse(binary);
+}
+
+/** A request whose path reaches the server exactly as written (no URL normalisation). */
+let server: http.Server;
+let port = 0;
+beforeAll(async () => {
+  server = http.createServer(makeApp());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+function rawGet(path: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binary helpers.
+
+function pngSize(png: Buffer): { width: number; height: number } {
+  return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
+}
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** Walks the chunks, checking each CRC; returns the chunk types and the concatenated IDAT data. */
+function readPngChunks(png: Buffer): { types: string[]; idat: Buffer } {
+  const types: string[] = [];
+  const idat: Buffer[] = [];
+  let o = 8;
+  while (o < png.length) {
+    const len = png.readUInt32BE(o);
+    const type = png.toString('latin1', o + 4, o + 8);
+    const data = png.subarray(o + 8, o + 8 + len);
+    expect(png.readUInt32BE(o + 8 + len)).toBe(crc32(png.subarray(o + 4, o + 8 + len)));
+    types.push(type);
+    if (type === 'IDAT') idat.push(data);
+    o += 12 + len;
+  }
+  return { types, idat: Buffer.concat(idat) };
+}
+
+/** Width and height of the (only) video track, from the tkhd box (16.16 fixed point). */
+function tkhdSize(mp4: Buffer): { width: number; height: number } {
+  const at = mp4.indexOf('tkhd', 0, 'latin1');
+  expect(at).toBeGreaterThan(0);
+  const p = at + 4; // version + flags
+  const version = mp4[p];
+  const fields = version === 1 ? 32 : 20; // times, track id, reserved, duration
+  const w = p + 4 + fields + 8 + 2 + 2 + 2 + 2 + 36; // reserved, layer, alt group, volume, reserved, matrix
+  return { width: mp4.readUInt32BE(w) / 65536, height: mp4.readUInt32BE(w + 4) / 65536 };
+}
+
+/** Width and height of the avc1 sample entry (searched after stsd: "avc1" is also an ftyp brand). */
+function avc1Size(mp4: Buffer): { width: number; height: number } {
+  const stsd = mp4.indexOf('stsd', 0, 'latin1');
+  const at = mp4.indexOf('avc1', stsd, 'latin1');
+  expect(stsd).toBeGreaterThan(0);
+  expect(at).toBeGreaterThan(stsd);
+  return { width: mp4.readUInt16BE(at + 28), height: mp4.readUInt16BE(at + 30) };
+}
+
+function expectNotFound(status: number, body: unknown): void {
+  expect(status).toBe(404);
+  expect(body).toEqual({
+    error: {
+      type: 'invalid_request_error',
+      code: 'resource_not_found',
+      message: expect.any(String),
+      param: 'id',
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Videos.
+
+describe('videos', () => {
+  it('serves a 1080p clip with Content-Type video/mp4 and the committed bytes', async () => {
+    const res = await get('/cdn/videos/vid_1080.mp4');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('video/mp4');
+    expect(res.headers['content-length']).toBe(String(CLIP_1080.length));
+    expect(Buffer.compare(res.body as Buffer, CLIP_1080)).toBe(0);
+  });
+
+  it('serves a 720p clip for a 720p video', async () => {
+    const res = await get('/cdn/videos/vid_720.mp4');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('video/mp4');
+    expect(Buffer.compare(res.body as Buffer, CLIP_720)).toBe(0);
+  });
+
+  it('ships clips that really are 1920x1080 and 1280x720 H.264, small, with moov before mdat', () => {
+    expect(tkhdSize(CLIP_1080)).toEqual({ width: 1920, height: 1080 });
+    expect(avc1Size(CLIP_1080)).toEqual({ width: 1920, height: 1080 });
+    expect(tkhdSize(CLIP_720)).toEqual({ width: 1280, height: 720 });
+    expect(avc1Size(CLIP_720)).toEqual({ width: 1280, height: 720 });
+    for (const clip of [CLIP_720, CLIP_1080]) {
+      expect(clip.toString('latin1', 4, 8)).toBe('ftyp');
+      expect(clip.indexOf('avcC', 0, 'latin1')).toBeGreaterThan(0);
+      expect(clip.indexOf('moov', 0, 'latin1')).toBeLessThan(clip.indexOf('mdat', 0, 'latin1'));
+      expect(clip.length).toBeLessThan(25_000);
+    }
+  });
+
+  it('marks file answers immutable and cacheable, with a strong ETag and Accept-Ranges', async () => {
+    const res = await get('/cdn/videos/vid_1080.mp4');
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(res.headers['accept-ranges']).toBe('bytes');
+    expect(res.headers['etag']).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    const other = await get('/cdn/videos/vid_720.mp4');
+    expect(other.headers['etag']).not.toBe(res.headers['etag']);
+  });
+
+  it('answers HEAD with the headers and no body', async () => {
+    const res = await request(app).head('/cdn/videos/vid_1080.mp4');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('video/mp4');
+    expect(res.headers['content-length']).toBe(String(CLIP_1080.length));
+    expect(res.text ?? '').toBe('');
+  });
+
+  it('answers 404 for a video that has not succeeded yet', async () => {
+    const res = await request(app).get('/cdn/videos/vid_pending.mp4');
+    expectNotFound(res.status, res.body);
+    expect(res.body.error.message).toBe(
+      'No media file /cdn/videos/vid_pending.mp4: the video does not exist or has not succeeded yet.',
+    );
+  });
+
+  it('answers 404 for an unknown video id', async () => {
+    const res = await request(app).get('/cdn/videos/vid_nope.mp4');
+    expectNotFound(res.status, res.body);
+  });
+
+  it('answers 404 for a video asked with the wrong extension', async () => {
+    const res = await request(app).get('/cdn/videos/vid_1080.webm');
+    expectNotFound(res.status, res.body);
+    expect(res.body.error.message).toContain('{id}.mp4');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Ranges and conditional requests.
+
+describe('ranges and caching', () => {
+  it('answers a bytes=a-b range with 206, Content-Range and the exact slice', async () => {
+    const res = await get('/cdn/videos/vid_1080.mp4').set('Range', 'bytes=100-299');
+    expect(res.status).toBe(206);
+    expect(res.headers['content-range']).toBe(`bytes 100-299/${CLIP_1080.length}`);
+    expect(res.headers['content-length']).toBe('200');
+    expect(res.headers['content-type']).toBe('video/mp4');
+    expect(Buffer.compare(res.body as Buffer, CLIP_1080.subarray(100, 300))).toBe(0);
+  });
+
+  it('answers an open-ended bytes=a- range up to the last byte', async () => {
+    const start = CLIP_720.length - 50;
+    const res = await get('/cdn/videos/vid_720.mp4').set('Range', `bytes=${start}-`);
+    expect(res.status).toBe(206);
+    expect(res.headers['content-range']).toBe(`bytes ${start}-${CLIP_720.length - 1}/${CLIP_720.length}`);
+    expect(Buffer.compare(res.body as Buffer, CLIP_720.subarray(start))).toBe(0);
+  });
+
+  it('answers a bytes=-100 suffix range with the last 100 bytes', async () => {
+    const size = CLIP_1080.length;
+    const res = await get('/cdn/videos/vid_1080.mp4').set('Range', 'bytes=-100');
+    expect(res.status).toBe(206);
+    expect(res.headers['content-range']).toBe(`bytes ${size - 100}-${size - 1}/${size}`);
+    expect(res.headers['content-length']).toBe('100');
+    expect(Buffer.compare(res.body as Buffer, CLIP_1080.subarray(size - 100))).toBe(0);
+  });
+
+  it('clamps a range end past the file to the last byte', async () => {
+    const size = CLIP_720.length;
+    const res = await get('/cdn/videos/vid_720.mp4').set('Range', `bytes=10-${size + 5000}`);
+    expect(res.status).toBe(206);
+    expect(res.headers['content-range']).toBe(`bytes 10-${size - 1}/${size}`);
+  });
+
+  it('answers a range on a PNG too', async () => {
+    const whole = await get('/cdn/images/img_square.png');
+    const res = await get('/cdn/images/img_square.png').set('Range', 'bytes=0-7');
+    expect(res.status).toBe(206);
+    expect(Buffer.compare(res.body as Buffer, PNG_SIGNATURE)).toBe(0);
+    expect(res.headers['content-range']).toBe(`bytes 0-7/${(whole.body as Buffer).length}`);
+  });
+
+  it('answers 416 with Content-Range bytes */SIZE and a JSON error for a start past the end', async () => {
+    const size = CLIP_1080.length;
+    const res = await request(app).get('/cdn/videos/vid_1080.mp4').set('Range', `bytes=${size}-`);
+    expect(res.status).toBe(416);
+    expect(res.headers['content-range']).toBe(`bytes */${size}`);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toEqual({
+      error: {
+        type: 'invalid_request_error',
+        code: 'range_not_satisfiable',
+        message: expect.stringContaining(String(size)),
+        param: 'Range',
+      },
+    });
+  });
+
+  it('answers 416 for an empty suffix range bytes=-0', async () => {
+    const res = await request(app).get('/cdn/videos/vid_720.mp4').set('Range', 'bytes=-0');
+    expect(res.status).toBe(416);
+  });
+
+  it.each(['bytes=0-10,20-30', 'bytes=abc', 'items=0-10', 'bytes=50-10', 'bytes=-'])(
+    'ignores the malformed or multi-range header %s and serves the whole file',
+    async (range) => {
+      const res = await get('/cdn/videos/vid_720.mp4').set('Range', range);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-range']).toBeUndefined();
+      expect((res.body as Buffer).length).toBe(CLIP_720.length);
+    },
+  );
+
+  it('answers 304 without a body when If-None-Match carries the ETag', async () => {
+    const first = await get('/cdn/videos/vid_1080.mp4');
+    const etag = first.headers['etag'] as string;
+    for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const res = await get('/cdn/videos/vid_1080.mp4').set('If-None-Match', header);
+      expect(res.status).toBe(304);
+      expect(res.headers['etag']).toBe(etag);
+      expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect((res.body as Buffer).length).toBe(0);
+    }
+  });
+
+  it('answers 304 for a PNG whose ETag matches, even with a Range header', async () => {
+    const first = await get('/cdn/thumbnails/vid_720.png');
+    const res = await get('/cdn/thumbnails/vid_720.png')
+      .set('If-None-Match', first.headers['etag'] as string)
+      .set('Range', 'bytes=0-10');
+    expect(res.status).toBe(304);
+  });
+
+  it('serves 200 when If-None-Match does not match', async () => {
+    const res = await get('/cdn/videos/vid_1080.mp4').set('If-None-Match', '"something-else"');
+    expect(res.status).toBe(200);
+  });
+
+  it('serves the whole file when If-Range does not match the ETag', async () => {
+    const res = await get('/cdn/videos/vid_720.mp4').set('Range', 'bytes=0-9').set('If-Range', '"stale"');
+    expect(res.status).toBe(200);
+    expect((res.body as Buffer).length).toBe(CLIP_720.length);
+    const etag = res.headers['etag'] as string;
+    const ranged = await get('/cdn/videos/vid_720.mp4').set('Range', 'bytes=0-9').set('If-Range', etag);
+    expect(ranged.status).toBe(206);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Images and thumbnails.
+
+describe('images and thumbnails', () => {
+  it.each([
+    ['img_wide', 640, 360],
+    ['img_tall', 360, 640],
+    ['img_square', 512, 512],
+  ])('serves %s as a %ix%i PNG', async (id, width, height) => {
+    const res = await get(`/cdn/images/${id}.png`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('image/png');
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(res.headers['accept-ranges']).toBe('bytes');
+    const body = res.body as Buffer;
+    expect(res.headers['content-length']).toBe(String(body.length));
+    expect(body.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    expect(body.toString('latin1', 12, 16)).toBe('IHDR');
+    expect(pngSize(body)).toEqual({ width, height });
+  });
+
+  it('serves a 16:9 thumbnail of a succeeded video', async () => {
+    const res = await get('/cdn/thumbnails/vid_1080.png');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('image/png');
+    expect(pngSize(res.body as Buffer)).toEqual({ width: 480, height: 270 });
+  });
+
+  it('serves the same bytes and ETag for the same id', async () => {
+    const a = await get('/cdn/images/img_wide.png');
+    const b = await makeAppGet('/cdn/images/img_wide.png');
+    expect(Buffer.compare(a.body as Buffer, b.body as Buffer)).toBe(0);
+    expect(a.headers['etag']).toBe(b.headers['etag']);
+  });
+
+  it('serves different bytes for different ids with the same prompt', async () => {
+    const a = await get('/cdn/images/img_wide.png');
+    const b = await get('/cdn/images/img_wide_2.png');
+    expect(Buffer.compare(a.body as Buffer, b.body as Buffer)).not.toBe(0);
+    expect(a.headers['etag']).not.toBe(b.headers['etag']);
+  });
+
+  it('answers 404 for the thumbnail of a video that has not succeeded', async () => {
+    const res = await request(app).get('/cdn/thumbnails/vid_pending.png');
+    expectNotFound(res.status, res.body);
+  });
+
+  it('answers 404 for an unknown image id', async () => {
+    const res = await request(app).get('/cdn/images/img_nope.png');
+    expectNotFound(res.status, res.body);
+    expect(res.body.error.message).toBe('No media file /cdn/images/img_nope.png: no image with this id exists.');
+  });
+
+  it('answers 404 for an image asked as .jpg and for a video id under /images', async () => {
+    for (const path of ['/cdn/images/img_wide.jpg', '/cdn/images/vid_1080.png', '/cdn/thumbnails/img_wide.png']) {
+      const res = await request(app).get(path);
+      expectNotFound(res.status, res.body);
+    }
+  });
+});
+
+/** A second, independent router (fresh PNG cache) to prove the bytes do not come from a cache. */
+const otherApp = makeApp();
+function makeAppGet(path: string) {
+  return request(otherApp).get(path).buffer(true).parse(binary);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Everything else.
+
+describe('unknown paths and traversal attempts', () => {
+  it.each([
+    '/cdn/videos/..%2F..%2Fpackage.json',
+    '/cdn/../package.json',
+    '/cdn/videos/../../package.json',
+    '/cdn/videos/%2e%2e%2f%2e%2e%2fpackage.json',
+    '/cdn/videos/%2e%2e/%2e%2e/assets/clip-720p.mp4',
+    '/cdn/images/..%5C..%5Cpackage.json',
+    '/cdn/assets/clip-720p.mp4',
+    '/cdn/videos/clip-720p.mp4',
+    '/cdn/videos/%E0%A4%A.mp4',
+    '/cdn/videos/vid_1080.mp4%00.png',
+    '/cdn/videos/',
+    '/cdn/',
+    '/cdn/nothing/here',
+  ])('answers %s with a 404 JSON error and no file content', async (path) => {
+    const res = await rawGet(path);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expectNotFound(res.status, JSON.parse(res.body));
+    expect(res.body).not.toContain('video-service-sim');
+  });
+
+  it('answers other methods with 404', async () => {
+    const res = await request(app).post('/cdn/videos/vid_1080.mp4');
+    expectNotFound(res.status, res.body);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The PNG encoder and the range parser on their own.
+
+describe('renderPlaceholderPng', () => {
+  it('computes the standard CRC32', () => {
+    expect(crc32(Buffer.from('123456789'))).toBe(0xcbf43926);
+  });
+
+  it('writes valid chunks whose pixel data inflates to RGB scanlines', () => {
+    const { width, height } = pngDimensions('9:16');
+    const png = renderPlaceholderPng({ seed: 'img_x', label: 'Hello world 42', width, height });
+    const { types, idat } = readPngChunks(png);
+    expect(types).toEqual(['IHDR', 'IDAT', 'IEND']);
+    expect(png[24]).toBe(8); // bit depth
+    expect(png[25]).toBe(2); // RGB
+    const raw = inflateSync(idat);
+    expect(raw.length).toBe((width * 3 + 1) * height);
+    for (let y = 0; y < height; y++) expect(raw[y * (width * 3 + 1)]).toBeLessThanOrEqual(4);
+  });
+
+  it('is byte-identical for the same inputs and differs by seed and label', () => {
+    const opts = { seed: 'vid_1', label: 'A cat', ...THUMBNAIL_DIMENSIONS };
+    const a = renderPlaceholderPng(opts);
+    expect(Buffer.compare(a, renderPlaceholderPng({ ...opts }))).toBe(0);
+    expect(Buffer.compare(a, renderPlaceholderPng({ ...opts, seed: 'vid_2' }))).not.toBe(0);
+    expect(Buffer.compare(a, renderPlaceholderPng({ ...opts, label: 'A dog' }))).not.toBe(0);
+  });
+
+  it('copes with empty, long and non-Latin labels', () => {
+    for (const label of ['', 'x'.repeat(5000), '日本語のプロンプト', 'Café — naïve façade!?']) {
+      const png = renderPlaceholderPng({ seed: 's', label, width: 64, height: 36 });
+      expect(pngSize(png)).toEqual({ width: 64, height: 36 });
+    }
+  });
+
+  it('rejects sizes that are not positive integers or are too large', () => {
+    expect(() => renderPlaceholderPng({ seed: 's', label: '', width: 0, height: 10 })).toThrow(RangeError);
+    expect(() => renderPlaceholderPng({ seed: 's', label: '', width: 10.5, height: 10 })).toThrow(RangeError);
+    expect(() => renderPlaceholderPng({ seed: 's', label: '', width: 10, height: 100_000 })).toThrow(RangeError);
+  });
+
+  it('encodes a 640x360 image in a few kilobytes', () => {
+    let bytes = 0;
+    for (let i = 0; i < 10; i++) {
+      bytes += renderPlaceholderPng({ seed: `img_${i}`, label: 'A quick brown fox jumps over the lazy dog', width: 640, height: 360 }).length;
+    }
+    expect(bytes / 10).toBeLessThan(40_000);
+  });
+});
+
+describe('parseByteRange', () => {
+  it.each([
+    ['bytes=0-0', { kind: 'partial', start: 0, end: 0 }],
+    ['bytes=5-', { kind: 'partial', start: 5, end: 999 }],
+    ['bytes=-1', { kind: 'partial', start: 999, end: 999 }],
+    ['bytes=-5000', { kind: 'partial', start: 0, end: 999 }],
+    ['BYTES = 10 - 20', { kind: 'partial', start: 10, end: 20 }],
+    ['bytes=1000-', { kind: 'unsatisfiable' }],
+    ['bytes=-0', { kind: 'unsatisfiable' }],
+    ['bytes=20-10', { kind: 'whole' }],
+    ['bytes=0-1,5-6', { kind: 'whole' }],
+    ['bytes=x-1', { kind: 'whole' }],
+    ['lines=0-1', { kind: 'whole' }],
+  ] as const)('parses %s against a 1000-byte file', (header, expected) => {
+    expect(parseByteRange(header, 1000)).toEqual(expected);
+  });
+});
