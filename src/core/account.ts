@@ -41,6 +41,8 @@ export function imageView(image: Image, cdnUrl: string) {
 export interface AccountHooks {
   onEvicted(generation: Generation): void;
   onImage(image: Image): void;
+  /** A generation was created or changed (a stage entered or left, resolved, canceled). */
+  onChange(generation: Generation): void;
 }
 
 export class Account {
@@ -122,6 +124,7 @@ export class Account {
     g.status = 'canceled';
     g.completedAt = nowMs;
     this.reservedCents -= g.fate.priceCents;
+    this.hooks.onChange(g);
     this.resolved(g);
   }
 
@@ -171,6 +174,7 @@ export class Account {
     g.status = STAGE_BY_NAME.get(planned.stage)?.status ?? g.status;
     g.history.push({ stage: planned.stage, enteredAt: atMs, leftAt: null });
     g.pending = this.scheduler.schedule(atMs + planned.durationMs, g);
+    this.hooks.onChange(g);
   }
 
   private leaveStage(g: Generation, atMs: number): void {
@@ -229,6 +233,7 @@ export class Account {
     g.completedAt = atMs;
     this.reservedCents -= g.fate.priceCents;
     if (this.balanceCents !== null) this.balanceCents -= chargeCents;
+    this.hooks.onChange(g);
     this.resolved(g);
   }
 

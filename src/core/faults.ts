@@ -3,11 +3,17 @@
  * error instead of their normal answer, and take no effect.
  */
 import { ERROR_CATALOGUE, STATUS_OF_TYPE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import type { ForcedOutcome } from './pipeline.js';
 
 export interface FaultRequest {
   path: string;
   method?: string | null;
-  status: number;
+  /** An HTTP error to answer with; optional when `latency_ms` or `outcome` is given. */
+  status?: number | null;
+  /** Delay before the request is handled (any clock mode: it is wall-clock time). */
+  latency_ms?: number | null;
+  /** The fate forced on the generation (or image) that the matching create makes. */
+  outcome?: ForcedOutcome | null;
   type?: ErrorType | null;
   code?: string | null;
   message?: string | null;
@@ -18,10 +24,10 @@ export interface FaultRequest {
 export interface QueuedFault {
   path: string;
   method: string | null;
-  status: number;
-  type: ErrorType;
-  code: ErrorCode;
-  message: string;
+  /** The error to answer with; null for a fault that only delays or forces an outcome. */
+  error: { status: number; type: ErrorType; code: ErrorCode; message: string } | null;
+  latencyMs: number;
+  outcome: ForcedOutcome | null;
   remaining: number;
   apiKey: string | null;
 }
@@ -42,38 +48,20 @@ export class FaultQueue {
 
   /** Validates and queues a fault; returns how many shots are now waiting in all. */
   add(request: FaultRequest): number {
-    const status = request.status;
-    const defaultCode = DEFAULT_CODE_OF_STATUS[status];
-    if (!defaultCode) {
-      throw fail('invalid_parameter', {
+    const status = request.status ?? null;
+    if (status === null && request.latency_ms == null && request.outcome == null) {
+      throw fail('missing_parameter', {
         param: 'status',
-        message: `status must be one of ${Object.keys(DEFAULT_CODE_OF_STATUS).join(', ')}; got ${status}.`,
-      });
-    }
-    const code = request.code ?? (request.type ? undefined : defaultCode);
-    const resolvedCode = code ?? codeForType(request.type as ErrorType, status);
-    if (!isErrorCode(resolvedCode)) {
-      throw fail('invalid_parameter', {
-        param: 'code',
-        message: `code must be one of the catalogue's codes (see ErrorCode in openapi.yaml); got '${resolvedCode}'.`,
-      });
-    }
-    const type = request.type ?? ERROR_CATALOGUE[resolvedCode].type;
-    const expected = status === 404 ? 'invalid_request_error' : (Object.keys(STATUS_OF_TYPE) as ErrorType[]).find((t) => STATUS_OF_TYPE[t] === status);
-    if (type !== expected) {
-      throw fail('invalid_parameter', {
-        param: 'type',
-        message: `type '${type}' does not go with status ${status}; use '${expected}'.`,
+        message: 'A fault needs a status (an HTTP error), a latency_ms, or an outcome for the next generation.',
       });
     }
     const times = request.times ?? 1;
     this.faults.push({
       path: request.path,
       method: request.method ? request.method.toUpperCase() : null,
-      status,
-      type,
-      code: resolvedCode,
-      message: request.message ?? `${ERROR_CATALOGUE[resolvedCode].message} (injected by a queued fault)`,
+      error: status === null ? null : faultError(request, status),
+      latencyMs: request.latency_ms ?? 0,
+      outcome: request.outcome ?? null,
       remaining: times,
       apiKey: request.api_key ?? null,
     });
@@ -105,6 +93,40 @@ export class FaultQueue {
   clear(): void {
     this.faults = [];
   }
+}
+
+function faultError(request: FaultRequest, status: number): NonNullable<QueuedFault['error']> {
+  const defaultCode = DEFAULT_CODE_OF_STATUS[status];
+  if (!defaultCode) {
+    throw fail('invalid_parameter', {
+      param: 'status',
+      message: `status must be one of ${Object.keys(DEFAULT_CODE_OF_STATUS).join(', ')}; got ${status}.`,
+    });
+  }
+  const code = request.code ?? (request.type ? codeForType(request.type, status) : defaultCode);
+  if (!isErrorCode(code)) {
+    throw fail('invalid_parameter', {
+      param: 'code',
+      message: `code must be one of the catalogue's codes (see ErrorCode in openapi.yaml); got '${code}'.`,
+    });
+  }
+  const type = request.type ?? ERROR_CATALOGUE[code].type;
+  const expected =
+    status === 404
+      ? 'invalid_request_error'
+      : (Object.keys(STATUS_OF_TYPE) as ErrorType[]).find((t) => STATUS_OF_TYPE[t] === status);
+  if (type !== expected) {
+    throw fail('invalid_parameter', {
+      param: request.type ? 'type' : 'code',
+      message: `${request.type ? `type '${type}'` : `code '${code}' (of type '${type}')`} does not go with status ${status}; the type of status ${status} is '${expected}'.`,
+    });
+  }
+  return {
+    status,
+    type,
+    code,
+    message: request.message ?? `${ERROR_CATALOGUE[code].message} (injected by a queued fault)`,
+  };
 }
 
 function codeForType(type: ErrorType, status: number): string {

@@ -95,8 +95,13 @@ export interface FateRequest {
 
 /** Optional outcome forced by a queued fault (see the control endpoint /_sim/faults). */
 export interface ForcedOutcome {
+  /** Fail with an api_error at the end of this stage. */
   fail_stage?: 'keyframe' | 'routing' | 'render';
+  /** Reject the create at once with a 422 (stage claim_linking). */
+  claim_linking_rejected?: boolean;
+  /** Reject the output (failed, compliance_error, stage output_verification). */
   output_rejected?: boolean;
+  /** The compliance flags output verification reports (a block flag rejects). */
   flags?: ComplianceFlag[];
 }
 
@@ -145,7 +150,14 @@ export function drawFate(
     stages.push({ stage, durationMs });
     const forcedHere = forced?.fail_stage === stage;
     const canFail = stage !== 'keyframe' || keyframeMode === 'generated';
-    if (canFail && spec.failure && (forcedHere || failDraw < spec.failure.probability)) {
+    if (forcedHere) {
+      failure = {
+        stage,
+        type: 'api_error',
+        code: spec.failure?.code ?? `${stage}_failed`,
+        message: `The ${stage} stage failed (forced by a queued fault).`,
+      };
+    } else if (canFail && spec.failure && failDraw < spec.failure.probability) {
       failure = {
         stage,
         type: 'api_error',
@@ -153,13 +165,6 @@ export function drawFate(
         message:
           spec.failure.message ??
           `The ${stage} stage failed (injected by scenario '${scenario.name}', failure probability ${spec.failure.probability}).`,
-      };
-    } else if (forcedHere) {
-      failure = {
-        stage,
-        type: 'api_error',
-        code: `${stage}_failed`,
-        message: `The ${stage} stage failed (forced by a queued fault).`,
       };
     }
   }

@@ -77,6 +77,9 @@ export class Simulator {
   private allGenerations: Generation[] = [];
   private removedFromAll = 0;
   private nextGlobalSeq = 0;
+  /** Every change to a generation gets the next number; never reset, so cursors stay valid. */
+  private changeSeq = 0;
+  private changeLog: { seq: number; generation: Generation }[] = [];
 
   constructor(private readonly options: SimulatorOptions) {
     this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
@@ -120,6 +123,7 @@ export class Simulator {
       account = new Account(key, this.scenario, this.seed, this.clock.now(), {
         onEvicted: (g) => this.forgetGeneration(g),
         onImage: (image) => this.imagesById.set(image.id, image),
+        onChange: (g) => this.recordChange(g),
       });
       this.accounts.set(key, account);
     }
@@ -176,7 +180,7 @@ export class Simulator {
       forced,
     );
     this.checkBalance(account, fate.priceCents);
-    this.claimLinking(request.prompt, rng.next());
+    this.claimLinking(request.prompt, rng.next(), forced);
     const generation: Generation = {
       fate,
       account: account.key,
@@ -195,11 +199,12 @@ export class Simulator {
       costCents: null,
       completedAt: null,
       evicted: false,
+      changeSeq: 0,
       pending: null,
     };
-    account.addGeneration(generation);
     this.generationsById.set(fate.id, generation);
     this.allGenerations.push(generation);
+    account.addGeneration(generation);
     return { view: videoView(generation, this.cdnUrl), generation };
   }
 
@@ -238,7 +243,7 @@ export class Simulator {
 
   // ---- images (sections 2.2, 4.5) ----
 
-  createImage(account: Account, input: CreateImageInput): ReturnType<typeof imageView> {
+  createImage(account: Account, input: CreateImageInput, forced?: ForcedOutcome): ReturnType<typeof imageView> {
     const now = this.sync(account);
     const rng = account.streamFor('image', account.imageDraws++);
     const image: Image = {
@@ -251,7 +256,7 @@ export class Simulator {
       createdAt: now,
     };
     this.checkBalance(account, image.costCents);
-    this.claimLinking(input.prompt, rng.next());
+    this.claimLinking(input.prompt, rng.next(), forced);
     account.addImage(image);
     return imageView(image, this.cdnUrl);
   }
@@ -314,12 +319,43 @@ export class Simulator {
     this.allGenerations = [];
     this.removedFromAll = 0;
     this.nextGlobalSeq = 0;
+    this.changeLog = [];
     return this.health();
   }
 
-  /** Generations across accounts (or of one), in creation order, for the control API. */
-  controlGenerations(input: { apiKey?: string | null; status?: VideoStatus | null; limit?: number; after?: string | null }) {
+  /**
+   * Generations across accounts (or of one), for the control API: in creation order, or, with
+   * `changedSince`, those changed after that cursor, in the order of their latest change (what a
+   * live view needs to fetch, and nothing more). `cursor` is where the next `changedSince` starts.
+   */
+  controlGenerations(input: {
+    apiKey?: string | null;
+    status?: VideoStatus | null;
+    limit?: number;
+    after?: string | null;
+    changedSince?: number | null;
+  }) {
     this.syncAll();
+    const limit = input.limit ?? 20;
+    const keep = (g: Generation): boolean =>
+      !g.evicted && (!input.apiKey || g.account === input.apiKey) && (!input.status || g.status === input.status);
+    const data: ReturnType<typeof controlView>[] = [];
+    let hasMore = false;
+    let cursor = this.changeSeq;
+    if (input.changedSince != null) {
+      for (let i = firstAfter(this.changeLog, input.changedSince); i < this.changeLog.length; i++) {
+        const { seq, generation } = this.changeLog[i] as { seq: number; generation: Generation };
+        if (generation.changeSeq !== seq || !keep(generation)) continue;
+        if (data.length === limit) {
+          hasMore = true;
+          break;
+        }
+        data.push(controlView(generation, this.cdnUrl));
+        cursor = seq;
+      }
+      if (!hasMore) cursor = this.changeSeq;
+      return { object: 'list' as const, data, has_more: hasMore, cursor };
+    }
     let start = 0;
     if (input.after != null) {
       const anchor = this.generationsById.get(input.after);
@@ -328,21 +364,16 @@ export class Simulator {
       }
       start = positionBySeq(this.allGenerations, anchor.globalSeq) + 1;
     }
-    const limit = input.limit ?? 20;
-    const data: ReturnType<typeof controlView>[] = [];
-    let hasMore = false;
     for (let i = start; i < this.allGenerations.length; i++) {
       const g = this.allGenerations[i] as Generation;
-      if (g.evicted) continue;
-      if (input.apiKey && g.account !== input.apiKey) continue;
-      if (input.status && g.status !== input.status) continue;
+      if (!keep(g)) continue;
       if (data.length === limit) {
         hasMore = true;
         break;
       }
       data.push(controlView(g, this.cdnUrl));
     }
-    return { object: 'list' as const, data, has_more: hasMore };
+    return { object: 'list' as const, data, has_more: hasMore, cursor };
   }
 
   controlGeneration(id: string) {
@@ -389,8 +420,14 @@ export class Simulator {
   }
 
   /** Claim linking (stage 1, synchronous): a matching rule, or the scenario's probability, rejects. */
-  private claimLinking(prompt: string, draw: number): void {
+  private claimLinking(prompt: string, draw: number, forced?: ForcedOutcome): void {
     const { rules, probability } = this.scenario.compliance.claim_linking;
+    if (forced?.claim_linking_rejected) {
+      throw new SimError('claim_linking_rejected', {
+        stage: 'claim_linking',
+        message: 'The prompt was rejected by claim linking (forced by a queued fault).',
+      });
+    }
     for (const rule of rules) {
       if (new RegExp(rule.pattern, 'i').test(prompt)) {
         throw new SimError('claim_linking_rejected', {
@@ -404,6 +441,14 @@ export class Simulator {
         stage: 'claim_linking',
         message: `The prompt was rejected by claim linking (injected by scenario '${this.scenario.name}', probability ${probability}).`,
       });
+    }
+  }
+
+  private recordChange(g: Generation): void {
+    g.changeSeq = ++this.changeSeq;
+    this.changeLog.push({ seq: g.changeSeq, generation: g });
+    if (this.changeLog.length > 4096 && this.changeLog.length > 2 * this.generationsById.size) {
+      this.changeLog = this.changeLog.filter((e) => e.generation.changeSeq === e.seq && !e.generation.evicted);
     }
   }
 
@@ -456,4 +501,16 @@ function positionBySeq(list: readonly Generation[], seq: number): number {
     else hi = mid - 1;
   }
   return -1;
+}
+
+/** Index of the first change-log entry with a sequence number above `seq`. */
+function firstAfter(log: readonly { seq: number }[], seq: number): number {
+  let lo = 0;
+  let hi = log.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((log[mid] as { seq: number }).seq <= seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

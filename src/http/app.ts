@@ -12,6 +12,7 @@ import { loadOpenapiDocument } from '../openapi.js';
 import { readBody, rejectBadBody } from './body.js';
 import { context } from './context.js';
 import { controlRouter } from './control.js';
+import { createDashboardRouter } from './dashboard.js';
 import { errorHandler } from './errors.js';
 import { imagesRouter } from './images.js';
 import { createMediaRouter } from './media.js';
@@ -72,6 +73,8 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
     }),
   );
 
+  app.use(createDashboardRouter());
+
   // The order of checks on /v1 (contract.md): authentication, faults, rate limit, idempotent replay,
   // then the request itself (body, parameters), then the route.
   app.use('/v1', readBody({ emptyAllowed: false }), journal(sim), authenticate(sim), faults(sim, { sleep }), rateLimit(sim), idempotency(sim), rejectBadBody);
@@ -84,7 +87,8 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
       validateResponses: true,
       validateSecurity: false,
       validateFormats: true,
-      ignorePaths: /^\/cdn(\/|$)/,
+      // Media and the dashboard are described in the README, not in the contract.
+      ignorePaths: /^\/cdn(\/|$)|^\/_sim(\/|\/ui\/.*)?$/,
     }),
   );
 

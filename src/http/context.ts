@@ -4,6 +4,7 @@
 import type { Request } from 'express';
 import type { Account } from '../core/account.js';
 import type { SimError } from '../core/errors.js';
+import type { ForcedOutcome } from '../core/pipeline.js';
 
 export interface RequestContext {
   requestId: string;
@@ -15,6 +16,8 @@ export interface RequestContext {
   bodyError?: SimError;
   /** Set on creates, for the journal. */
   negativePromptEffective?: string | null;
+  /** An outcome forced on the generation this request creates (a queued fault). */
+  forcedOutcome?: ForcedOutcome;
   /** Why the simulator itself answered (a queued or scenario fault). */
   fault?: string;
 }

@@ -52,6 +52,7 @@ export function controlRouter(sim: Simulator): Router {
         status: (query.status as VideoStatus | undefined) ?? null,
         limit: query.limit ? Number(query.limit) : undefined,
         after: query.after ?? null,
+        changedSince: query.changed_since !== undefined ? Number(query.changed_since) : null,
       }),
     );
   });

@@ -3,6 +3,7 @@
  */
 import { Router } from 'express';
 import type { CreateImageInput, Simulator } from '../core/simulator.js';
+import { context } from './context.js';
 import { rememberIdempotent } from './v1.js';
 import { accountOf } from './videos.js';
 
@@ -10,7 +11,7 @@ export function imagesRouter(sim: Simulator): Router {
   const router = Router();
   router.post('/v1/images', (req, res) => {
     const account = accountOf(req);
-    const view = sim.createImage(account, req.body as CreateImageInput);
+    const view = sim.createImage(account, req.body as CreateImageInput, context(req).forcedOutcome);
     rememberIdempotent(sim, res, view, account.key);
     res.json(view);
   });

@@ -58,16 +58,21 @@ export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise
     const path = req.baseUrl + req.path;
     let error: SimError | undefined;
     const queued = sim.faults.take(req.method, path, account.key);
-    if (queued) {
-      ctx.fault = `queued fault: ${queued.status} ${queued.code}`;
-      error = new SimError(queued.code, {
-        type: queued.type,
-        status: queued.status,
-        message: queued.message,
-        param: queued.type === 'invalid_request_error' ? null : undefined,
-        headers: queued.status === 429 ? { 'Retry-After': '1' } : {},
+    if (queued?.outcome) {
+      ctx.forcedOutcome = queued.outcome;
+      ctx.fault = `queued fault: forced outcome ${JSON.stringify(queued.outcome)}`;
+    }
+    if (queued && !queued.error && queued.latencyMs > 0 && !queued.outcome) ctx.fault = `queued fault: ${queued.latencyMs} ms latency`;
+    if (queued?.error) {
+      const e = queued.error;
+      ctx.fault = `queued fault: ${e.status} ${e.code}`;
+      error = new SimError(e.code, {
+        type: e.type,
+        status: e.status,
+        message: e.message,
+        headers: e.status === 429 ? { 'Retry-After': '1' } : {},
       });
-    } else {
+    } else if (!queued) {
       let cumulative = 0;
       for (const rule of sim.scenario.http.faults) {
         if (rule.method && rule.method !== req.method) continue;
@@ -89,8 +94,9 @@ export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise
       }
     }
     const latency = sim.scenario.http.latency;
-    const delayMs =
+    const scenarioDelayMs =
       latency && sim.clock.mode === 'realtime' ? Math.round(sample(latency, createStream(sim.seed, 'latency', latencyDraw))) : 0;
+    const delayMs = scenarioDelayMs + (queued?.latencyMs ?? 0);
     const proceed = (): void => next(error);
     if (delayMs > 0) void options.sleep(delayMs).then(proceed);
     else proceed();

@@ -15,7 +15,7 @@ export function videosRouter(sim: Simulator): Router {
     const account = accountOf(req);
     const input = req.body as CreateVideoInput;
     context(req).negativePromptEffective = mergeNegativePrompts(account.negativePrompt, input.negative_prompt ?? null);
-    const { view } = sim.createVideo(account, input);
+    const { view } = sim.createVideo(account, input, context(req).forcedOutcome);
     rememberIdempotent(sim, res, view, account.key);
     res.json(view);
   });
