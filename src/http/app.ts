@@ -80,6 +80,21 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   app.use('/v1', readBody({ emptyAllowed: false }), journal(sim), authenticate(sim), faults(sim, { sleep }), rateLimit(sim), idempotency(sim), rejectBadBody);
   app.use('/_sim', readBody({ emptyAllowed: true }), rejectBadBody);
 
+  // A path that cannot be percent-decoded names no resource and no route.
+  app.use((req, _res, next) => {
+    try {
+      decodeURIComponent(req.path);
+      next();
+    } catch {
+      const isId = /^\/(v1\/videos|_sim\/generations)\/[^/]+$/.test(req.path);
+      next(
+        isId
+          ? fail('resource_not_found', { param: 'id', message: 'No resource has this id (its percent-encoding is malformed).' })
+          : fail('unknown_route', { message: 'Unknown route (the path has malformed percent-encoding).' }),
+      );
+    }
+  });
+
   app.use(
     OpenApiValidator.middleware({
       apiSpec: loadOpenapiDocument() as never,

@@ -65,15 +65,19 @@ function paramRank(param: string | null): number {
 }
 
 function classify(issue: ValidatorIssue): { code: IssueCode; param: string | null; message: string } {
-  const segments = (issue.path ?? '').split('/').filter(Boolean);
-  const location = segments[0];
-  const field = segments[1] ?? null;
+  // '/body/duration_seconds', '/query/limit', '/headers/idempotency-key'. The validator does not
+  // escape keys, so an unknown key is everything after the location (it may hold a '/').
+  const path = issue.path ?? '';
+  const location = path.split('/')[1];
+  const rest = path.slice(location === undefined ? 0 : location.length + 2);
+  const unknownKey = issue.errorCode === 'additionalProperties.openapi.validation';
+  const field = location === undefined || (rest === '' && !unknownKey) ? null : unknownKey ? rest : (rest.split('/')[0] as string);
   const param = field === null ? null : location === 'headers' ? headerName(field) : field;
-  const detail = issue.message ?? 'is invalid';
+  const detail = (issue.message ?? 'is invalid').replace(/must be (\w+),null\b/, 'must be $1 or null');
   if (issue.errorCode === 'required.openapi.validation') {
     return { code: 'missing_parameter', param, message: `Missing required parameter '${param}'.` };
   }
-  if (issue.errorCode === 'additionalProperties.openapi.validation' || /^Unknown query parameter/.test(detail)) {
+  if (unknownKey || /^Unknown query parameter/.test(detail)) {
     return {
       code: 'unknown_parameter',
       param,
