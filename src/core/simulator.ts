@@ -24,7 +24,7 @@ import type { Resolution, Scenario } from './scenario.js';
 
 export interface SimulatorOptions {
   scenario: Scenario;
-  /** Resolves a scenario name (for `reset`); throws a SimError for an unknown one. */
+  /** Resolves a scenario name or path (for `reset`); any error it throws becomes a 400, param scenario. */
   loadScenario?: (name: string) => Scenario;
   /** Overrides that survive resets (the command line's --seed, --clock, --speed). */
   seed?: number;
@@ -307,7 +307,12 @@ export class Simulator {
       if (!this.options.loadScenario) {
         throw fail('invalid_parameter', { param: 'scenario', message: 'This simulator was built without a scenario loader.' });
       }
-      this.scenario = this.options.loadScenario(input.scenario);
+      try {
+        this.scenario = this.options.loadScenario(input.scenario);
+      } catch (e) {
+        if (e instanceof SimError) throw e;
+        throw fail('invalid_parameter', { param: 'scenario', message: e instanceof Error ? e.message : String(e) });
+      }
     }
     this.seed = input.seed ?? this.options.seed ?? this.scenario.seed;
     this.clock = this.makeClock();

@@ -10,6 +10,7 @@ import { fail } from '../core/errors.js';
 import type { Simulator } from '../core/simulator.js';
 import { loadOpenapiDocument } from '../openapi.js';
 import { readBody, rejectBadBody } from './body.js';
+import { RouteTable } from './routes.js';
 import { context } from './context.js';
 import { controlRouter } from './control.js';
 import { createDashboardRouter } from './dashboard.js';
@@ -77,8 +78,20 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
 
   // The order of checks on /v1 (contract.md): authentication, faults, rate limit, idempotent replay,
   // then the request itself (body, parameters), then the route.
-  app.use('/v1', readBody({ emptyAllowed: false }), journal(sim), authenticate(sim), faults(sim, { sleep }), rateLimit(sim), idempotency(sim), rejectBadBody);
-  app.use('/_sim', readBody({ emptyAllowed: true }), rejectBadBody);
+  const openapi = loadOpenapiDocument();
+  const routes = new RouteTable(openapi.paths as Record<string, Record<string, unknown>>);
+  const isKnownRoute = (req: Parameters<RouteTable['has']>[0]) => routes.has(req);
+  app.use(
+    '/v1',
+    readBody({ emptyAllowed: false }),
+    journal(sim),
+    authenticate(sim),
+    faults(sim, { sleep }),
+    rateLimit(sim),
+    idempotency(sim),
+    rejectBadBody(isKnownRoute),
+  );
+  app.use('/_sim', readBody({ emptyAllowed: true }), rejectBadBody(isKnownRoute));
 
   // A path that cannot be percent-decoded names no resource and no route.
   app.use((req, _res, next) => {
@@ -97,7 +110,7 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
 
   app.use(
     OpenApiValidator.middleware({
-      apiSpec: loadOpenapiDocument() as never,
+      apiSpec: openapi as never,
       validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
       validateResponses: true,
       validateSecurity: false,

@@ -3,7 +3,7 @@
  * reported at its turn in the order of checks (after authentication, rate limit and idempotent
  * replay), as contract.md requires.
  */
-import express, { type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
 import { fail, type SimError } from '../core/errors.js';
 import { context } from './context.js';
 
@@ -57,11 +57,20 @@ export function readBody(options: { emptyAllowed: boolean }): RequestHandler {
   };
 }
 
-/** Reports a body problem kept aside by `readBody`, at its turn in the order of checks. */
-export const rejectBadBody: RequestHandler = (req, _res, next) => {
-  const error = context(req).bodyError;
-  next(error);
-};
+/**
+ * Reports, at its turn in the order of checks, an unknown route (404 before anything about the
+ * body is judged) or a body problem kept aside by `readBody`.
+ */
+export function rejectBadBody(isKnownRoute: (req: Request) => boolean): RequestHandler {
+  return (req, _res, next) => {
+    if (!isKnownRoute(req)) {
+      return next(
+        fail('unknown_route', { message: `Unknown route: ${req.method} ${req.baseUrl}${req.path}. See openapi.yaml for the routes this API has.` }),
+      );
+    }
+    next(context(req).bodyError);
+  };
+}
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;

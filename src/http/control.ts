@@ -6,6 +6,7 @@ import { Router } from 'express';
 import type { FaultRequest } from '../core/faults.js';
 import type { VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
+import { limitParam } from './query.js';
 
 type Query = Record<string, string | undefined>;
 
@@ -36,7 +37,7 @@ export function controlRouter(sim: Simulator): Router {
 
   router.get('/_sim/requests', (req, res) => {
     const query = req.query as Query;
-    const { data, has_more } = sim.journal.recent(query.limit ? Number(query.limit) : 100, query.api_key);
+    const { data, has_more } = sim.journal.recent(limitParam(req, 10_000) ?? 100, query.api_key);
     res.json({ object: 'list', data, has_more });
   });
 
@@ -50,7 +51,7 @@ export function controlRouter(sim: Simulator): Router {
       sim.controlGenerations({
         apiKey: query.api_key ?? null,
         status: (query.status as VideoStatus | undefined) ?? null,
-        limit: query.limit ? Number(query.limit) : undefined,
+        limit: limitParam(req, 1000),
         after: query.after ?? null,
         changedSince: query.changed_since !== undefined ? Number(query.changed_since) : null,
       }),

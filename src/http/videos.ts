@@ -6,6 +6,7 @@ import type { Account } from '../core/account.js';
 import type { VideoStatus } from '../core/pipeline.js';
 import { mergeNegativePrompts, type CreateVideoInput, type Simulator } from '../core/simulator.js';
 import { context } from './context.js';
+import { limitParam } from './query.js';
 import { rememberIdempotent } from './v1.js';
 
 export function videosRouter(sim: Simulator): Router {
@@ -21,10 +22,10 @@ export function videosRouter(sim: Simulator): Router {
   });
 
   router.get('/v1/videos', (req, res) => {
-    const query = req.query as { limit?: string | number; after?: string; status?: VideoStatus };
+    const query = req.query as { after?: string; status?: VideoStatus };
     res.json(
       sim.listVideos(accountOf(req), {
-        limit: query.limit === undefined ? undefined : Number(query.limit),
+        limit: limitParam(req, 100),
         after: query.after ?? null,
         status: query.status ?? null,
       }),

@@ -31,7 +31,8 @@ export class ScenarioError extends Error {
   }
 }
 
-const ajv = new Ajv({ allErrors: true, discriminator: true, strict: false });
+// verbose: errors carry the offending data and their schema, for messages that say what was expected.
+const ajv = new Ajv({ allErrors: true, discriminator: true, strict: false, verbose: true });
 addFormats.default(ajv);
 const validateFile = ajv.compile(SCENARIO_FILE_SCHEMA);
 
@@ -84,28 +85,35 @@ function resolveFile(path: string, chain: string[]): Scenario {
   if (chain.includes(path)) {
     throw new ScenarioError(path, [`extends: expected no cycle, got ${[...chain, path].map((p) => basename(p)).join(' -> ')}`]);
   }
-  const file = readScenarioFile(path);
-  const parent = file.extends !== undefined ? resolveFile(scenarioFile(file.extends, dirname(path)), [...chain, path]) : BASE_SCENARIO;
+  const { file, problems } = readScenarioFile(path);
+  const parent = typeof file.extends === 'string' ? resolveFile(scenarioFile(file.extends, dirname(path)), [...chain, path]) : BASE_SCENARIO;
   const { extends: _ignored, ...own } = file;
   const merged = mergeScenario(parent, own);
   if (own.name === undefined) merged.name = basename(path).replace(/\.ya?ml$/i, '');
   if (own.description === undefined && file.extends === undefined) merged.description = '';
-  const problems = checkScenario(merged, API_ERROR_CODES);
+  // Range and pattern checks run even when the schema found problems, so that one run of
+  // `sim validate` lists everything; on a file of the wrong shape they may not apply.
+  try {
+    problems.push(...checkScenario(merged, API_ERROR_CODES));
+  } catch {
+    // the schema problems already explain why
+  }
   if (problems.length > 0) throw new ScenarioError(path, problems);
   return merged;
 }
 
-function readScenarioFile(path: string): ScenarioFile {
+function readScenarioFile(path: string): { file: ScenarioFile; problems: string[] } {
   const text = readFileSync(path, 'utf8');
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new ScenarioError(path, doc.errors.map((e) => `YAML: ${e.message.split('\n')[0]}`));
   }
   const value: unknown = doc.toJS() ?? {};
-  if (!validateFile(value)) {
-    throw new ScenarioError(path, describeSchemaErrors(validateFile.errors ?? []));
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ScenarioError(path, ['(top level): expected a mapping of scenario keys']);
   }
-  return value as ScenarioFile;
+  const problems = validateFile(value) ? [] : describeSchemaErrors(validateFile.errors ?? []);
+  return { file: value as ScenarioFile, problems };
 }
 
 function describeSchemaErrors(errors: ErrorObject[]): string[] {

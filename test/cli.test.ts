@@ -1,0 +1,366 @@
+/**
+ * The `sim` command (contract.md, "Command line"), run as a real process: `node dist/cli.js`
+ * (built by `npm run build`, which `npm test` runs first).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(ROOT, 'dist', 'cli.js');
+const LISTENING = /^sim listening on http:\/\/127\.0\.0\.1:(\d+) \(scenario fast, seed \d+, clock manual\)$/;
+const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
+
+const children = new Set<ChildProcess>();
+const dir = mkdtempSync(join(tmpdir(), 'sim-cli-test-'));
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does it).`);
+});
+afterEach(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children.clear();
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The environment without any of the simulator's own variables (so that only the test's apply). */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(env)) if (name === 'PORT' || name.startsWith('SIM_')) delete env[name];
+  return { ...env, ...extra };
+}
+
+interface Running {
+  child: ChildProcess;
+  firstLine: string;
+  port: number;
+  url: string;
+  stderr: () => string;
+}
+
+/** Starts the server and resolves once its first stdout line is out. */
+function startServer(args: string[], env: Record<string, string> = {}): Promise<Running> {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no first line within 10 s; stdout: ${out}; stderr: ${err}`)), 10_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const newline = out.indexOf('\n');
+      if (newline < 0) return;
+      clearTimeout(timer);
+      const firstLine = out.slice(0, newline);
+      const port = Number(/:(\d+)/.exec(firstLine)?.[1]);
+      resolve({ child, firstLine, port, url: `http://127.0.0.1:${port}`, stderr: () => err });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening; stderr: ${err}`));
+    });
+  });
+}
+
+/** Runs the CLI to completion (commands and refused flags). */
+function run(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8', timeout: 10_000 });
+  return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Resolves to the exit code and signal, or rejects after `capMs`. */
+function exitWithin(child: ChildProcess, capMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode as NodeJS.Signals | null });
+  }
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`still running ${capMs} ms after the signal`)), capMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal });
+    });
+  });
+}
+
+async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, init);
+  return { status: res.status, body: await res.json() };
+}
+
+/** Creates a video, advances the clock 10 s (scenario fast) and answers the resolved video. */
+async function succeededVideo(base: string): Promise<any> {
+  const headers = { Authorization: 'Bearer sk_test_cli', 'Content-Type': 'application/json' };
+  const created = await json(`${base}/v1/videos`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ model: 'video-3.2', prompt: PROMPT, duration_seconds: 4 }),
+  });
+  expect(created.status).toBe(200);
+  const advanced = await json(`${base}/_sim/clock/advance`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ seconds: 10 }),
+  });
+  expect(advanced.status).toBe(200);
+  const video = await json(`${base}/v1/videos/${created.body.id}`, { headers });
+  expect(video.status).toBe(200);
+  expect(video.body.status).toBe('succeeded');
+  return video.body;
+}
+
+const MANUAL_FAST = ['--port', '0', '--clock', 'manual', '--scenario', 'fast'];
+
+// ---------------------------------------------------------------------------------------------
+
+describe('sim (start)', () => {
+  it('prints its address, scenario, seed and clock as the first line and answers on that port', async () => {
+    const sim = await startServer(MANUAL_FAST);
+    const match = LISTENING.exec(sim.firstLine);
+    expect(match, sim.firstLine).not.toBeNull();
+    expect(Number(match![1])).toBeGreaterThan(0);
+    const health = await json(`${sim.url}/_sim/health`);
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ status: 'ok', scenario: 'fast', clock: { mode: 'manual' } });
+    expect(sim.firstLine).toContain(`seed ${health.body.seed}`);
+  });
+
+  it('reads PORT, SIM_SCENARIO, SIM_CLOCK and SIM_SEED from the environment', async () => {
+    const sim = await startServer([], { PORT: '0', SIM_SCENARIO: 'fast', SIM_CLOCK: 'manual', SIM_SEED: '99' });
+    expect(sim.firstLine).toMatch(LISTENING);
+    expect(sim.firstLine).toContain('seed 99');
+    const health = await json(`${sim.url}/_sim/health`);
+    expect(health.body).toMatchObject({ status: 'ok', scenario: 'fast', seed: 99, clock: { mode: 'manual' } });
+  });
+
+  it('lets a flag win over its environment variable', async () => {
+    const sim = await startServer([...MANUAL_FAST, '--seed', '5'], { SIM_SEED: '99' });
+    expect((await json(`${sim.url}/_sim/health`)).body.seed).toBe(5);
+  });
+
+  it('writes the default cdn url http://localhost:PORT/cdn into output urls, and serves the file there', async () => {
+    const sim = await startServer(MANUAL_FAST);
+    const video = await succeededVideo(sim.url);
+    expect(video.output.url).toBe(`http://localhost:${sim.port}/cdn/videos/${video.id}.mp4`);
+    expect(video.output.thumbnail_url.startsWith(`http://localhost:${sim.port}/cdn/`)).toBe(true);
+    const file = await fetch(`${sim.url}/cdn/videos/${video.id}.mp4`);
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toMatch(/^video\/mp4/);
+    await file.arrayBuffer();
+  });
+
+  it('writes --base-url into output urls', async () => {
+    const sim = await startServer([...MANUAL_FAST, '--base-url', 'http://example.test:1234']);
+    const video = await succeededVideo(sim.url);
+    expect(video.output.url).toBe(`http://example.test:1234/cdn/videos/${video.id}.mp4`);
+    expect(video.output.thumbnail_url.startsWith('http://example.test:1234/cdn/')).toBe(true);
+  });
+
+  it('writes --cdn-url into output urls, over --base-url', async () => {
+    const sim = await startServer([...MANUAL_FAST, '--base-url', 'http://example.test:1234', '--cdn-url', 'https://media.example.test/files/']);
+    const video = await succeededVideo(sim.url);
+    expect(video.output.url).toBe(`https://media.example.test/files/videos/${video.id}.mp4`);
+    expect(video.output.thumbnail_url.startsWith('https://media.example.test/files/')).toBe(true);
+  });
+
+  it('reads SIM_BASE_URL', async () => {
+    const sim = await startServer(MANUAL_FAST, { SIM_BASE_URL: 'http://env-base.test:9' });
+    expect((await succeededVideo(sim.url)).output.url.startsWith('http://env-base.test:9/cdn/videos/')).toBe(true);
+  });
+
+  it('reads SIM_CDN_URL', async () => {
+    const sim = await startServer(MANUAL_FAST, { SIM_CDN_URL: 'http://env-cdn.test/c' });
+    expect((await succeededVideo(sim.url)).output.url.startsWith('http://env-cdn.test/c/videos/')).toBe(true);
+  });
+
+  it('answers a POST /_sim/reset with no body at all', async () => {
+    const sim = await startServer(MANUAL_FAST);
+    const res = await json(`${sim.url}/_sim/reset`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('ok');
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`exits with code 0 within a second of ${signal}`, async () => {
+      const sim = await startServer(MANUAL_FAST);
+      // An idle keep-alive connection must not hold the process open.
+      await fetch(`${sim.url}/_sim/health`, { headers: { Connection: 'keep-alive' } }).then((r) => r.json());
+      sim.child.kill(signal);
+      const { code, signal: killedBy } = await exitWithin(sim.child, 2000);
+      expect(killedBy).toBeNull();
+      expect(code).toBe(0);
+    });
+  }
+});
+
+describe('sim (refused flags)', () => {
+  const cases: [string[], RegExp][] = [
+    [['--port', 'abc'], /--port/],
+    [['--port', '70000'], /--port/],
+    [['--port', '0', '--clock', 'sometimes'], /--clock/],
+    [['--port', '0', '--speed', '0'], /--speed/],
+    [['--port', '0', '--seed', 'x'], /--seed/],
+    [['--port', '0', '--nope'], /--nope/],
+    [['--port', '0', '--base-url', 'ftp://x'], /--base-url/],
+  ];
+  for (const [args, names] of cases) {
+    it(`exits 2 naming the flag for ${args.join(' ')}`, () => {
+      const result = run(args);
+      expect(result.status, result.stderr).toBe(2);
+      expect(result.stderr).toMatch(names);
+      expect(result.stdout).not.toMatch(/listening/);
+    });
+  }
+
+  it('exits 2 naming an unknown bundled scenario', () => {
+    const result = run(['--port', '0', '--scenario', 'nope']);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/nope/);
+    expect(result.stderr).toMatch(/scenario/);
+  });
+
+  it('exits 2 for a scenario file with an unknown key, naming the file, the field and what was expected', () => {
+    const path = join(dir, 'unknown-key.yaml');
+    writeFileSync(path, 'extends: fast\nstages:\n  render:\n    duraton: { type: fixed, value: 1 }\n');
+    const result = run(['--port', '0', '--scenario', path]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(path);
+    expect(result.stderr).toContain('stages.render.duraton');
+    expect(result.stderr).toMatch(/unknown key/);
+    expect(result.stderr).toMatch(/expected/);
+  });
+
+  it('exits 2 naming a bad environment variable value', () => {
+    const result = run([], { PORT: '0', SIM_CLOCK: 'sometimes' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/clock/i);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('sim scenarios', () => {
+  it('lists every bundled scenario with the one-line purpose of its header comment', () => {
+    const result = run(['scenarios']);
+    expect(result.status).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    for (const name of ['default', 'fast']) {
+      const header = readFileSync(join(ROOT, 'scenarios', `${name}.yaml`), 'utf8').split('\n')[0]!;
+      const purpose = header.replace(new RegExp(`^# ${name}: `), '');
+      const line = lines.find((l) => l.startsWith(`${name} `));
+      expect(line, result.stdout).toBeDefined();
+      expect(line!.replace(/^\S+\s+/, '')).toBe(purpose);
+    }
+  });
+});
+
+describe('sim validate', () => {
+  function problemLines(stderr: string): string[] {
+    return stderr.split('\n').filter((l) => l.startsWith('  - '));
+  }
+
+  function validate(name: string, text: string) {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return { path, ...run(['validate', path]) };
+  }
+
+  it('exits 0 for scenarios/fast.yaml', () => {
+    const result = run(['validate', 'scenarios/fast.yaml']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/valid/);
+  });
+
+  it('exits 2 for an unknown key, naming it', () => {
+    const r = validate('v-unknown.yaml', 'extends: fast\nbogus: 1\n');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(r.path);
+    expect(problemLines(r.stderr)).toEqual([expect.stringMatching(/^ {2}- bogus: unknown key/)]);
+  });
+
+  it('exits 2 for a value of the wrong type, naming the field and the expected type', () => {
+    const r = validate('v-type.yaml', 'extends: fast\nrate_limits:\n  capacity: lots\n');
+    expect(r.status).toBe(2);
+    expect(problemLines(r.stderr)).toEqual([expect.stringMatching(/^ {2}- rate_limits\.capacity: expected integer/)]);
+  });
+
+  it('exits 2 for a uniform distribution with min above max', () => {
+    const r = validate('v-minmax.yaml', 'extends: fast\nstages:\n  queue:\n    duration: { type: uniform, min: 5, max: 1 }\n');
+    expect(r.status).toBe(2);
+    expect(problemLines(r.stderr)).toEqual([expect.stringMatching(/^ {2}- stages\.queue\.duration: expected min <= max/)]);
+  });
+
+  it('exits 2 for a claim-linking pattern that is not a valid regular expression', () => {
+    const r = validate('v-regex.yaml', 'extends: fast\ncompliance:\n  claim_linking:\n    rules:\n      - pattern: "([unclosed"\n');
+    expect(r.status).toBe(2);
+    expect(problemLines(r.stderr)).toEqual([
+      expect.stringMatching(/^ {2}- compliance\.claim_linking\.rules\[0\]\.pattern: expected a valid regular expression/),
+    ]);
+  });
+
+  it('exits 2 for an extends cycle', () => {
+    writeFileSync(join(dir, 'v-cycle-b.yaml'), 'extends: ./v-cycle-a.yaml\n');
+    const r = validate('v-cycle-a.yaml', 'extends: ./v-cycle-b.yaml\n');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/extends: .*cycle/);
+  });
+
+  it('exits 2 for a YAML syntax error, saying where', () => {
+    const r = validate('v-syntax.yaml', 'name: x\nseed: [1, 2\nfoo: : bar\n');
+    expect(r.status).toBe(2);
+    expect(problemLines(r.stderr).length).toBeGreaterThan(0);
+    expect(r.stderr).toMatch(/YAML: .*line \d+/);
+  });
+
+  it('exits 2 printing every problem of a file with several', () => {
+    const r = validate(
+      'v-all.yaml',
+      [
+        'extends: fast',
+        'bogus: 1',
+        'rate_limits:',
+        '  capacity: lots',
+        'stages:',
+        '  queue:',
+        '    duration: { type: uniform, min: 5, max: 1 }',
+        'compliance:',
+        '  claim_linking:',
+        '    rules:',
+        '      - pattern: "([unclosed"',
+        '',
+      ].join('\n'),
+    );
+    expect(r.status).toBe(2);
+    const lines = problemLines(r.stderr);
+    for (const field of ['bogus', 'rate_limits.capacity', 'stages.queue.duration', 'compliance.claim_linking.rules[0].pattern']) {
+      expect(lines.some((l) => l.startsWith(`  - ${field}:`)), `${field} in:\n${r.stderr}`).toBe(true);
+    }
+    expect(lines).toHaveLength(4);
+  });
+
+  it('exits 2 for a file that does not exist', () => {
+    const result = run(['validate', join(dir, 'absent.yaml')]);
+    expect(result.status).toBe(2);
+  });
+});
+
+describe('sim openapi', () => {
+  it('prints openapi.yaml', () => {
+    const result = run(['openapi']);
+    expect(result.status).toBe(0);
+    expect(result.stdout.startsWith('openapi: 3.1')).toBe(true);
+    expect(result.stdout).toBe(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
+  });
+});
+
+describe('sim --version', () => {
+  it("exits 0 printing the package's version", () => {
+    const result = run(['--version']);
+    expect(result.status).toBe(0);
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(result.stdout.trim()).toBe(version);
+  });
+});
