@@ -36,6 +36,26 @@ export const EXPOSED_HEADERS = [
   'Idempotent-Replayed',
 ];
 
+let sharedValidator: ReturnType<typeof OpenApiValidator.middleware> | undefined;
+
+/**
+ * The validator of every request and response against openapi.yaml. Compiling it takes a few
+ * hundred milliseconds, so every app of the process shares one (it keeps no per-app state that the
+ * simulator uses: path parameters are read raw by the routes).
+ */
+function contractValidator(): ReturnType<typeof OpenApiValidator.middleware> {
+  sharedValidator ??= OpenApiValidator.middleware({
+    apiSpec: loadOpenapiDocument() as never,
+    validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
+    validateResponses: true,
+    validateSecurity: false,
+    validateFormats: true,
+    // Media and the dashboard are described in the README, not in the contract.
+    ignorePaths: /^\/cdn(\/|$)|^\/_sim(\/|\/ui\/.*)?$/,
+  });
+  return sharedValidator;
+}
+
 export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -108,17 +128,7 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
     }
   });
 
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec: openapi as never,
-      validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
-      validateResponses: true,
-      validateSecurity: false,
-      validateFormats: true,
-      // Media and the dashboard are described in the README, not in the contract.
-      ignorePaths: /^\/cdn(\/|$)|^\/_sim(\/|\/ui\/.*)?$/,
-    }),
-  );
+  app.use(contractValidator());
 
   app.use(videosRouter(sim));
   app.use(imagesRouter(sim));
