@@ -55,7 +55,7 @@ export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise
     if (!account) return next();
     const faultDraw = account.requestStream.next();
     const latencyDraw = account.requestStream.next();
-    const path = req.baseUrl + req.path;
+    const path = endpointOf(req);
     let error: SimError | undefined;
     const queued = sim.faults.take(req.method, path, account.key);
     if (queued?.outcome) {
@@ -148,7 +148,7 @@ export function idempotency(sim: Simulator): RequestHandler {
     const key = req.headers['idempotency-key'];
     const account = context(req).account;
     if (req.method !== 'POST' || typeof key !== 'string' || key === '' || !account) return next();
-    const endpoint = req.baseUrl + req.path;
+    const endpoint = endpointOf(req);
     const lockKey = `${account.key}\u0000${endpoint}\u0000${key}`;
     const previous = locks.get(lockKey);
     let release!: () => void;
@@ -189,4 +189,10 @@ export function rememberIdempotent(sim: Simulator, res: Response, body: unknown,
   if (!ticket) return;
   const account = sim.account(accountKey);
   account.idempotency.store(ticket.endpoint, ticket.key, ticket.fingerprint, 200, body, sim.sync(account));
+}
+
+/** The endpoint a request addresses, without a trailing slash (`/v1/videos/` is `/v1/videos`). */
+function endpointOf(req: { baseUrl: string; path: string }): string {
+  const path = req.baseUrl + req.path;
+  return path.length > 1 ? path.replace(/\/+$/, '') : path;
 }
