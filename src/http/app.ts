@@ -5,7 +5,6 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { randomUUID } from 'node:crypto';
 import { fail } from '../core/errors.js';
 import type { Simulator } from '../core/simulator.js';
 import { loadOpenapiDocument } from '../openapi.js';
@@ -63,8 +62,10 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
+  // Request ids count requests, so that the same sequence of requests gives the same journal.
+  let requestCount = 0;
   app.use((req, res, next) => {
-    const id = `req_${randomUUID().replaceAll('-', '')}`;
+    const id = `req_${(++requestCount).toString().padStart(10, '0')}`;
     context(req).requestId = id;
     res.setHeader('X-Request-Id', id);
     next();
