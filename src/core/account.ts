@@ -101,7 +101,6 @@ export class Account {
     this.list.push(g);
     this.byId.set(g.fate.id, g);
     this.reservedCents += g.fate.priceCents;
-    g.history.push({ stage: 'claim_linking', enteredAt: g.createdAt, leftAt: g.createdAt });
     this.enterStage(g, 0, g.createdAt);
   }
 
@@ -117,8 +116,6 @@ export class Account {
   }
 
   cancel(g: Generation, nowMs: number): void {
-    const visit = g.history[g.history.length - 1];
-    if (visit && visit.leftAt === null) visit.leftAt = nowMs;
     if (g.pending) this.scheduler.cancel(g.pending);
     g.pending = null;
     g.status = 'canceled';
@@ -168,26 +165,24 @@ export class Account {
   }
 
   private enterStage(g: Generation, stageIndex: number, atMs: number): void {
-    const planned = g.fate.stages[stageIndex];
-    if (!planned) return;
+    const stage = g.fate.stageNames[stageIndex];
+    const durationMs = g.fate.durationsMs[stageIndex];
+    if (stage === undefined || durationMs === undefined) return;
     g.stageIndex = stageIndex;
-    g.status = STAGE_BY_NAME.get(planned.stage)?.status ?? g.status;
-    g.history.push({ stage: planned.stage, enteredAt: atMs, leftAt: null });
-    g.pending = this.scheduler.schedule(atMs + planned.durationMs, g);
+    g.status = STAGE_BY_NAME.get(stage)?.status ?? g.status;
+    g.pending = this.scheduler.schedule(atMs + durationMs, g);
     this.hooks.onChange(g);
   }
 
   private leaveStage(g: Generation, atMs: number): void {
     g.pending = null;
-    const planned = g.fate.stages[g.stageIndex];
-    if (!planned) return;
-    const visit = g.history[g.history.length - 1];
-    if (visit) visit.leftAt = atMs;
-    const failedHere = g.fate.failure?.stage === planned.stage;
-    switch (planned.stage) {
+    const stage = g.fate.stageNames[g.stageIndex];
+    if (stage === undefined) return;
+    const failedHere = g.fate.failure?.stage === stage;
+    switch (stage) {
       case 'keyframe':
         if (!failedHere && g.fate.keyframeImageId) {
-          g.keyframe = { id: g.fate.keyframeImageId, status: 'ready' };
+          g.keyframeReady = true;
           if (g.fate.keyframeMode === 'generated') {
             // The keyframe step is the image endpoint's generation step: its still becomes an image
             // of the account, reusable as keyframe_id. Its price is part of the video's.
@@ -219,7 +214,7 @@ export class Account {
       g.error = failureError(g.fate);
       g.costCents = g.fate.failureCostCents;
       this.settle(g, g.fate.failureCostCents, atMs);
-    } else if (g.stageIndex + 1 < g.fate.stages.length) {
+    } else if (g.stageIndex + 1 < g.fate.durationsMs.length) {
       this.enterStage(g, g.stageIndex + 1, atMs);
     } else {
       g.status = 'succeeded';

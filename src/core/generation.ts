@@ -33,10 +33,10 @@ export interface Generation {
   readonly effectiveNegativePrompt: string | null;
   readonly createdAt: number;
   status: VideoStatus;
-  /** Index into fate.stages of the current stage, while in flight. */
+  /** Index into fate.stageNames of the current (or, once resolved, the last) stage. */
   stageIndex: number;
-  history: StageVisit[];
-  keyframe: { id: string; status: 'ready' } | null;
+  /** Set at the end of the keyframe stage: the `keyframe` field shows fate.keyframeImageId. */
+  keyframeReady: boolean;
   routedModel: string | null;
   compliance: Compliance | null;
   error: ErrorObject | null;
@@ -80,7 +80,7 @@ export function videoView(g: Generation, cdnUrl: string): VideoView {
     duration_seconds: g.request.duration_seconds,
     resolution: g.request.resolution,
     routed_model: g.routedModel,
-    keyframe: g.keyframe ? { ...g.keyframe } : null,
+    keyframe: g.keyframeReady && g.fate.keyframeImageId ? { id: g.fate.keyframeImageId, status: 'ready' } : null,
     compliance: g.compliance ? { verified: g.compliance.verified, flags: g.compliance.flags.map((f) => ({ ...f })) } : null,
     output:
       g.status === 'succeeded'
@@ -115,12 +115,33 @@ export function controlView(g: Generation, cdnUrl: string) {
   return {
     ...videoView(g, cdnUrl),
     account: g.account,
-    stages: g.history.map((v) => ({
+    stages: stageVisits(g).map((v) => ({
       stage: v.stage,
       entered_at: isoTime(v.enteredAt),
       left_at: v.leftAt === null ? null : isoTime(v.leftAt),
     })),
   };
+}
+
+/**
+ * The stage history, derived from the fate (stages follow each other without gaps): claim linking
+ * at creation, then every stage up to the current one, which is still open unless resolved.
+ */
+export function stageVisits(g: Generation): StageVisit[] {
+  const visits: StageVisit[] = [{ stage: 'claim_linking', enteredAt: g.createdAt, leftAt: g.createdAt }];
+  let t = g.createdAt;
+  for (let i = 0; i <= g.stageIndex; i++) {
+    const stage = g.fate.stageNames[i];
+    if (stage === undefined) break;
+    if (i < g.stageIndex) {
+      const left = t + (g.fate.durationsMs[i] as number);
+      visits.push({ stage, enteredAt: t, leftAt: left });
+      t = left;
+    } else {
+      visits.push({ stage, enteredAt: t, leftAt: g.completedAt });
+    }
+  }
+  return visits;
 }
 
 export function failureError(fate: Fate): ErrorObject | null {

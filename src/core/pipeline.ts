@@ -74,8 +74,10 @@ export interface Fate {
   /** Id of the keyframe image (generated: a new `img_` id; reused: the request's keyframe_id). */
   keyframeImageId: string | null;
   routedModel: string;
-  /** Milliseconds spent in each timed stage that the generation walks through. */
-  stages: { stage: TimedStage; durationMs: number }[];
+  /** The timed stages the generation walks through, in order (shared, read-only lists). */
+  stageNames: readonly TimedStage[];
+  /** Milliseconds spent in each stage it walks through; shorter than stageNames when it fails early. */
+  durationsMs: number[];
   /** Set when the generation fails: it resolves as `failed` at the end of `failure.stage`. */
   failure: PlannedFailure | null;
   /** What output verification reports (when the generation reaches its end). */
@@ -104,6 +106,13 @@ export interface ForcedOutcome {
   /** The compliance flags output verification reports (a block flag rejects). */
   flags?: ComplianceFlag[];
 }
+
+/** The timed stages of keyframe-first (or reused-keyframe) and of direct text-to-video generations. */
+export const KEYFRAME_FIRST_STAGES: readonly TimedStage[] = Object.freeze(['queue', 'keyframe', 'routing', 'render', 'output_verification']);
+export const DIRECT_STAGES: readonly TimedStage[] = Object.freeze(['queue', 'routing', 'render', 'output_verification']);
+
+/** The usual outcome, shared by every generation that has it (views copy it). */
+const COMPLIANCE_PASSED: Compliance = Object.freeze({ verified: true, flags: Object.freeze([]) as unknown as ComplianceFlag[] });
 
 const DEFAULT_BLOCK_FLAG: ComplianceFlag = {
   code: 'policy_violation',
@@ -136,7 +145,7 @@ export function drawFate(
     ) ?? scenario.routing[scenario.routing.length - 1];
   const routedModel = rule ? rng.weighted(rule.targets, (t) => t.weight ?? 1).model : 'render-core-1';
 
-  const stages: Fate['stages'] = [];
+  const durationsMs: number[] = [];
   let failure: PlannedFailure | null = null;
   for (const stage of ['queue', 'keyframe', 'routing', 'render', 'output_verification'] as const) {
     const spec = scenario.stages[stage];
@@ -147,7 +156,7 @@ export function drawFate(
     // A reused keyframe is looked up, not generated: the stage passes at once.
     const durationMs = stage === 'keyframe' && keyframeMode === 'reused' ? 0 : Math.round(seconds * 1000);
     if (failure) continue;
-    stages.push({ stage, durationMs });
+    durationsMs.push(durationMs);
     const forcedHere = forced?.fail_stage === stage;
     const canFail = stage !== 'keyframe' || keyframeMode === 'generated';
     if (forcedHere) {
@@ -173,7 +182,7 @@ export function drawFate(
   const rejectDraw = rng.next();
   const flagDraw = rng.next();
   const flagPick = rng.next();
-  let compliance: Compliance = { verified: true, flags: [] };
+  let compliance: Compliance = COMPLIANCE_PASSED;
   const rejected =
     forced?.output_rejected ??
     (forced?.flags ? forced.flags.some((f) => f.severity === 'block') : rejectDraw < verification.reject_share);
@@ -214,7 +223,8 @@ export function drawFate(
     keyframeMode,
     keyframeImageId,
     routedModel,
-    stages,
+    stageNames: keyframeMode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES,
+    durationsMs,
     failure,
     compliance,
     priceCents: Math.round(priceCents),

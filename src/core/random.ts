@@ -31,9 +31,10 @@ export function createStream(seed: number, ...purpose: (string | number)[]): Ran
     int: (n) => Math.floor(next() * n),
     chance: (p) => p > 0 && next() < p,
     token(length) {
-      let out = '';
-      for (let i = 0; i < length; i++) out += ALPHABET[Math.floor(next() * ALPHABET.length)];
-      return out;
+      // Built from char codes in one go: `+=` would leave a rope of `length` nodes per id in memory.
+      const codes = new Array<number>(length);
+      for (let i = 0; i < length; i++) codes[i] = ALPHABET.charCodeAt(Math.floor(next() * ALPHABET.length));
+      return String.fromCharCode(...codes);
     },
     weighted(items, weight) {
       const total = items.reduce((sum, item) => sum + weight(item), 0);

@@ -79,7 +79,9 @@ export class Simulator {
   private nextGlobalSeq = 0;
   /** Every change to a generation gets the next number; never reset, so cursors stay valid. */
   private changeSeq = 0;
-  private changeLog: { seq: number; generation: Generation }[] = [];
+  /** The change log as two parallel arrays (sequence numbers, generations), oldest first. */
+  private changeSeqs: number[] = [];
+  private changed: Generation[] = [];
 
   constructor(private readonly options: SimulatorOptions) {
     this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
@@ -191,8 +193,7 @@ export class Simulator {
       createdAt: now,
       status: 'queued',
       stageIndex: 0,
-      history: [],
-      keyframe: null,
+      keyframeReady: false,
       routedModel: null,
       compliance: null,
       error: null,
@@ -324,7 +325,8 @@ export class Simulator {
     this.allGenerations = [];
     this.removedFromAll = 0;
     this.nextGlobalSeq = 0;
-    this.changeLog = [];
+    this.changeSeqs = [];
+    this.changed = [];
     return this.health();
   }
 
@@ -348,8 +350,9 @@ export class Simulator {
     let hasMore = false;
     let cursor = this.changeSeq;
     if (input.changedSince != null) {
-      for (let i = firstAfter(this.changeLog, input.changedSince); i < this.changeLog.length; i++) {
-        const { seq, generation } = this.changeLog[i] as { seq: number; generation: Generation };
+      for (let i = firstAfter(this.changeSeqs, input.changedSince); i < this.changeSeqs.length; i++) {
+        const seq = this.changeSeqs[i] as number;
+        const generation = this.changed[i] as Generation;
         if (generation.changeSeq !== seq || !keep(generation)) continue;
         if (data.length === limit) {
           hasMore = true;
@@ -451,9 +454,20 @@ export class Simulator {
 
   private recordChange(g: Generation): void {
     g.changeSeq = ++this.changeSeq;
-    this.changeLog.push({ seq: g.changeSeq, generation: g });
-    if (this.changeLog.length > 4096 && this.changeLog.length > 2 * this.generationsById.size) {
-      this.changeLog = this.changeLog.filter((e) => e.generation.changeSeq === e.seq && !e.generation.evicted);
+    this.changeSeqs.push(g.changeSeq);
+    this.changed.push(g);
+    if (this.changeSeqs.length > 4096 && this.changeSeqs.length > 2 * this.generationsById.size) {
+      const seqs: number[] = [];
+      const gens: Generation[] = [];
+      for (let i = 0; i < this.changeSeqs.length; i++) {
+        const gen = this.changed[i] as Generation;
+        if (gen.changeSeq === this.changeSeqs[i] && !gen.evicted) {
+          seqs.push(gen.changeSeq);
+          gens.push(gen);
+        }
+      }
+      this.changeSeqs = seqs;
+      this.changed = gens;
     }
   }
 
@@ -508,13 +522,13 @@ function positionBySeq(list: readonly Generation[], seq: number): number {
   return -1;
 }
 
-/** Index of the first change-log entry with a sequence number above `seq`. */
-function firstAfter(log: readonly { seq: number }[], seq: number): number {
+/** Index of the first entry of an ascending list above `seq`. */
+function firstAfter(seqs: readonly number[], seq: number): number {
   let lo = 0;
-  let hi = log.length;
+  let hi = seqs.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if ((log[mid] as { seq: number }).seq <= seq) lo = mid + 1;
+    if ((seqs[mid] as number) <= seq) lo = mid + 1;
     else hi = mid;
   }
   return lo;
