@@ -1,0 +1,452 @@
+// The simulator's live dashboard: state, polling and the controls' wiring.
+//
+// Live updates: the first page of generations answers a `cursor`; every tick asks only for what
+// changed since (`GET /_sim/generations?changed_since=<cursor>`) and merges it into the page and
+// the selected generation. Polling runs every POLL_MS (never faster than once a second) and stops
+// while the tab is hidden.
+import { api, control, learnCdn } from './api.js';
+import { IN_FLIGHT, STAGES, STAGE_LABELS, clockText, durationText, isInFlight, ms, signature } from './format.js';
+import { generationRow, h, journalRow, renderDetail, scaleTimelines } from './views.js';
+
+const BUNDLED_SCENARIOS = ['default', 'fast', 'flaky', 'compliance', 'rate-limited', 'low-balance', 'slow'];
+const POLL_MS = 1500;
+const MAX_CHANGE_PAGES_PER_TICK = 10; // 10 x 1000 changes; the rest waits for the next tick
+const UNTIL_RESOLVED_MAX_STEPS = 60;
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  epoch: 0, // bumped by every reload: answers of an older epoch are dropped
+  health: null,
+  nowMs: 0,
+  firstId: undefined, // the oldest stored generation: when it vanishes, the simulator was reset
+  cursor: null,
+  filter: { status: '', account: '' },
+  pageSize: 50,
+  afters: [null], // the `after` of every page up to the current one
+  rows: [],
+  hasMore: false,
+  selected: null,
+  journalLimit: 50,
+  journalKey: '',
+  busy: false,
+};
+
+// ---- polling ----
+
+let timer = null;
+let ticking = false;
+let again = false;
+
+function schedule() {
+  clearTimeout(timer);
+  timer = document.hidden ? null : setTimeout(tick, POLL_MS);
+}
+
+/** Runs a tick now (after a user action), or right after the one in progress. */
+function refreshNow() {
+  if (ticking) again = true;
+  else tick();
+}
+
+async function tick() {
+  clearTimeout(timer);
+  ticking = true;
+  const epoch = state.epoch;
+  try {
+    const [health, first] = await Promise.all([api.health(), api.generations({ limit: 1 })]);
+    if (epoch !== state.epoch) return;
+    const firstId = first.data[0]?.id ?? null;
+    const wasReset =
+      state.health &&
+      (health.scenario !== state.health.scenario ||
+        health.seed !== state.health.seed ||
+        ms(health.clock.now) < state.nowMs ||
+        (state.firstId && firstId !== state.firstId));
+    if (wasReset) {
+      await reload('The simulator was reset elsewhere; reloaded.');
+      return;
+    }
+    state.firstId = firstId;
+    applyHealth(health);
+
+    let refetchPage = false;
+    for (let i = 0; i < MAX_CHANGE_PAGES_PER_TICK; i++) {
+      const changes = await api.changes({ cursor: state.cursor, account: state.filter.account });
+      if (epoch !== state.epoch) return;
+      refetchPage = mergeChanges(changes.data) || refetchPage;
+      state.cursor = changes.cursor;
+      if (!changes.has_more) break;
+    }
+    if (refetchPage) await loadPage();
+    else renderTable();
+    renderSelected();
+    await refreshJournal(epoch);
+    setLive('live', `live · ${new Date().toLocaleTimeString()}`);
+  } catch (error) {
+    setLive('offline', `offline: ${error.message}`);
+  } finally {
+    ticking = false;
+    if (again) {
+      again = false;
+      queueMicrotask(tick);
+    } else schedule();
+  }
+}
+
+document.addEventListener('visibilitychange', () => {
+  if (document.hidden) {
+    clearTimeout(timer);
+    setLive('paused', 'paused (tab hidden)');
+  } else refreshNow();
+});
+
+// ---- state ----
+
+/** Merges changed generations; answers whether the current page must be fetched again. */
+function mergeChanges(changed) {
+  let offPage = false;
+  for (const g of changed) {
+    learnCdn(g);
+    const i = state.rows.findIndex((row) => row.id === g.id);
+    if (i >= 0) state.rows[i] = g;
+    else if (!state.filter.status || g.status === state.filter.status) offPage = true;
+    if (state.selected?.id === g.id) state.selected = g;
+  }
+  if (!offPage) return false;
+  // A change off the page: a new generation (it belongs on this page when the page has room) or
+  // one on another page. A full page only learns that more exist.
+  if (state.rows.length < state.pageSize) return true;
+  state.hasMore = true;
+  renderPager();
+  return false;
+}
+
+async function loadPage() {
+  const epoch = state.epoch;
+  const page = await api.generations({
+    limit: state.pageSize,
+    after: state.afters.at(-1),
+    status: state.filter.status,
+    account: state.filter.account,
+  });
+  if (epoch !== state.epoch) return;
+  page.data.forEach(learnCdn);
+  state.rows = page.data;
+  state.hasMore = page.has_more;
+  if (state.cursor === null) state.cursor = page.cursor;
+  for (const g of page.data) if (state.selected?.id === g.id) state.selected = g;
+  renderTable();
+  renderPager();
+}
+
+/** Drops everything and starts again from the first page (after a reset or a scenario switch). */
+async function reload(message) {
+  state.epoch += 1;
+  Object.assign(state, { health: null, nowMs: 0, firstId: undefined, cursor: null, afters: [null], rows: [], hasMore: false, selected: null, journalKey: '' });
+  rowCache.clear();
+  history.replaceState(null, '', window.location.pathname + window.location.search);
+  const [health, scenario, first] = await Promise.all([api.health(), api.scenario(), api.generations({ limit: 1 })]);
+  state.firstId = first.data[0]?.id ?? null;
+  applyHealth(health);
+  renderScenario(scenario);
+  await loadPage();
+  renderSelected(true);
+  await refreshJournal(state.epoch);
+  if (message) toast(message, 'info');
+}
+
+// ---- rendering ----
+
+function applyHealth(health) {
+  state.health = health;
+  state.nowMs = ms(health.clock.now);
+  $('clock-now').value = clockText(health.clock.now);
+  $('clock-now').textContent = clockText(health.clock.now);
+  $('clock-mode').textContent = health.clock.mode === 'manual' ? 'manual' : `realtime ×${health.clock.speed}`;
+  $('scenario-name').textContent = health.scenario;
+  $('scenario-seed').textContent = `seed ${health.seed}`;
+  const select = $('scenario-select');
+  if (!select.options.length || ![...select.options].some((o) => o.value === health.scenario)) {
+    const names = [...new Set([...BUNDLED_SCENARIOS, health.scenario])];
+    select.replaceChildren(...names.map((name) => h('option', { value: name }, name)));
+  }
+  if (document.activeElement !== select) select.value = health.scenario;
+}
+
+function renderScenario(scenario) {
+  $('scenario-description').textContent = scenario.description ?? '';
+  const stages = scenario.stages ?? {};
+  $('scenario-stages').replaceChildren(
+    ...STAGES.filter((name) => stages[name]).map((name) => {
+      const s = stages[name];
+      const failure = s.failure?.probability ? `${+(s.failure.probability * 100).toFixed(2)}% ${s.failure.code ?? ''}` : '—';
+      return h('tr', {}, h('td', {}, STAGE_LABELS[name]), h('td', {}, distributionText(s.duration) + (s.per_output_second ? ' per output s' : '')), h('td', {}, failure));
+    }),
+  );
+}
+
+function distributionText(d) {
+  if (!d) return '—';
+  if (d.type === 'fixed') return `${d.value} s`;
+  if (d.type === 'uniform') return `${d.min}–${d.max} s`;
+  if (d.type === 'lognormal') return `median ${d.median} s, p95 ${d.p95} s`;
+  return JSON.stringify(d);
+}
+
+/** Rows are keyed by id and rebuilt only when their generation changed (or, in flight, the clock). */
+const rowCache = new Map();
+
+function renderTable() {
+  const body = $('generations-body');
+  const seen = new Set();
+  const rows = state.rows.map((g) => {
+    const sig = `${signature(g)}|${isInFlight(g) ? state.nowMs : ''}|${state.selected?.id === g.id}`;
+    seen.add(g.id);
+    const cached = rowCache.get(g.id);
+    if (cached && cached.sig === sig) return cached.tr;
+    const tr = generationRow(g, state.nowMs, { selected: state.selected?.id === g.id, onOpen: select, onAccount: filterAccount });
+    if (state.filter.status && g.status !== state.filter.status) tr.classList.add('stale');
+    rowCache.set(g.id, { sig, tr });
+    return tr;
+  });
+  for (const id of rowCache.keys()) if (!seen.has(id)) rowCache.delete(id);
+  const current = [...body.children];
+  if (current.length !== rows.length || current.some((tr, i) => tr !== rows[i])) body.replaceChildren(...rows);
+  scaleTimelines(body);
+  $('generations-empty').hidden = state.rows.length > 0;
+  $('generations-empty').textContent =
+    state.filter.status || state.filter.account
+      ? 'No generations match these filters.'
+      : 'No generations yet. Create one with POST /v1/videos.';
+}
+
+function renderPager() {
+  const page = state.afters.length;
+  const from = (page - 1) * state.pageSize + 1;
+  $('page-info').textContent = state.rows.length
+    ? `page ${page} · ${from}–${from + state.rows.length - 1}${state.hasMore ? ' · more after' : ''}`
+    : `page ${page}`;
+  $('page-first').disabled = page === 1;
+  $('page-prev').disabled = page === 1;
+  $('page-next').disabled = !state.hasMore || state.rows.length === 0;
+  $('page-last').disabled = !state.hasMore;
+}
+
+let selectedSig = '';
+
+function renderSelected(force = false) {
+  const g = state.selected;
+  const sig = g ? `${g.id}|${signature(g)}|${isInFlight(g) ? state.nowMs : ''}` : '';
+  if (!force && sig === selectedSig) return;
+  selectedSig = sig;
+  renderDetail($('detail'), g, state.nowMs);
+  $('detail-close').hidden = !g;
+}
+
+/** The journal has no cursor: a one-entry probe tells whether anything arrived before fetching more. */
+async function refreshJournal(epoch) {
+  const account = state.filter.account;
+  const probe = await api.journal({ limit: 1, account });
+  if (epoch !== state.epoch) return;
+  const key = `${state.journalLimit}|${account}|${probe.data[0]?.request_id ?? ''}`;
+  if (key === state.journalKey) return;
+  const journal = probe.data.length ? await api.journal({ limit: state.journalLimit, account }) : probe;
+  if (epoch !== state.epoch) return;
+  state.journalKey = key;
+  $('journal-scope').textContent = journal.data.length
+    ? `(latest ${journal.data.length}${account ? ` of ${account}` : ''}, newest first)`
+    : '';
+  $('journal-body').replaceChildren(...journal.data.toReversed().map(journalRow));
+  $('journal-empty').hidden = journal.data.length > 0;
+}
+
+function setLive(kind, text) {
+  const el = $('live-indicator');
+  el.dataset.state = kind;
+  el.textContent = text;
+}
+
+let toastTimer = null;
+function toast(message, kind = 'error') {
+  const el = $('toast');
+  el.textContent = message;
+  el.dataset.kind = kind;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (el.hidden = true), 6000);
+}
+
+// ---- actions ----
+
+function select(id) {
+  state.selected = state.rows.find((g) => g.id === id) ?? state.selected;
+  history.replaceState(null, '', `#${id}`);
+  renderTable();
+  renderSelected(true);
+}
+
+async function selectFromHash(hash) {
+  const id = decodeURIComponent(hash.slice(1));
+  if (!id) return;
+  try {
+    state.selected = await control(`generations/${encodeURIComponent(id)}`);
+    learnCdn(state.selected);
+    history.replaceState(null, '', `#${id}`);
+    renderTable();
+    renderSelected(true);
+  } catch {
+    history.replaceState(null, '', window.location.pathname);
+  }
+}
+
+function filterAccount(account) {
+  $('filter-account').value = account;
+  applyFilters();
+}
+
+function applyFilters() {
+  state.filter = { status: $('filter-status').value, account: $('filter-account').value.trim() };
+  state.afters = [null];
+  state.journalKey = '';
+  run(async () => {
+    await loadPage();
+    await refreshJournal(state.epoch);
+  });
+}
+
+/** Runs a user action with the controls disabled; reports failures. */
+async function run(action) {
+  if (state.busy) return;
+  state.busy = true;
+  document.body.classList.add('busy');
+  for (const b of document.querySelectorAll('[data-advance], #advance-until, #scenario-form button')) b.disabled = true;
+  try {
+    await action();
+  } catch (error) {
+    toast(error.message);
+  } finally {
+    state.busy = false;
+    document.body.classList.remove('busy');
+    for (const b of document.querySelectorAll('[data-advance], #advance-until, #scenario-form button')) b.disabled = false;
+    refreshNow();
+  }
+}
+
+async function anyInFlight() {
+  const answers = await Promise.all(IN_FLIGHT.map((status) => api.generations({ status, limit: 1 })));
+  return answers.some((a) => a.data.length > 0);
+}
+
+/** Advances in growing steps (10 s, 20 s, 40 s … up to 1 h) until nothing is queued or running. */
+async function advanceUntilResolved() {
+  const hint = $('in-flight');
+  let step = 10;
+  let moved = 0;
+  for (let i = 0; i < UNTIL_RESOLVED_MAX_STEPS; i++) {
+    if (!(await anyInFlight())) {
+      hint.textContent = moved ? `All resolved after +${durationText(moved * 1000)}.` : 'Nothing in flight.';
+      return;
+    }
+    const clock = await api.advance(step);
+    moved += step;
+    hint.textContent = `Advancing… +${durationText(moved * 1000)}`;
+    $('clock-now').textContent = clockText(clock.now);
+    step = Math.min(step * 2, 3600);
+  }
+  hint.textContent = `Still in flight after +${durationText(moved * 1000)}; press again to continue.`;
+}
+
+function wire() {
+  for (const button of document.querySelectorAll('[data-advance]')) {
+    button.addEventListener('click', () =>
+      run(async () => {
+        await api.advance(Number(button.dataset.advance));
+        $('in-flight').textContent = '';
+      }),
+    );
+  }
+  $('advance-until').addEventListener('click', () => run(advanceUntilResolved));
+  $('scenario-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const name = $('scenario-select').value;
+    run(async () => {
+      await api.reset(name);
+      await reload(`Switched to scenario ${name}; all state dropped.`);
+    });
+  });
+  $('scenario-reset').addEventListener('click', () =>
+    run(async () => {
+      await api.reset();
+      await reload('Reset: all state dropped, scenario reloaded.');
+    }),
+  );
+  $('filters').addEventListener('submit', (event) => {
+    event.preventDefault();
+    applyFilters();
+  });
+  $('filter-status').addEventListener('change', applyFilters);
+  $('filter-clear').addEventListener('click', () => {
+    $('filter-status').value = '';
+    $('filter-account').value = '';
+    applyFilters();
+  });
+  $('page-first').addEventListener('click', () => {
+    state.afters = [null];
+    run(loadPage);
+  });
+  $('page-prev').addEventListener('click', () => {
+    if (state.afters.length > 1) state.afters.pop();
+    run(loadPage);
+  });
+  $('page-next').addEventListener('click', () => {
+    const last = state.rows.at(-1);
+    if (!last) return;
+    state.afters.push(last.id);
+    run(loadPage);
+  });
+  $('page-last').addEventListener('click', () => run(goLast));
+  $('page-size').addEventListener('change', () => {
+    state.pageSize = Number($('page-size').value);
+    state.afters = [null];
+    run(loadPage);
+  });
+  $('journal-limit').addEventListener('change', () => {
+    state.journalLimit = Number($('journal-limit').value);
+    state.journalKey = '';
+    refreshNow();
+  });
+  $('detail-close').addEventListener('click', () => {
+    state.selected = null;
+    history.replaceState(null, '', window.location.pathname);
+    renderTable();
+    renderSelected(true);
+  });
+}
+
+/** The last page: walks the ids 1,000 at a time (only on request) to know where pages start. */
+async function goLast() {
+  const ids = [];
+  let after = null;
+  for (let i = 0; i < 200; i++) {
+    const page = await api.generations({ limit: 1000, after, status: state.filter.status, account: state.filter.account });
+    for (const g of page.data) ids.push(g.id);
+    if (!page.has_more || page.data.length === 0) break;
+    after = ids.at(-1);
+  }
+  const pages = Math.max(1, Math.ceil(ids.length / state.pageSize));
+  state.afters = [null];
+  for (let p = 1; p < pages; p++) state.afters.push(ids[p * state.pageSize - 1]);
+  await loadPage();
+}
+
+// ---- start ----
+
+wire();
+const initialHash = window.location.hash; // reload() clears it
+reload()
+  .then(() => selectFromHash(initialHash))
+  .then(() => setLive('live', 'live'))
+  .catch((error) => {
+    setLive('offline', `offline: ${error.message}`);
+  })
+  .finally(schedule);

@@ -1,0 +1,294 @@
+// DOM building: table rows, stage timelines, the detail panel, the journal.
+import { keyframeUrl } from './api.js';
+import {
+  STAGE_LABELS,
+  cents,
+  clockText,
+  currentStage,
+  durationText,
+  ms,
+  shortId,
+  stageSpans,
+  timeText,
+  timelineEnd,
+} from './format.js';
+
+/** `h('td', { class: 'x', dataset: { id } }, child, 'text')` */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === 'dataset') Object.assign(el.dataset, value);
+    else if (name === 'style') Object.assign(el.style, value);
+    else if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
+    else if (name === 'text') el.textContent = value;
+    else el.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export function statusBadge(status, testid) {
+  return h('span', { class: `badge status-${status}`, 'data-testid': testid }, status);
+}
+
+/** The image to show for a generation: its thumbnail once succeeded, else its keyframe. */
+function preview(g) {
+  if (g.output?.thumbnail_url) {
+    return h('img', {
+      class: 'thumb',
+      src: g.output.thumbnail_url,
+      alt: `Thumbnail of ${g.id}`,
+      width: 96,
+      height: 54,
+      loading: 'lazy',
+      'data-testid': 'generation-thumbnail',
+    });
+  }
+  if (g.keyframe) {
+    return h('img', {
+      class: 'thumb keyframe',
+      src: keyframeUrl(g.keyframe.id),
+      alt: `Keyframe ${g.keyframe.id} of ${g.id}`,
+      width: 96,
+      height: 54,
+      loading: 'lazy',
+      'data-testid': 'generation-keyframe',
+    });
+  }
+  return h('span', { class: 'thumb placeholder', 'aria-hidden': 'true' }, g.status === 'failed' ? '✕' : '…');
+}
+
+/** A horizontal bar of the visited stages on the virtual clock; its width is set by `scaleTimelines`. */
+export function timeline(g, nowMs) {
+  const end = timelineEnd(g, nowMs);
+  const span = Math.max(0, end - ms(g.created_at));
+  const spans = stageSpans(g, end).filter((s) => s.duration > 0 || s.open);
+  const label = spans.map((s) => `${STAGE_LABELS[s.stage]} ${durationText(s.duration)}${s.open ? ' (now)' : ''}`).join(', ');
+  const track = h(
+    'span',
+    { class: 'track', dataset: { span: String(span) } },
+    spans.map((s) =>
+      h('span', {
+        class: `seg seg-${s.stage}${s.open ? ' open' : ''}`,
+        style: { flexGrow: String(Math.max(s.duration, span / 200)) },
+        title: `${STAGE_LABELS[s.stage]}: ${durationText(s.duration)}`,
+      }),
+    ),
+  );
+  return h(
+    'span',
+    { class: 'timeline', role: 'img', 'aria-label': label || 'no stage yet', title: label },
+    h('span', { class: 'rail' }, track),
+    h('span', { class: 'total' }, durationText(span)),
+  );
+}
+
+/** Gives every track on the page one scale: the longest timeline fills the rail. */
+export function scaleTimelines(root) {
+  const tracks = [...root.querySelectorAll('.track')];
+  const max = Math.max(1, ...tracks.map((t) => Number(t.dataset.span)));
+  for (const t of tracks) t.style.width = `${Math.max(1.5, (100 * Number(t.dataset.span)) / max)}%`;
+}
+
+function flagsCell(g) {
+  const items = [];
+  if (g.error) {
+    items.push(
+      h(
+        'span',
+        { class: `flag sev-block`, title: g.error.message, 'data-testid': 'generation-error' },
+        g.error.stage ? `${g.error.code} @ ${STAGE_LABELS[g.error.stage] ?? g.error.stage}` : g.error.code,
+      ),
+    );
+  }
+  for (const f of g.compliance?.flags ?? []) {
+    items.push(h('span', { class: `flag sev-${f.severity}`, title: `${f.severity}: ${f.message}` }, f.code));
+  }
+  return items.length ? items : h('span', { class: 'muted' }, '—');
+}
+
+export function generationRow(g, nowMs, { selected, onOpen, onAccount }) {
+  const stage = currentStage(g);
+  return h(
+    'tr',
+    {
+      'data-testid': 'generation-row',
+      dataset: { id: g.id, status: g.status },
+      class: selected ? 'selected' : undefined,
+      'aria-selected': selected ? 'true' : 'false',
+    },
+    h('td', { class: 'preview' }, preview(g)),
+    h(
+      'td',
+      { class: 'gen' },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'link mono',
+          'data-testid': 'generation-open',
+          'aria-label': `Show details of ${g.id}`,
+          title: g.id,
+          onclick: () => onOpen(g.id),
+        },
+        shortId(g.id),
+      ),
+      h('div', { class: 'prompt', title: g.prompt }, g.prompt),
+      h(
+        'button',
+        { type: 'button', class: 'link mono account', title: `Show only the generations of ${g.account}`, onclick: () => onAccount(g.account) },
+        g.account,
+      ),
+    ),
+    h(
+      'td',
+      { class: 'status' },
+      statusBadge(g.status, 'generation-status'),
+      h('div', { class: 'stage', 'data-testid': 'generation-stage' }, stage ? STAGE_LABELS[stage] : ''),
+    ),
+    h('td', { class: 'timeline-cell' }, timeline(g, nowMs)),
+    h('td', { class: 'flags' }, flagsCell(g)),
+    h('td', { class: 'created mono', title: g.created_at }, timeText(g.created_at)),
+  );
+}
+
+/** The detail panel's content. Keeps a playing <video> when its source did not change. */
+export function renderDetail(container, g, nowMs) {
+  const oldVideo = container.querySelector('video');
+  container.replaceChildren();
+  if (!g) {
+    container.append(h('p', { class: 'muted empty' }, 'Select a generation to see its stages, media and flags.'));
+    return;
+  }
+  const stage = currentStage(g);
+  container.append(
+    h(
+      'div',
+      { class: 'detail-head' },
+      h('code', { class: 'mono id', 'data-testid': 'detail-id' }, g.id),
+      statusBadge(g.status, 'detail-status'),
+      stage ? h('span', { class: 'stage' }, STAGE_LABELS[stage]) : null,
+    ),
+    h('p', { class: 'prompt-full' }, g.prompt),
+  );
+
+  const media = h('div', { class: 'media' });
+  if (g.output?.url) {
+    const video =
+      oldVideo && oldVideo.dataset.src === g.output.url
+        ? oldVideo
+        : h('video', {
+            'data-testid': 'detail-video',
+            dataset: { src: g.output.url },
+            src: g.output.url,
+            poster: g.output.thumbnail_url,
+            controls: true,
+            muted: true,
+            loop: true,
+            playsinline: true,
+            preload: 'metadata',
+            'aria-label': `Output video of ${g.id}`,
+          });
+    video.muted = true;
+    media.append(h('figure', {}, video, h('figcaption', {}, h('a', { href: g.output.url, target: '_blank', rel: 'noopener' }, 'MP4'), ' · ', h('a', { href: g.output.thumbnail_url, target: '_blank', rel: 'noopener' }, 'thumbnail'))));
+  }
+  if (g.keyframe) {
+    media.append(
+      h(
+        'figure',
+        { class: 'keyframe' },
+        h('img', { src: keyframeUrl(g.keyframe.id), alt: `Keyframe ${g.keyframe.id}`, 'data-testid': 'detail-keyframe' }),
+        h('figcaption', {}, 'keyframe ', h('code', { class: 'mono' }, g.keyframe.id)),
+      ),
+    );
+  }
+  if (media.childElementCount) container.append(media);
+
+  if (g.error) {
+    container.append(
+      h(
+        'div',
+        { class: 'callout danger', role: 'note', 'data-testid': 'detail-error' },
+        h('strong', {}, `${g.error.type} · ${g.error.code}`),
+        g.error.stage ? ` at ${STAGE_LABELS[g.error.stage] ?? g.error.stage}` : '',
+        h('div', {}, g.error.message),
+      ),
+    );
+  }
+  if (g.compliance) {
+    const flags = g.compliance.flags;
+    container.append(
+      h(
+        'div',
+        { class: `callout ${g.compliance.verified ? (flags.length ? 'warning' : 'ok') : 'danger'}`, 'data-testid': 'detail-compliance' },
+        h('strong', {}, g.compliance.verified ? 'Output verified' : 'Output not verified'),
+        flags.length
+          ? h('ul', { class: 'flag-list' }, flags.map((f) => h('li', {}, h('span', { class: `flag sev-${f.severity}` }, f.severity), ' ', h('code', {}, f.code), ' — ', f.message)))
+          : h('span', { class: 'muted' }, ' · no flags'),
+      ),
+    );
+  }
+
+  const fields = [
+    ['account', h('code', { class: 'mono' }, g.account)],
+    ['model', g.routed_model ? `${g.model} → ${g.routed_model}` : g.model],
+    ['output', `${g.resolution} · ${g.duration_seconds} s`],
+    ['cost', cents(g.cost_cents)],
+    ['created', clockText(g.created_at)],
+    ['completed', clockText(g.completed_at)],
+  ];
+  if (g.negative_prompt) fields.push(['negative', g.negative_prompt]);
+  container.append(h('dl', { class: 'fields' }, fields.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));
+
+  // The stage timeline on a shared axis, from creation to completion (or now).
+  const end = timelineEnd(g, nowMs);
+  const start = ms(g.created_at);
+  const total = Math.max(1, end - start);
+  container.append(
+    h('h3', {}, 'Stages ', h('span', { class: 'muted' }, `(${durationText(end - start)} on the virtual clock)`)),
+    h(
+      'table',
+      { class: 'stages', 'data-testid': 'detail-stages' },
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'stage'), h('th', { scope: 'col' }, 'entered'), h('th', { scope: 'col' }, 'time'), h('th', { scope: 'col', class: 'gantt-col' }, h('span', { class: 'sr-only' }, 'bar')))),
+      h(
+        'tbody',
+        {},
+        stageSpans(g, end).map((s) =>
+          h(
+            'tr',
+            { class: s.open ? 'open' : undefined },
+            h('td', {}, STAGE_LABELS[s.stage]),
+            h('td', { class: 'mono' }, `+${durationText(s.start - start)}`),
+            h('td', { class: 'mono' }, s.open ? `${durationText(s.duration)} …` : durationText(s.duration)),
+            h(
+              'td',
+              { class: 'gantt' },
+              h('span', {
+                class: `seg seg-${s.stage}${s.open ? ' open' : ''}`,
+                style: { left: `${(100 * (s.start - start)) / total}%`, width: `max(2px, ${(100 * s.duration) / total}%)` },
+              }),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+export function journalRow(entry) {
+  const level = entry.status >= 500 ? 'bad' : entry.status >= 400 ? 'warn' : 'good';
+  return h(
+    'tr',
+    { 'data-testid': 'journal-row' },
+    h('td', { class: 'mono', title: entry.at }, timeText(entry.at)),
+    h('td', { class: 'mono' }, entry.method),
+    h('td', { class: 'mono path', title: entry.path }, entry.path),
+    h('td', {}, h('span', { class: `code code-${level}` }, entry.status), entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null),
+    h('td', { class: 'mono' }, entry.account ?? h('span', { class: 'muted' }, 'none')),
+    h('td', { class: 'mono muted', title: entry.request_id }, entry.request_id.slice(0, 12)),
+  );
+}
