@@ -1,0 +1,45 @@
+# video-service-sim: the simulator as a container image.
+#
+#   docker build -t video-service-sim .
+#   docker run --rm -p 8080:8080 -e SIM_SCENARIO=fast -e SIM_CLOCK=manual video-service-sim
+#
+# Every flag of `sim` has an environment variable: PORT, SIM_HOST, SIM_SCENARIO, SIM_SEED,
+# SIM_CLOCK, SIM_SPEED, SIM_BASE_URL, SIM_CDN_URL. Flags can also be passed as arguments
+# (`docker run ... video-service-sim --scenario flaky`), and so can the subcommands
+# (`docker run --rm video-service-sim scenarios`).
+
+# ---- build: dev dependencies, TypeScript -> dist/ ---------------------------------------------
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would build before src/ is copied; the build runs below.
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+# Source maps point at src/ and declarations serve the npm package: neither is needed at run time.
+RUN npm run build && find dist \( -name '*.map' -o -name '*.d.ts' \) -delete
+
+# ---- runtime: production dependencies only, non-root, node as PID 1 -------------------------
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production \
+    NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false \
+    SIM_HOST=0.0.0.0 \
+    PORT=8080
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force && rm -rf /root/.npm /tmp/*
+COPY openapi.yaml ./
+COPY scenarios ./scenarios
+COPY assets ./assets
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 8080
+# Node's own fetch (no curl in the image); PORT is the port the simulator listens on. No
+# --start-period: the simulator is up in well under a second, and dockerfilelint 1.8 misreads
+# hyphenated HEALTHCHECK options.
+HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/_sim/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# Exec form: node is PID 1 and gets SIGTERM from `docker stop` directly (the CLI exits at once).
+ENTRYPOINT ["node", "dist/cli.js"]
+CMD []

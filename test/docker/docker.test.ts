@@ -1,0 +1,271 @@
+/**
+ * The container image, proven by a real build: builds `video-service-sim:test` from the Dockerfile,
+ * runs it, drives a video to `succeeded` through the published port, fetches its MP4, and checks
+ * the image's promises (non-root, HEALTHCHECK, env-only configuration, fast `docker stop`).
+ *
+ * Uses the `docker` CLI from PATH with the environment's DOCKER_HOST. Without an answering engine
+ * the suite fails (it never passes silently).
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const IMAGE = 'video-service-sim:test';
+const RUN_ID = `${process.pid}-${Date.now().toString(36)}`;
+const MAIN = `video-service-sim-test-${RUN_ID}`;
+const ENV_ONLY = `video-service-sim-test-env-${RUN_ID}`;
+const KEY = 'sk_test_docker';
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `docker ...args`; never throws (the caller decides what a failure means). */
+function docker(args: string[], timeoutMs = 60_000): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(
+      'docker',
+      args,
+      { cwd: ROOT, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: process.env },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) || (err && code !== 0 ? err.message : '') });
+      },
+    );
+  });
+}
+
+/** Like docker(), but throws with the command's output when it fails. */
+async function dockerOk(args: string[], timeoutMs?: number): Promise<string> {
+  const r = await docker(args, timeoutMs);
+  if (r.code !== 0) {
+    const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-60).join('\n');
+    throw new Error(`docker ${args.join(' ')} failed (exit ${r.code}):\n${tail}`);
+  }
+  return r.stdout.trim();
+}
+
+function log(line: string): void {
+  console.log(`[test:docker] ${line}`);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The host address of a container port published on 127.0.0.1 (`docker port`). */
+async function publishedUrl(container: string, port: number): Promise<string> {
+  const out = await dockerOk(['port', container, `${port}/tcp`]);
+  const line = out.split('\n').find((l) => l.startsWith('127.0.0.1:')) ?? out.split('\n')[0] ?? '';
+  const hostPort = line.trim().split(':').pop();
+  if (!hostPort || !/^\d+$/.test(hostPort)) throw new Error(`cannot read the published port from: ${out}`);
+  return `http://127.0.0.1:${hostPort}`;
+}
+
+/** Polls GET {url}/_sim/health until it answers 200 (generous: the machine may be busy). */
+async function waitForHealth(url: string, container: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/_sim/health`, { signal: AbortSignal.timeout(2_000) });
+      if (res.ok) return (await res.json()) as Record<string, unknown>;
+      last = `status ${res.status}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    await sleep(250);
+  }
+  const logs = await docker(['logs', container]);
+  throw new Error(`${url}/_sim/health did not answer within ${timeoutMs} ms (${last}); container logs:\n${logs.stdout}${logs.stderr}`);
+}
+
+/** Polls `docker inspect` until the HEALTHCHECK reports `healthy`. */
+async function waitForHealthy(container: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let state = '';
+  while (Date.now() < deadline) {
+    state = await dockerOk(['inspect', '--format', '{{json .State.Health}}', container]);
+    const health = JSON.parse(state) as { Status?: string } | null;
+    if (health?.Status === 'healthy') return;
+    await sleep(500);
+  }
+  throw new Error(`the HEALTHCHECK of ${container} did not report healthy within ${timeoutMs} ms: ${state}`);
+}
+
+async function api(url: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${url}${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', ...(init.headers ?? {}) },
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text for the failure message
+  }
+  return { status: res.status, body };
+}
+
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+let baseUrl = '';
+
+describe('the container image', () => {
+  beforeAll(async () => {
+    const version = await docker(['version', '--format', '{{.Server.Version}}'], 30_000);
+    if (version.code !== 0) {
+      throw new Error(
+        'No Docker engine answers (`docker version` failed), so the image cannot be tested.\n' +
+          'Start Docker (or export DOCKER_HOST for a reachable engine) and run `npm run test:docker` again.\n' +
+          `docker said: ${(version.stderr || version.stdout).trim()}`,
+      );
+    }
+    log(`engine ${version.stdout.trim()} at ${process.env.DOCKER_HOST ?? 'the default socket'}`);
+
+    log(`building ${IMAGE} (the first build installs the dependencies; several minutes on a slow machine)`);
+    const t0 = Date.now();
+    await dockerOk(['build', '--tag', IMAGE, '.'], 19 * 60_000);
+    log(`built in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+    await dockerOk([
+      'run', '--detach', '--name', MAIN,
+      '-e', 'SIM_SCENARIO=fast',
+      '-e', 'SIM_CLOCK=manual',
+      '-e', 'SIM_SEED=4242',
+      '-p', '127.0.0.1::8080',
+      '--health-interval', '1s',
+      IMAGE,
+    ]);
+    baseUrl = await publishedUrl(MAIN, 8080);
+    log(`container ${MAIN} published at ${baseUrl}`);
+    await waitForHealth(baseUrl, MAIN);
+  });
+
+  afterAll(async () => {
+    await docker(['rm', '--force', '--volumes', MAIN]);
+    await docker(['rm', '--force', '--volumes', ENV_ONLY]);
+  });
+
+  it('listens on 0.0.0.0:8080 with the scenario, seed and clock from the environment', async () => {
+    const health = await waitForHealth(baseUrl, MAIN);
+    expect(health).toMatchObject({ status: 'ok', scenario: 'fast', seed: 4242, clock: { mode: 'manual' } });
+    const logs = await dockerOk(['logs', MAIN]);
+    expect(logs.split('\n')[0]).toMatch(/^sim listening on http:\/\/0\.0\.0\.0:8080 \(scenario fast, seed 4242, clock manual\)/);
+  });
+
+  it('drives a video to succeeded through the published port and serves its MP4', async () => {
+    const created = await api(baseUrl, '/v1/videos', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'video-3.2', prompt: 'A paper boat drifting down a rainy gutter, close-up.' }),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body).toMatchObject({ object: 'video', status: 'queued' });
+    const id = created.body.id as string;
+
+    const advanced = await fetch(`${baseUrl}/_sim/clock/advance`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ seconds: 10 }),
+    });
+    expect(advanced.status).toBe(200);
+
+    const done = await api(baseUrl, `/v1/videos/${id}`);
+    expect(done.status).toBe(200);
+    expect(done.body.status, JSON.stringify(done.body)).toBe('succeeded');
+
+    // The container writes its own address (localhost:8080) into responses; fetch the same path
+    // through the port published on this host.
+    const mediaUrl = new URL(done.body.output.url as string);
+    expect(mediaUrl.origin).toBe('http://localhost:8080');
+    const media = await fetch(`${baseUrl}${mediaUrl.pathname}`);
+    expect(media.status).toBe(200);
+    expect(media.headers.get('content-type')).toMatch(/^video\/mp4/);
+    const bytes = Buffer.from(await media.arrayBuffer());
+    expect(bytes.length).toBeGreaterThan(1000);
+    expect(bytes.subarray(4, 8).toString('latin1')).toBe('ftyp');
+  });
+
+  it('runs as a non-root user, with node as PID 1', async () => {
+    const uid = await dockerOk(['exec', MAIN, 'id', '-u']);
+    expect(Number(uid)).not.toBe(0);
+    const cmdline = await dockerOk(['exec', MAIN, 'cat', '/proc/1/cmdline']);
+    expect(cmdline.split('\0')[0]).toMatch(/(^|\/)node$/);
+    const user = await dockerOk(['image', 'inspect', '--format', '{{.Config.User}}', IMAGE]);
+    expect(user).toBe('node');
+  });
+
+  it('reports healthy through its HEALTHCHECK', async () => {
+    await waitForHealthy(MAIN);
+    const test = await dockerOk(['image', 'inspect', '--format', '{{json .Config.Healthcheck.Test}}', IMAGE]);
+    expect(test).toContain('/_sim/health');
+    expect(test).not.toMatch(/curl|wget/);
+  });
+
+  it('takes every setting from the environment alone (PORT, SIM_* variables)', async () => {
+    await dockerOk([
+      'run', '--detach', '--name', ENV_ONLY,
+      '-e', 'PORT=9090',
+      '-e', 'SIM_SCENARIO=default',
+      '-e', 'SIM_SEED=7',
+      '-e', 'SIM_CLOCK=realtime',
+      '-e', 'SIM_SPEED=2',
+      '-e', 'SIM_BASE_URL=http://sim.example.test:9090',
+      '-e', 'SIM_CDN_URL=http://cdn.example.test/media',
+      '-p', '127.0.0.1::9090',
+      '--health-interval', '1s',
+      IMAGE,
+    ]);
+    const url = await publishedUrl(ENV_ONLY, 9090);
+    const health = await waitForHealth(url, ENV_ONLY);
+    expect(health).toMatchObject({ scenario: 'default', seed: 7, clock: { mode: 'realtime', speed: 2 } });
+    const image = await api(url, '/v1/images', { method: 'POST', body: JSON.stringify({ prompt: 'A red kite over dunes.' }) });
+    expect(image.status, JSON.stringify(image.body)).toBe(200);
+    expect(image.body.url).toMatch(/^http:\/\/cdn\.example\.test\/media\/images\/img_\w+\.png$/);
+    // The HEALTHCHECK follows PORT too.
+    await waitForHealthy(ENV_ONLY);
+    await docker(['rm', '--force', ENV_ONLY]);
+  });
+
+  it('runs the subcommands when given as arguments', async () => {
+    const out = await dockerOk(['run', '--rm', IMAGE, 'scenarios']);
+    expect(out).toMatch(/^fast\s/m);
+    expect(out).toMatch(/^flaky\s/m);
+  });
+
+  it('is small, and says how much it adds above its base', async () => {
+    const lastFrom = readFileSync(`${ROOT}Dockerfile`, 'utf8')
+      .split('\n')
+      .filter((l) => /^FROM\s/i.test(l))
+      .pop();
+    const base = lastFrom?.split(/\s+/)[1] ?? 'node:20-bookworm-slim';
+    const size = Number(await dockerOk(['image', 'inspect', '--format', '{{.Size}}', IMAGE]));
+    const baseSize = Number(await dockerOk(['image', 'inspect', '--format', '{{.Size}}', base]));
+    const added = size - baseSize;
+    log(`image ${IMAGE}: ${mb(size)} in all; base ${base}: ${mb(baseSize)}; added by the Dockerfile: ${mb(added)}`);
+    const layers = await dockerOk(['history', '--format', '{{.Size}}\t{{.CreatedBy}}', IMAGE]);
+    for (const layer of layers.split('\n').slice(0, 12)) {
+      const [layerSize, by] = layer.split('\t');
+      if (layerSize && layerSize !== '0B') log(`  layer ${layerSize.padStart(8)}  ${(by ?? '').replace(/\s+/g, ' ').slice(0, 90)}`);
+    }
+    expect(added).toBeGreaterThan(0);
+    // Production dependencies, dist/, scenarios and media: tens of MB, never a dev toolchain.
+    expect(added).toBeLessThan(100e6);
+    const hasDev = await docker(['run', '--rm', '--entrypoint', 'node', IMAGE, '-e',
+      "require('fs').accessSync('node_modules/typescript')"]);
+    expect(hasDev.code, 'dev dependencies (typescript) must not be in the runtime image').not.toBe(0);
+  });
+
+  it('stops within 2 s on docker stop (SIGTERM reaches node as PID 1)', async () => {
+    const t0 = Date.now();
+    await dockerOk(['stop', '--time', '10', MAIN]);
+    const elapsed = Date.now() - t0;
+    log(`docker stop took ${elapsed} ms`);
+    expect(elapsed).toBeLessThan(2_000);
+    const exit = await dockerOk(['inspect', '--format', '{{.State.ExitCode}}', MAIN]);
+    expect(Number(exit)).toBe(0);
+  });
+});

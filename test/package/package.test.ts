@@ -1,0 +1,286 @@
+/**
+ * The npm package as a user gets it: `npm pack`, a fresh project, `npm install <tarball>`, then the
+ * `sim` binary through npx, the package's exports, and vitest suites (a smoke test and the
+ * downstream example from examples/vitest-downstream) that import 'video-service-sim'.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const EXAMPLE_DIR = join(ROOT, 'examples', 'vitest-downstream');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  bin: Record<string, string>;
+  exports: Record<string, unknown>;
+  files: string[];
+  engines: { node: string };
+  types: string;
+};
+
+const work = mkdtempSync(join(tmpdir(), 'sim-package-'));
+const packDir = join(work, 'pack');
+const project = join(work, 'project');
+const installed = join(project, 'node_modules', pkg.name);
+let tarball = '';
+let packedFiles: string[] = [];
+const started: ChildProcess[] = [];
+
+const { FORCE_COLOR: _forceColor, ...inherited } = process.env;
+const ENV: NodeJS.ProcessEnv = {
+  ...inherited,
+  NO_COLOR: '1',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+  npm_config_loglevel: 'error',
+  NO_UPDATE_NOTIFIER: '1',
+  CI: '1',
+};
+
+function log(line: string): void {
+  console.log(`[test:package] ${line}`);
+}
+
+const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '');
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion (never throws). */
+function run(cmd: string, args: string[], cwd: string, timeoutMs = 10 * 60_000): Promise<Result> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: stripAnsi(stdout), stderr: stripAnsi(stderr) });
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      resolve({ code: -1, stdout, stderr: `${stderr}${e.message}` });
+    });
+  });
+}
+
+async function runOk(cmd: string, args: string[], cwd: string, timeoutMs?: number): Promise<string> {
+  const t0 = Date.now();
+  const r = await run(cmd, args, cwd, timeoutMs);
+  const took = `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+  if (r.code !== 0) {
+    const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-80).join('\n');
+    throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${r.code} after ${took}:\n${tail}`);
+  }
+  const shown = `${cmd} ${args.join(' ')}`.replace(/\s+/g, ' ');
+  log(`  ${shown.length > 110 ? `${shown.slice(0, 107)}...` : shown}: ok in ${took}`);
+  return r.stdout;
+}
+
+/** Kills a process started by this file, with its process group (npx starts sim as a grandchild). */
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    child.kill('SIGTERM');
+  }
+}
+
+beforeAll(async () => {
+  log(`working in ${work}`);
+  mkdirSync(packDir);
+  log('npm pack (runs the prepare script: a fresh build)');
+  const packOut = await runOk('npm', ['pack', '--json', '--pack-destination', packDir], ROOT);
+  const json = JSON.parse(packOut.slice(packOut.indexOf('['))) as Array<{ filename: string; size: number; files: Array<{ path: string }> }>;
+  const info = json[0]!;
+  tarball = join(packDir, info.filename);
+  packedFiles = info.files.map((f) => f.path);
+  log(`packed ${info.filename}: ${(info.size / 1024).toFixed(0)} KiB, ${packedFiles.length} files`);
+
+  log('creating a fresh project (npm init -y, "type": "module")');
+  cpSync(EXAMPLE_DIR, project, {
+    recursive: true,
+    // The example's own package.json names the published package; the fresh project gets the tarball.
+    filter: (src) => !/(^|[\\/])(node_modules|package\.json|package-lock\.json|README\.md)$/.test(src),
+  });
+  await runOk('npm', ['init', '-y'], project);
+  const projectPkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as Record<string, unknown>;
+  projectPkg.type = 'module';
+  writeFileSync(join(project, 'package.json'), `${JSON.stringify(projectPkg, null, 2)}\n`);
+
+  log('npm install <tarball> vitest@4 (a few minutes on a busy machine)');
+  await runOk('npm', ['install', '--no-audit', '--no-fund', tarball, 'vitest@4'], project, 14 * 60_000);
+});
+
+afterAll(() => {
+  for (const child of started) killGroup(child);
+  if (process.env.KEEP_PACKAGE_TEST_DIR) log(`kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+});
+
+describe('package.json', () => {
+  it('declares the bin, typed exports, files and engines a user needs', () => {
+    expect(pkg.bin).toEqual({ sim: './dist/cli.js' });
+    expect(pkg.exports['.']).toMatchObject({ types: './dist/index.d.ts', import: './dist/index.js' });
+    expect(Object.keys(pkg.exports['.'] as object)[0], 'types must come first in the export conditions').toBe('types');
+    expect(pkg.exports['./openapi.yaml']).toBe('./openapi.yaml');
+    expect([...pkg.files].sort()).toEqual(['README.md', 'assets', 'dist', 'openapi.yaml', 'scenarios']);
+    expect(pkg.engines.node).toBe('>=20');
+    expect(readFileSync(join(ROOT, 'src', 'cli.ts'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+  });
+});
+
+describe('the tarball', () => {
+  it('holds the build, the contract, the scenarios and the media, and no sources or tests', () => {
+    for (const needed of [
+      'package.json',
+      'README.md',
+      'openapi.yaml',
+      'dist/cli.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'scenarios/default.yaml',
+      'scenarios/fast.yaml',
+      'scenarios/flaky.yaml',
+      'assets/clip-720p.mp4',
+      'assets/clip-1080p.mp4',
+      'assets/dashboard/index.html',
+    ]) {
+      expect(packedFiles, needed).toContain(needed);
+    }
+    const forbidden = packedFiles.filter((f) => /^(src|test|examples|node_modules|\.ci|\.git)\//.test(f) || f.endsWith('.tgz'));
+    expect(forbidden).toEqual([]);
+    expect(packedFiles.filter((f) => f.endsWith('.test.ts') || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+  });
+});
+
+describe('installed into a fresh project', () => {
+  it('npx sim starts a server (flaky scenario, port 0) whose /_sim/health answers', async () => {
+    log('npx sim --scenario=flaky --port 0');
+    const child = spawn('npx', ['sim', '--scenario=flaky', '--port', '0'], {
+      cwd: project,
+      env: ENV,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group, so that killGroup reaches sim behind npx
+    });
+    started.push(child);
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const firstLine = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listening line within 60 s; stdout: ${stdout} stderr: ${stderr}`)), 60_000);
+      child.stdout!.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (stdout.includes('\n')) {
+          clearTimeout(timer);
+          resolve(stdout.split('\n')[0]!);
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`npx sim exited ${code}: ${stderr}`)));
+    });
+    log(`  ${firstLine}`);
+    const match = /^sim listening on (http:\/\/127\.0\.0\.1:(\d+)) \(scenario flaky, seed -?\d+, clock (realtime|manual)\)$/.exec(firstLine);
+    expect(match, firstLine).not.toBeNull();
+    const res = await fetch(`${match![1]}/_sim/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'ok', scenario: 'flaky' });
+
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    killGroup(child);
+    await exited;
+  });
+
+  it('npx sim scenarios lists the bundled scenarios, flaky among them', async () => {
+    const out = await runOk('npx', ['sim', 'scenarios'], project);
+    expect(out).toMatch(/^flaky\s+\S/m);
+    expect(out).toMatch(/^fast\s+\S/m);
+  });
+
+  it('npx sim openapi prints the contract', async () => {
+    const out = await runOk('npx', ['sim', 'openapi'], project);
+    expect(out.startsWith('openapi: 3.')).toBe(true);
+    expect(out).toBe(readFileSync(join(installed, 'openapi.yaml'), 'utf8'));
+    expect(out).toContain('/v1/videos:');
+  });
+
+  it('exports openapiPath pointing at the packaged contract, and resolves ./openapi.yaml', async () => {
+    const script = [
+      "import { openapiPath, createSimulator, ERROR_CODES } from 'video-service-sim';",
+      "import { existsSync } from 'node:fs';",
+      "import { fileURLToPath } from 'node:url';",
+      "const viaExport = fileURLToPath(import.meta.resolve('video-service-sim/openapi.yaml'));",
+      'console.log(JSON.stringify({ openapiPath, exists: existsSync(openapiPath), viaExport,',
+      "  createSimulator: typeof createSimulator, codes: ERROR_CODES.length }));",
+    ].join('\n');
+    const out = await runOk('node', ['--input-type=module', '-e', script], project);
+    const result = JSON.parse(out) as { openapiPath: string; exists: boolean; viaExport: string; createSimulator: string; codes: number };
+    expect(result.exists).toBe(true);
+    expect(result.openapiPath).toBe(join(installed, 'openapi.yaml'));
+    expect(result.viaExport).toBe(result.openapiPath);
+    expect(result.createSimulator).toBe('function');
+    expect(result.codes).toBeGreaterThan(10);
+  });
+
+  it('type-checks a TypeScript consumer against the packaged types', async () => {
+    // The repository's own compiler, on the downstream example copied into the project.
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    await runOk('node', [tsc, '-p', join(project, 'tsconfig.json')], project);
+  });
+
+  it('runs vitest suites that import the package: a smoke test and examples/vitest-downstream', async () => {
+    writeFileSync(
+      join(project, 'package-smoke.test.ts'),
+      `import { createSimulator } from 'video-service-sim';
+import { expect, it } from 'vitest';
+
+it('drives a video to succeeded in-process (fast scenario, manual clock)', async () => {
+  const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
+  const url = await sim.listen(0);
+  try {
+    const headers = { Authorization: 'Bearer sk_test_package', 'Content-Type': 'application/json' };
+    const created = await fetch(url + '/v1/videos', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: 'video-3.2', prompt: 'A lantern floating over a dark lake.' }),
+    });
+    expect(created.status).toBe(200);
+    const video = (await created.json()) as { id: string; status: string };
+    expect(video.status).toBe('queued');
+    sim.clock.advance(10);
+    const done = await fetch(url + '/v1/videos/' + video.id, { headers });
+    const body = (await done.json()) as { status: string; output: { url: string } };
+    expect(body.status).toBe('succeeded');
+    const media = await fetch(body.output.url);
+    expect(media.headers.get('content-type')).toMatch(/^video\\/mp4/);
+  } finally {
+    await sim.close();
+  }
+});
+`,
+    );
+    const copied = readdirSync(project).filter((f) => f.endsWith('.test.ts'));
+    log(`  vitest run in the fresh project: ${copied.join(', ')}`);
+    expect(copied).toEqual(expect.arrayContaining(['package-smoke.test.ts', 'video-client.test.ts', 'in-process.test.ts']));
+    const out = await runOk('npx', ['vitest', 'run', '--reporter=verbose'], project, 4 * 60_000);
+    for (const line of out.split('\n').filter((l) => /✓|✗|×|Tests\s/.test(l))) log(`    ${line.trim()}`);
+    expect(out).toMatch(/Tests\s+\d+ passed/);
+    expect(out).not.toMatch(/\d+ failed/);
+  });
+
+  it('installed nothing but production dependencies for the package', () => {
+    expect(existsSync(join(installed, 'dist', 'cli.js'))).toBe(true);
+    expect(existsSync(join(project, 'node_modules', 'typescript'))).toBe(false);
+    expect(existsSync(join(project, 'node_modules', 'supertest'))).toBe(false);
+  });
+});
