@@ -196,6 +196,44 @@ describe('sim (start)', () => {
   }
 });
 
+describe('sim (shutdown under load)', () => {
+  it('SIGTERM during load exits within a second; every in-flight request is answered or refused cleanly', async () => {
+    const sim = await startServer(MANUAL_FAST);
+    const headers = { Authorization: 'Bearer sk_test_load', 'Content-Type': 'application/json' };
+    const body = JSON.stringify({ model: 'video-3.2', prompt: PROMPT });
+    let stop = false;
+    const outcomes: string[] = [];
+    const worker = async (): Promise<void> => {
+      while (!stop) {
+        try {
+          const res = await fetch(`${sim.url}/v1/videos`, { method: 'POST', headers, body, signal: AbortSignal.timeout(3000) });
+          await res.text();
+          outcomes.push(String(res.status));
+        } catch (e) {
+          const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).name;
+          outcomes.push(cause);
+          if (cause === 'ECONNREFUSED') return;
+        }
+      }
+    };
+    const workers = Array.from({ length: 16 }, worker);
+    await new Promise((r) => setTimeout(r, 300));
+    const before = outcomes.length;
+    sim.child.kill('SIGTERM');
+    const started = Date.now();
+    const { code } = await exitWithin(sim.child, 2000);
+    const took = Date.now() - started;
+    stop = true;
+    await Promise.all(workers);
+    expect(code).toBe(0);
+    expect(took).toBeLessThan(1500); // liveness: contract.md says within a second
+    expect(before).toBeGreaterThan(0);
+    // Answers are 200s; refusals are clean connection errors, never a timeout (a hang).
+    const unexpected = outcomes.filter((o) => o !== '200' && !['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE'].includes(o));
+    expect(unexpected).toEqual([]);
+  });
+});
+
 describe('sim (refused flags)', () => {
   const cases: [string[], RegExp][] = [
     [['--port', 'abc'], /--port/],

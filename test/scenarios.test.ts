@@ -206,6 +206,16 @@ describe('scenario validation', () => {
     expect(loadError(path).message.split('\n').filter((l) => l.startsWith('  - '))).toHaveLength(2);
   });
 
+  it('refuses a failure on a stage that cannot fail (queue, output_verification)', () => {
+    const path = yamlFile(
+      'extends: fast\nstages:\n  queue:\n    failure: { probability: 0.1, code: internal_error }\n  output_verification:\n    failure: { probability: 0.1, code: internal_error }\n',
+    );
+    const problems = validateScenarioFile(path);
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^stages\.queue\.failure: only keyframe, routing, render can fail/);
+    expect(problems[1]).toMatch(/^stages\.output_verification\.failure: .*reject_share/);
+  });
+
   it('reports schema problems and range or pattern problems of one file together', () => {
     const path = yamlFile(
       'extends: fast\nbogus: 1\nstages:\n  queue:\n    duration: { type: uniform, min: 5, max: 1 }\ncompliance:\n  claim_linking:\n    rules:\n      - pattern: "([unclosed"\n',

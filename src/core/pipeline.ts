@@ -42,6 +42,9 @@ export const PIPELINE: readonly StageDefinition[] = [
   { name: 'output_verification', status: 'verifying', fills: 'compliance', failable: false },
 ];
 
+/** The stages a scenario may make fail with an `api_error`. */
+export const FAILABLE_STAGES: readonly PipelineStageName[] = PIPELINE.filter((s) => s.failable).map((s) => s.name);
+
 export const STAGE_BY_NAME: ReadonlyMap<PipelineStageName, StageDefinition> = new Map(
   PIPELINE.map((stage) => [stage.name, stage]),
 );
@@ -132,7 +135,12 @@ export function drawFate(
 ): Fate {
   const id = `vid_${rng.token(24)}`;
   const keyframeFirst = rng.chance(scenario.keyframe_first_share);
-  const keyframeMode: KeyframeMode = request.keyframeId ? 'reused' : keyframeFirst ? 'generated' : 'none';
+  // A forced keyframe failure needs a keyframe stage to fail in.
+  const keyframeMode: KeyframeMode = request.keyframeId
+    ? 'reused'
+    : keyframeFirst || forced?.fail_stage === 'keyframe'
+      ? 'generated'
+      : 'none';
   const keyframeImageId =
     keyframeMode === 'reused' ? request.keyframeId : keyframeMode === 'generated' ? `img_${rng.token(24)}` : null;
 
@@ -166,7 +174,8 @@ export function drawFate(
         code: spec.failure?.code ?? `${stage}_failed`,
         message: `The ${stage} stage failed (forced by a queued fault).`,
       };
-    } else if (canFail && spec.failure && failDraw < spec.failure.probability) {
+    } else if (!forced && canFail && spec.failure && failDraw < spec.failure.probability) {
+      // A forced outcome replaces the scenario's random failures, so that it always happens.
       failure = {
         stage,
         type: 'api_error',

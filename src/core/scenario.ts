@@ -157,8 +157,9 @@ export type TimedStage = (typeof PROCESSING_STAGES)[number];
  * changes one stage's duration keeps the other stages. Keys such as `__proto__` are never merged.
  */
 export function mergeScenario<T>(base: T, override: unknown): T {
-  if (!isPlainObject(base) || !isPlainObject(override)) return (override === undefined ? base : override) as T;
-  const out: Record<string, unknown> = { ...base };
+  // Always a deep copy: a resolved scenario shares nothing with its parent or the base.
+  if (!isPlainObject(base) || !isPlainObject(override)) return structuredClone(override === undefined ? base : override) as T;
+  const out: Record<string, unknown> = structuredClone(base);
   for (const [key, value] of Object.entries(override)) {
     if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
     // A distribution is replaced whole: merging {type: fixed} into {type: uniform, min, max} would mix them.
@@ -372,7 +373,7 @@ export const SCENARIO_FILE_SCHEMA = obj({
  * Checks a resolved scenario for what a schema cannot say (ranges that are upside down, patterns
  * that do not compile, unknown error codes). Returns problems as `field: what was expected`.
  */
-export function checkScenario(s: Scenario, apiErrorCodes: readonly string[]): string[] {
+export function checkScenario(s: Scenario, apiErrorCodes: readonly string[], failableStages: readonly string[]): string[] {
   const problems: string[] = [];
   const checkDistribution = (path: string, d: Distribution | null) => {
     if (!d) return;
@@ -385,6 +386,11 @@ export function checkScenario(s: Scenario, apiErrorCodes: readonly string[]): st
   for (const stage of PROCESSING_STAGES) {
     const spec = s.stages[stage];
     checkDistribution(`stages.${stage}.duration`, spec.duration);
+    if (spec.failure && !failableStages.includes(stage)) {
+      problems.push(
+        `stages.${stage}.failure: only ${failableStages.join(', ')} can fail${stage === 'output_verification' ? ' (for output rejections use compliance.output_verification.reject_share)' : ''}`,
+      );
+    }
     if (spec.failure && !apiErrorCodes.includes(spec.failure.code)) {
       problems.push(`stages.${stage}.failure.code: expected one of ${apiErrorCodes.join(', ')}, got '${spec.failure.code}'`);
     }

@@ -9,6 +9,7 @@ import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../core/errors.js';
+import { FAILABLE_STAGES } from '../core/pipeline.js';
 import {
   BASE_SCENARIO,
   SCENARIO_FILE_SCHEMA,
@@ -94,7 +95,7 @@ function resolveFile(path: string, chain: string[]): Scenario {
   // Range and pattern checks run even when the schema found problems, so that one run of
   // `sim validate` lists everything; on a file of the wrong shape they may not apply.
   try {
-    problems.push(...checkScenario(merged, API_ERROR_CODES));
+    problems.push(...checkScenario(merged, API_ERROR_CODES, FAILABLE_STAGES));
   } catch {
     // the schema problems already explain why
   }
