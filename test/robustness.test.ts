@@ -8,6 +8,9 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROMPT, makeSim } from './helpers.js';
 
+// Deterministic runs (npm test must be); set FC_SEED to explore other inputs.
+fc.configureGlobal({ seed: Number(process.env.FC_SEED ?? 20261122) });
+
 const sim = makeSim();
 let url: string;
 const KEY = 'sk_test_fuzz';
@@ -149,6 +152,8 @@ describe('fuzzed requests to /v1', () => {
           fc.string({ maxLength: 60 }).filter((s) => !/^Bearer +sk_test_\S+ *$/i.test(s)),
           fc.string({ maxLength: 30 }).map((s) => `Bearer ${s}`).filter((s) => !/^Bearer +sk_test_\S+ *$/i.test(s)),
           fc.constantFrom('Bearer', 'Bearer ', 'Basic c2tfdGVzdF94Og==', 'bearer', 'sk_test_x', `Bearer ${'x'.repeat(8192)}`),
+          // Keys named like Object.prototype's members (found by this fuzzer once).
+          fc.constantFrom('Bearer valueOf', 'Bearer __proto__', 'Bearer constructor', 'Bearer toString', 'Bearer hasOwnProperty'),
         ),
         async (header) => {
           // Header values with control characters cannot be sent at all: skip those.
@@ -163,6 +168,14 @@ describe('fuzzed requests to /v1', () => {
 });
 
 describe('bad input, one case each', () => {
+  it('API keys named like Object.prototype members are 401 invalid_api_key, not accounts', async () => {
+    for (const name of Object.getOwnPropertyNames(Object.prototype)) {
+      const res = await request(url).get('/v1/videos').set('Authorization', `Bearer ${name}`);
+      expectClientError(res, [401]);
+      expect(res.body.error.code, name).toBe('invalid_api_key');
+    }
+  });
+
   it('1 MiB and 2 MiB bodies: a prompt over 4,000 characters is 400 invalid_parameter, over 1 MiB 400 request_too_large', async () => {
     const nearMiB = await request(url)
       .post('/v1/videos')

@@ -74,7 +74,8 @@ export class Account {
     globalNowMs: number,
     private readonly hooks: AccountHooks,
   ) {
-    const spec = scenario.accounts[key] ?? {};
+    // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
+    const spec = Object.hasOwn(scenario.accounts, key) ? (scenario.accounts[key] ?? {}) : {};
     this.balanceCents = spec.balance_cents !== undefined ? spec.balance_cents : scenario.account_defaults.balance_cents;
     this.negativePrompt =
       spec.negative_prompt !== undefined ? spec.negative_prompt : scenario.account_defaults.negative_prompt;

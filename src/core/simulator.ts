@@ -104,7 +104,8 @@ export class Simulator {
     }
     const key = match[1] as string;
     const { auth, accounts } = this.scenario;
-    const spec = accounts[key];
+    // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
+    const spec = Object.hasOwn(accounts, key) ? accounts[key] : undefined;
     if (auth.revoked_keys.includes(key) || spec?.revoked) throw fail('revoked_api_key');
     const known = spec !== undefined || (auth.key_prefix !== null && key.startsWith(auth.key_prefix) && key.length > auth.key_prefix.length);
     if (!known) {
