@@ -10,13 +10,9 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Simulator } from './core/simulator.js';
-import { createApp } from './http/app.js';
-import { defaultBaseUrl } from './index.js';
+import { createSimulator, type SimulatorHandle } from './index.js';
 import { openapiPath } from './openapi.js';
-import { ScenarioError, listBundledScenarios, loadScenario, validateScenarioFile } from './scenarios/load.js';
+import { ScenarioError, listBundledScenarios, validateScenarioFile } from './scenarios/load.js';
 
 const EXIT_USAGE = 2;
 
@@ -57,9 +53,16 @@ interface StartOptions {
 }
 
 function start(opts: StartOptions): void {
-  let scenario;
+  let sim: SimulatorHandle;
   try {
-    scenario = loadScenario(opts.scenario);
+    sim = createSimulator({
+      scenario: opts.scenario,
+      seed: opts.seed,
+      clock: opts.clock,
+      speed: opts.speed,
+      baseUrl: opts.baseUrl,
+      cdnUrl: opts.cdnUrl,
+    });
   } catch (e) {
     if (e instanceof ScenarioError) {
       process.stderr.write(`sim: ${e.message}\n`);
@@ -67,32 +70,21 @@ function start(opts: StartOptions): void {
     }
     throw e;
   }
-  const sim = new Simulator({
-    scenario,
-    loadScenario: (name) => loadScenario(name),
-    seed: opts.seed,
-    clockMode: opts.clock,
-    speed: opts.speed,
-    wallClock: () => performance.timeOrigin + performance.now(),
-    cdnUrl: opts.cdnUrl ?? 'http://localhost/cdn',
-  });
-  const server = createServer(createApp(sim));
-  server.on('error', (err: NodeJS.ErrnoException) => {
-    process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
-    process.exit(1);
-  });
-  server.listen(opts.port, opts.host, () => {
-    const port = (server.address() as AddressInfo).port;
-    const baseUrl = opts.baseUrl ?? defaultBaseUrl(opts.host, port);
-    if (!opts.cdnUrl) sim.cdnUrl = `${baseUrl}/cdn`;
-    const shownHost = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-    process.stdout.write(
-      `sim listening on http://${shownHost}:${port} (scenario ${sim.scenario.name}, seed ${sim.seed}, clock ${sim.clock.mode})\n`,
-    );
-  });
+  sim.listen(opts.port, opts.host).then(
+    () => {
+      const shownHost = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+      const { scenario, seed, clock } = sim.core;
+      process.stdout.write(
+        `sim listening on http://${shownHost}:${sim.port} (scenario ${scenario.name}, seed ${seed}, clock ${clock.mode})\n`,
+      );
+    },
+    (err: NodeJS.ErrnoException) => {
+      process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
+      process.exit(1);
+    },
+  );
   const stop = (): void => {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
+    void sim.close().then(() => process.exit(0));
     setTimeout(() => process.exit(0), 500).unref();
   };
   process.once('SIGTERM', stop);

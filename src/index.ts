@@ -50,6 +50,8 @@ export interface SimulatorHandle {
   readonly core: Simulator;
   /** The base URL once listening (undefined before). */
   readonly url: string | undefined;
+  /** The port once listening (the real one when 0 was asked for). */
+  readonly port: number | undefined;
   /** Starts an HTTP server; resolves to its base URL. Port 0 picks a free port. */
   listen(port?: number, host?: string): Promise<string>;
   readonly clock: {
@@ -80,6 +82,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   const app = createApp(core, { log: options.log });
   let server: Server | undefined;
   let url: string | undefined;
+  let port: number | undefined;
 
   return {
     app,
@@ -87,12 +90,16 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     get url() {
       return url;
     },
-    listen(port = 0, host = '127.0.0.1') {
+    get port() {
+      return port;
+    },
+    listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
         server = createServer(app);
         server.once('error', reject);
-        server.listen(port, host, () => {
+        server.listen(requestedPort, host, () => {
           const actual = (server?.address() as AddressInfo).port;
+          port = actual;
           url = options.baseUrl?.replace(/\/+$/, '') ?? defaultBaseUrl(host, actual);
           if (!explicitCdn) core.cdnUrl = `${url}/cdn`;
           resolveUrl(url);
