@@ -8,37 +8,10 @@
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim } from './helpers.js';
+import type { SimGeneration as Gen } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
-interface StageVisit {
-  stage: string;
-  entered_at: string;
-  left_at: string | null;
-}
-
-interface Flag {
-  code: string;
-  severity: string;
-  message: string;
-}
-
-interface Gen {
-  id: string;
-  status: string;
-  model: string;
-  resolution: string;
-  duration_seconds: number;
-  routed_model: string | null;
-  keyframe: { id: string; status: string } | null;
-  compliance: { verified: boolean; flags: Flag[] } | null;
-  output: { url: string; thumbnail_url: string } | null;
-  error: { type: string; code: string; message: string; stage?: string } | null;
-  cost_cents: number | null;
-  created_at: string;
-  completed_at: string | null;
-  stages: StageVisit[];
-}
 
 const RESOLVED = new Set(['succeeded', 'failed', 'canceled']);
 

@@ -4,6 +4,25 @@
 import request from 'supertest';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
 
+/** A generation as GET /_sim/generations answers it (the video object plus account and stages). */
+export interface SimGeneration {
+  id: string;
+  status: string;
+  account: string;
+  model: string;
+  resolution: string;
+  duration_seconds: number;
+  routed_model: string | null;
+  keyframe: { id: string; status: string } | null;
+  compliance: { verified: boolean; flags: { code: string; severity: string; message: string }[] } | null;
+  output: { url: string; thumbnail_url: string } | null;
+  error: { type: string; code: string; message: string; stage?: string } | null;
+  cost_cents: number | null;
+  created_at: string;
+  completed_at: string | null;
+  stages: { stage: string; entered_at: string; left_at: string | null }[];
+}
+
 export const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
 /** A simulator on the manual clock (scenario `fast` unless told otherwise), logging into an array. */
