@@ -962,6 +962,32 @@ describe('idempotency and limits', () => {
     for (const id of ids.slice(3)) expect((await getVideo(sim, id, key)).status).toBe(200);
   });
 
+  it('limits.max_stored_generations also bounds images: an evicted video takes its generated keyframe along, and the oldest images go past the cap', async () => {
+    const key = 'sk_test_cap_images';
+    const keyframes: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const [id] = await createMany(sim, 1, { duration_seconds: 4 }, key);
+      await advanceOk(sim, 15);
+      const video = await getVideo(sim, id as string, key);
+      if (video.body.keyframe) keyframes.push(video.body.keyframe.id as string);
+    }
+    const reuse = (keyframe_id: string) => createVideo(sim, { keyframe_id }, key);
+    // The keyframes of the 3 evicted videos are gone with them (when they had one)...
+    const evictedIds = keyframes.filter((k) => k !== undefined).slice(0, -5);
+    for (const k of evictedIds) expectError(await reuse(k), 400, 'invalid_request_error', 'keyframe_not_found', 'keyframe_id');
+    // ...and standalone images are capped too: of 7 created, the oldest 2 are gone.
+    const images: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const res = await request(sim.app).post('/v1/images').set(bearer('sk_test_cap_standalone')).send({ prompt: PROMPT });
+      images.push(res.body.id as string);
+    }
+    for (const id of images.slice(0, 2)) {
+      expectError(await createVideo(sim, { keyframe_id: id }, 'sk_test_cap_standalone'), 400, 'invalid_request_error', 'keyframe_not_found', 'keyframe_id');
+      expect((await request(sim.app).get(`/cdn/images/${id}.png`)).status).toBe(404);
+    }
+    expect((await createVideo(sim, { keyframe_id: images[6] }, 'sk_test_cap_standalone')).status).toBe(200);
+  });
+
   it('limits.max_stored_generations counts resolved generations only: an in-flight one is never evicted', async () => {
     const key = 'sk_test_cap2';
     const [slow] = await createMany(sim, 1, { duration_seconds: 16 }, key);

@@ -41,6 +41,7 @@ export function imageView(image: Image, cdnUrl: string) {
 export interface AccountHooks {
   onEvicted(generation: Generation): void;
   onImage(image: Image): void;
+  onImageRemoved(id: string): void;
   /** A generation was created or changed (a stage entered or left, resolved, canceled). */
   onChange(generation: Generation): void;
 }
@@ -106,9 +107,19 @@ export class Account {
   }
 
   addImage(image: Image): void {
-    this.images.set(image.id, image);
+    this.storeImage(image);
     if (this.balanceCents !== null) this.balanceCents -= image.costCents;
+  }
+
+  /** Stores an image; past the cap on stored generations, the oldest images go first. */
+  private storeImage(image: Image): void {
+    this.images.set(image.id, image);
     this.hooks.onImage(image);
+    if (this.images.size > this.scenario.limits.max_stored_generations) {
+      const oldest = this.images.keys().next().value as string;
+      this.images.delete(oldest);
+      this.hooks.onImageRemoved(oldest);
+    }
   }
 
   /** Applies every transition due at or before `untilMs` (account time), in time order. */
@@ -196,8 +207,7 @@ export class Account {
               costCents: this.scenario.pricing.keyframe_cents,
               createdAt: atMs,
             };
-            this.images.set(image.id, image);
-            this.hooks.onImage(image);
+            this.storeImage(image);
           }
         }
         break;
@@ -241,6 +251,10 @@ export class Account {
       const oldest = this.resolvedQueue[this.resolvedHead++] as Generation;
       oldest.evicted = true;
       this.byId.delete(oldest.fate.id);
+      // The keyframe generated for it goes with it (an image of its own, from POST /v1/images, stays).
+      if (oldest.fate.keyframeMode === 'generated' && oldest.fate.keyframeImageId && this.images.delete(oldest.fate.keyframeImageId)) {
+        this.hooks.onImageRemoved(oldest.fate.keyframeImageId);
+      }
       this.evictedInList++;
       this.hooks.onEvicted(oldest);
     }

@@ -126,6 +126,7 @@ export class Simulator {
       account = new Account(key, this.scenario, this.seed, this.clock.now(), {
         onEvicted: (g) => this.forgetGeneration(g),
         onImage: (image) => this.imagesById.set(image.id, image),
+        onImageRemoved: (id) => this.imagesById.delete(id),
         onChange: (g) => this.recordChange(g),
       });
       this.accounts.set(key, account);
