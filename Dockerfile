@@ -15,9 +15,11 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=fals
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would build before src/ is copied; the build runs below.
 RUN npm ci --ignore-scripts
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json openapi.yaml ./
+COPY scripts ./scripts
 COPY src ./src
-# Source maps point at src/ and declarations serve the npm package: neither is needed at run time.
+# The build also writes dist/openapi.json (quicker to load than the YAML). Source maps point at
+# src/ and declarations serve the npm package: neither is needed at run time.
 RUN npm run build && find dist \( -name '*.map' -o -name '*.d.ts' \) -delete
 
 # ---- runtime: production dependencies only, non-root, node as PID 1 -------------------------
