@@ -10,6 +10,7 @@ import type { Simulator } from '../core/simulator.js';
 import { loadOpenapiDocument } from '../openapi.js';
 import { readBody, rejectBadBody } from './body.js';
 import { RouteTable } from './routes.js';
+import './routeMatcherCache.js';
 import { context } from './context.js';
 import { controlRouter } from './control.js';
 import { createDashboardRouter } from './dashboard.js';
