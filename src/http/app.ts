@@ -101,8 +101,9 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
 
   app.use(createDashboardRouter());
 
-  // The order of checks on /v1 (contract.md): authentication, faults, rate limit, idempotent replay,
-  // then the request itself (body, parameters), then the route.
+  // The order of checks on /v1 (contract.md): authentication, queued and scenario faults, rate
+  // limit, idempotent replay, an unknown route (404), the body, then the parameters (the validator)
+  // and the route's own checks (existence, balance, claim linking).
   const openapi = loadOpenapiDocument();
   const routes = new RouteTable(openapi.paths as Record<string, Record<string, unknown>>);
   const isKnownRoute = (req: Parameters<RouteTable['has']>[0]) => routes.has(req);
