@@ -10,6 +10,7 @@ import type { Simulator } from '../core/simulator.js';
 import { loadOpenapiDocument } from '../openapi.js';
 import { readBody, rejectBadBody } from './body.js';
 import { RouteTable } from './routes.js';
+import { series } from './series.js';
 import './routeMatcherCache.js';
 import { context } from './context.js';
 import { controlRouter } from './control.js';
@@ -99,7 +100,7 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
     }),
   );
 
-  app.use(createDashboardRouter());
+  app.use('/_sim', createDashboardRouter());
 
   // The order of checks on /v1 (contract.md): authentication, queued and scenario faults, rate
   // limit, idempotent replay, an unknown route (404), the body, then the parameters (the validator)
@@ -109,15 +110,17 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   const isKnownRoute = (req: Parameters<RouteTable['has']>[0]) => routes.has(req);
   app.use(
     '/v1',
-    readBody({ emptyAllowed: false }),
-    journal(sim),
-    authenticate(sim),
-    faults(sim, { sleep }),
-    rateLimit(sim),
-    idempotency(sim),
-    rejectBadBody(isKnownRoute),
+    series(
+      readBody({ emptyAllowed: false }),
+      journal(sim),
+      authenticate(sim),
+      faults(sim, { sleep }),
+      rateLimit(sim),
+      idempotency(sim),
+      rejectBadBody(isKnownRoute),
+    ),
   );
-  app.use('/_sim', readBody({ emptyAllowed: true }), rejectBadBody(isKnownRoute));
+  app.use('/_sim', series(readBody({ emptyAllowed: true }), rejectBadBody(isKnownRoute)));
 
   // A path that cannot be percent-decoded names no resource and no route.
   app.use((req, _res, next) => {

@@ -6,13 +6,14 @@ import { fileURLToPath } from 'node:url';
 
 export const DASHBOARD_DIR: string = fileURLToPath(new URL('../../assets/dashboard/', import.meta.url));
 
+/** Mounted at /_sim: `/_sim` redirects to `/_sim/`, which serves the page; `/_sim/ui/*` its files. */
 export function createDashboardRouter(): Router {
   const router = Router();
-  // Express matches '/_sim' and '/_sim/' alike: tell them apart by the path itself.
-  router.get('/_sim', (req, res) => {
-    if (req.path === '/_sim') res.redirect(301, '/_sim/');
+  // Inside the mount, '/_sim' and '/_sim/' both arrive as '/': tell them apart by the original URL.
+  router.get('/', (req, res) => {
+    if (req.originalUrl.split('?')[0] === '/_sim') res.redirect(301, '/_sim/');
     else res.sendFile('index.html', { root: DASHBOARD_DIR });
   });
-  router.use('/_sim/ui', express.static(DASHBOARD_DIR, { fallthrough: true, index: false }));
+  router.use('/ui', express.static(DASHBOARD_DIR, { fallthrough: true, index: false }));
   return router;
 }
