@@ -7,7 +7,7 @@
  */
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim } from './helpers.js';
+import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim, advanceOk, generationsOf } from './helpers.js';
 import type { SimGeneration as Gen } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
@@ -15,17 +15,8 @@ type Sim = ReturnType<typeof makeSim>;
 
 const RESOLVED = new Set(['succeeded', 'failed', 'canceled']);
 
-async function generations(sim: Sim, key: string): Promise<Gen[]> {
-  const res = await request(sim.app).get('/_sim/generations').query({ api_key: key, limit: 1000 });
-  expect(res.status).toBe(200);
-  expect(res.body.has_more).toBe(false);
-  return res.body.data as Gen[];
-}
+const generations = (sim: Sim, key: string): Promise<Gen[]> => generationsOf(sim, key);
 
-async function advanceOk(sim: Sim, seconds: number, apiKey?: string): Promise<void> {
-  const res = await advance(sim, seconds, apiKey);
-  expect(res.status).toBe(200);
-}
 
 /**
  * Creates a video, retrying injected 500s and 429s (and, with `retry422`, injected claim-linking

@@ -84,3 +84,18 @@ export function expectError(
   }
   return error;
 }
+
+/** Every stored generation of one account, with its stage history, through GET /_sim/generations. */
+export async function generationsOf(sim: SimulatorHandle, key: string): Promise<SimGeneration[]> {
+  const res = await request(sim.app).get('/_sim/generations').query({ api_key: key, limit: 1000 });
+  if (res.status !== 200 || res.body.has_more !== false) {
+    throw new Error(`GET /_sim/generations answered ${res.status}, has_more ${res.body.has_more}`);
+  }
+  return res.body.data as SimGeneration[];
+}
+
+/** Advances the clock (one account's, with `apiKey`) and fails unless the answer is 200. */
+export async function advanceOk(sim: SimulatorHandle, seconds: number, apiKey?: string): Promise<void> {
+  const res = await advance(sim, seconds, apiKey);
+  if (res.status !== 200) throw new Error(`advance answered ${res.status}: ${res.text}`);
+}

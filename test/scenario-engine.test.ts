@@ -8,7 +8,7 @@
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadScenario, type Scenario } from '../src/index.js';
-import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim } from './helpers.js';
+import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim, advanceOk, generationsOf } from './helpers.js';
 import type { SimGeneration as Gen } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
@@ -34,18 +34,9 @@ async function createMany(sim: Sim, n: number, body: Record<string, unknown> = {
   return ids;
 }
 
-/** Every stored generation of one account, with its stage history, through GET /_sim/generations. */
-async function generations(sim: Sim, key = KEY): Promise<Gen[]> {
-  const res = await request(sim.app).get('/_sim/generations').query({ api_key: key, limit: 1000 });
-  expect(res.status).toBe(200);
-  expect(res.body.has_more).toBe(false);
-  return res.body.data as Gen[];
-}
+/** Every stored generation of one account (KEY by default), with its stage history. */
+const generations = (sim: Sim, key = KEY): Promise<Gen[]> => generationsOf(sim, key);
 
-async function advanceOk(sim: Sim, seconds: number, apiKey?: string): Promise<void> {
-  const res = await advance(sim, seconds, apiKey);
-  expect(res.status).toBe(200);
-}
 
 /** Seconds a generation spent in a stage (undefined when it never entered it or is still in it). */
 function stageSeconds(g: Gen, stage: string): number | undefined {
