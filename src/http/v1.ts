@@ -49,7 +49,7 @@ export function authenticate(sim: Simulator): RequestHandler {
  * only on how many requests that account made before it.
  */
 export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise<void> }): RequestHandler {
-  return (req, res, next) => {
+  return (req, _res, next) => {
     const ctx = context(req);
     const account = ctx.account;
     if (!account) return next();
@@ -100,7 +100,6 @@ export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise
     const proceed = (): void => next(error);
     if (delayMs > 0) void options.sleep(delayMs).then(proceed);
     else proceed();
-    void res;
   };
 }
 
