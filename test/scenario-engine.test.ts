@@ -864,6 +864,35 @@ describe('http.faults', () => {
 });
 
 describe('rate_limits', () => {
+  it('groups: creates spend from their own bucket, with its own headers; other requests from the main one', async () => {
+    const sim = makeSim({
+      scenario: fastWith((s) => {
+        s.rate_limits = {
+          capacity: 100,
+          refill_per_second: 1,
+          groups: [{ name: 'creates', method: 'POST', path: '/v1/*', capacity: 2, refill_per_second: 0.5 }],
+        };
+      }),
+    });
+    const key = 'sk_test_groups';
+    const first = await createVideo(sim, {}, key);
+    expect(first.headers['x-ratelimit-limit']).toBe('2');
+    expect(first.headers['x-ratelimit-remaining']).toBe('1');
+    expect((await createVideo(sim, {}, key)).status).toBe(200);
+    const refused = await createVideo(sim, {}, key);
+    expectError(refused, 429, 'rate_limit_error', 'rate_limit_exceeded');
+    expect(refused.headers['retry-after']).toBe('2');
+    // Images are POSTs under /v1/* too: the same group.
+    expect((await request(sim.app).post('/v1/images').set(bearer(key)).send({ prompt: PROMPT })).status).toBe(429);
+    // Polls spend from the main bucket, untouched by the creates.
+    const poll = await getVideo(sim, first.body.id as string, key);
+    expect(poll.status).toBe(200);
+    expect(poll.headers['x-ratelimit-limit']).toBe('100');
+    expect(poll.headers['x-ratelimit-remaining']).toBe('99');
+    await advanceOk(sim, 2, key);
+    expect((await createVideo(sim, {}, key)).status).toBe(200);
+  });
+
   it('capacity 3, refill 0.5/s: headers on every response, 429 with Retry-After, recovery after advancing Retry-After on the account clock', async () => {
     const sim = makeSim({ scenario: fastWith((s) => (s.rate_limits = { capacity: 3, refill_per_second: 0.5 })) });
     const key = 'sk_test_bucket';

@@ -6,6 +6,7 @@
 import { isoTime } from './clock.js';
 import { failureError, type Generation } from './generation.js';
 import { IdempotencyStore } from './idempotency.js';
+import { matchesPath } from './pathPattern.js';
 import { RESOLVED_STATUSES, STAGE_BY_NAME } from './pipeline.js';
 import { createStream, type RandomStream } from './random.js';
 import { TokenBucket } from './rateLimit.js';
@@ -58,7 +59,9 @@ export class Account {
   videoDraws = 0;
   imageDraws = 0;
   readonly requestStream: RandomStream;
+  /** The main rate-limit bucket; route groups of the scenario get their own (see `bucketFor`). */
   readonly bucket: TokenBucket;
+  private readonly groupBuckets = new Map<string, TokenBucket>();
   readonly idempotency: IdempotencyStore;
   /** Null: unlimited. */
   balanceCents: number | null;
@@ -83,6 +86,20 @@ export class Account {
     this.requestStream = createStream(seed, key, 'requests');
     this.bucket = new TokenBucket(scenario.rate_limits.capacity, scenario.rate_limits.refill_per_second, globalNowMs);
     this.idempotency = new IdempotencyStore(Math.round(scenario.idempotency.retention_seconds * 1000));
+  }
+
+  /** The bucket a request spends from: its route group's, else the main one. */
+  bucketFor(method: string, path: string, nowMs: number): TokenBucket {
+    const group = this.scenario.rate_limits.groups?.find(
+      (g) => (g.method === undefined || g.method === method) && matchesPath(g.path, path),
+    );
+    if (!group) return this.bucket;
+    let bucket = this.groupBuckets.get(group.name);
+    if (!bucket) {
+      bucket = new TokenBucket(group.capacity, group.refill_per_second, nowMs);
+      this.groupBuckets.set(group.name, bucket);
+    }
+    return bucket;
   }
 
   now(globalNowMs: number): number {

@@ -3,6 +3,7 @@
  * error instead of their normal answer, and take no effect.
  */
 import { ERROR_CATALOGUE, STATUS_OF_TYPE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './pipeline.js';
 
 export interface FaultRequest {
@@ -74,7 +75,7 @@ export class FaultQueue {
       (f) =>
         (f.method === null || f.method === method) &&
         (f.apiKey === null || f.apiKey === apiKey) &&
-        (f.path.endsWith('*') ? path.startsWith(f.path.slice(0, -1)) : path === f.path),
+        matchesPath(f.path, path),
     );
     if (index < 0) return undefined;
     const fault = this.faults[index] as QueuedFault;

@@ -53,6 +53,15 @@ export interface HttpFaultRule {
   probability: number;
 }
 
+export interface RateLimitGroup {
+  name: string;
+  method?: string;
+  /** Exact path, or a prefix when it ends with `*`. */
+  path: string;
+  capacity: number;
+  refill_per_second: number;
+}
+
 export interface Scenario {
   name: string;
   description: string;
@@ -92,7 +101,12 @@ export interface Scenario {
     /** Added latency in milliseconds, applied in realtime mode only. */
     latency: Distribution | null;
   };
-  rate_limits: { capacity: number; refill_per_second: number };
+  rate_limits: {
+    capacity: number;
+    refill_per_second: number;
+    /** Route groups with buckets of their own (first match wins); other requests use the main bucket. */
+    groups?: RateLimitGroup[];
+  };
   pricing: {
     per_second_cents: Record<Resolution, number>;
     keyframe_cents: number;
@@ -356,6 +370,19 @@ export const SCENARIO_FILE_SCHEMA = obj({
   rate_limits: obj({
     capacity: { type: 'integer', minimum: 1 },
     refill_per_second: { type: 'number', exclusiveMinimum: 0 },
+    groups: {
+      type: 'array',
+      items: obj(
+        {
+          name: { type: 'string', minLength: 1 },
+          method: { enum: ['GET', 'POST', 'DELETE'] },
+          path: { type: 'string', pattern: '^/' },
+          capacity: { type: 'integer', minimum: 1 },
+          refill_per_second: { type: 'number', exclusiveMinimum: 0 },
+        },
+        { required: ['name', 'path', 'capacity', 'refill_per_second'] },
+      ),
+    },
   }),
   pricing: obj({
     per_second_cents: obj({ '720p': nonNegative, '1080p': nonNegative }),

@@ -5,6 +5,7 @@
 import type { RequestHandler, Response } from 'express';
 import { SimError, fail } from '../core/errors.js';
 import { requestFingerprint } from '../core/idempotency.js';
+import { matchesPath } from '../core/pathPattern.js';
 import { createStream } from '../core/random.js';
 import { sample } from '../core/scenario.js';
 import type { Simulator } from '../core/simulator.js';
@@ -76,7 +77,7 @@ export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise
       let cumulative = 0;
       for (const rule of sim.scenario.http.faults) {
         if (rule.method && rule.method !== req.method) continue;
-        if (rule.path && !(rule.path.endsWith('*') ? path.startsWith(rule.path.slice(0, -1)) : path === rule.path)) continue;
+        if (rule.path && !matchesPath(rule.path, path)) continue;
         cumulative += rule.probability;
         if (faultDraw < cumulative) {
           ctx.fault = `scenario '${sim.scenario.name}' fault: ${rule.status} with probability ${rule.probability}`;
@@ -108,14 +109,16 @@ export function rateLimit(sim: Simulator): RequestHandler {
   return (req, res, next) => {
     const account = context(req).account;
     if (!account) return next();
-    const result = account.bucket.take(sim.sync(account));
+    const now = sim.sync(account);
+    const bucket = account.bucketFor(req.method, endpointOf(req), now);
+    const result = bucket.take(now);
     res.setHeader('X-RateLimit-Limit', String(result.limit));
     res.setHeader('X-RateLimit-Remaining', String(result.remaining));
     res.setHeader('X-RateLimit-Reset', String(result.resetSeconds));
     if (!result.allowed) {
       return next(
         fail('rate_limit_exceeded', {
-          message: `Rate limit of ${result.limit} requests exceeded (refill ${sim.scenario.rate_limits.refill_per_second}/s of virtual time). Retry after ${result.retryAfterSeconds} s.`,
+          message: `Rate limit of ${result.limit} requests exceeded. Retry after ${result.retryAfterSeconds} s (of virtual time).`,
           headers: { 'Retry-After': String(result.retryAfterSeconds) },
         }),
       );
