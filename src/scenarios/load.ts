@@ -2,8 +2,7 @@
  * Loading scenario files: a bundled name (`flaky`) or a path to a YAML file, `extends` resolved,
  * checked against the JSON schema; every problem names the file, the field and what was expected.
  */
-import { Ajv, type ErrorObject } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,12 +11,12 @@ import { ERROR_CATALOGUE, ERROR_CODES } from '../core/errors.js';
 import { FAILABLE_STAGES } from '../core/pipeline.js';
 import {
   BASE_SCENARIO,
-  SCENARIO_FILE_SCHEMA,
   checkScenario,
   mergeScenario,
   type Scenario,
   type ScenarioFile,
 } from '../core/scenario.js';
+import { scenarioFileValidator } from './schemaValidator.js';
 
 /** The bundled scenarios' folder (next to src/ in the repository, next to dist/ in the package). */
 export const BUNDLED_SCENARIOS_DIR: string = fileURLToPath(new URL('../../scenarios/', import.meta.url));
@@ -32,10 +31,6 @@ export class ScenarioError extends Error {
   }
 }
 
-// verbose: errors carry the offending data and their schema, for messages that say what was expected.
-const ajv = new Ajv({ allErrors: true, discriminator: true, strict: false, verbose: true });
-addFormats.default(ajv);
-const validateFile = ajv.compile(SCENARIO_FILE_SCHEMA);
 
 const API_ERROR_CODES = ERROR_CODES.filter((c) => ERROR_CATALOGUE[c].type === 'api_error');
 
@@ -113,6 +108,7 @@ function readScenarioFile(path: string): { file: ScenarioFile; problems: string[
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ScenarioError(path, ['(top level): expected a mapping of scenario keys']);
   }
+  const validateFile = scenarioFileValidator();
   const problems = validateFile(value) ? [] : describeSchemaErrors(validateFile.errors ?? []);
   return { file: value as ScenarioFile, problems };
 }
