@@ -402,3 +402,12 @@ describe('sim --version', () => {
     expect(result.stdout.trim()).toBe(version);
   });
 });
+
+describe('sim validate (not a file)', () => {
+  it('exits 2 with a message naming a directory, not a stack trace', () => {
+    const result = spawnSync(process.execPath, [CLI, 'validate', tmpdir()], { cwd: ROOT, env: cleanEnv(), encoding: 'utf8' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('file: expected a YAML file, got a directory');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});

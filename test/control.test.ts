@@ -574,3 +574,38 @@ describe('unknown /_sim routes', () => {
     expectError(await request(sim.app).delete('/_sim/health'), 404, 'invalid_request_error', 'unknown_route', null);
   });
 });
+
+describe('determinism of the control answers', () => {
+  it('the journal of an account is byte-identical after a reset and whatever other accounts do', async () => {
+    const sim = makeSim();
+    const script = async (noisy: boolean) => {
+      await request(sim.app).post('/_sim/reset').send({});
+      if (noisy) await createVideo(sim, {}, 'sk_test_noise');
+      await createVideo(sim, {}, 'sk_test_script');
+      if (noisy) await request(sim.app).get('/v1/videos').set(bearer('sk_test_noise'));
+      await request(sim.app).get('/v1/videos').set(bearer('sk_test_script'));
+      await request(sim.app).get('/v1/videos/nope').set(bearer('sk_test_script'));
+      return (await request(sim.app).get('/_sim/requests').query({ api_key: 'sk_test_script' })).text;
+    };
+    const quiet = await script(false);
+    expect(await script(false)).toBe(quiet);
+    expect(await script(true)).toBe(quiet);
+    expect(JSON.parse(quiet).data.map((e: { request_id: string }) => e.request_id)).toEqual([
+      expect.stringMatching(/^req_[0-9a-f]{8}_000001$/),
+      expect.stringMatching(/^req_[0-9a-f]{8}_000002$/),
+      expect.stringMatching(/^req_[0-9a-f]{8}_000003$/),
+    ]);
+  });
+
+  it('queued faults default their param and stage as the catalogue does', async () => {
+    const sim = makeSim();
+    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'GET', status: 404 });
+    expectError(await request(sim.app).get('/v1/videos').set(bearer()), 404, 'invalid_request_error', 'resource_not_found', 'id');
+    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 422, code: 'output_rejected' });
+    const rejected = await createVideo(sim);
+    expectError(rejected, 422, 'compliance_error', 'output_rejected');
+    expect(rejected.body.error.stage).toBe('output_verification');
+    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 400, type: 'invalid_request_error' });
+    expectError(await createVideo(sim), 400, 'invalid_request_error', 'invalid_parameter', null);
+  });
+});

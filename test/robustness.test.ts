@@ -198,6 +198,13 @@ describe('bad input, one case each', () => {
     expect(res.body.error).toMatchObject({ code: 'invalid_parameter', param: 'model' });
   });
 
+  it('nesting 10,000 deep with an Idempotency-Key is the same 400, not a 500', async () => {
+    const deep = `{"model":"video-3.2","prompt":"x","a":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+    const res = await request(url).post('/v1/videos').set(auth).set('Idempotency-Key', 'deep').set('Content-Type', 'application/json').send(deep);
+    expectClientError(res, [400]);
+    expect(res.body.error).toMatchObject({ code: 'unknown_parameter', param: 'a' });
+  });
+
   it('invalid UTF-8 is 400 invalid_json', async () => {
     // fetch sends the bytes as they are (supertest would serialise a Buffer as JSON).
     const res = await fetch(`${url}/v1/videos`, {

@@ -345,3 +345,17 @@ describe("the 'fast' scenario", () => {
     expect(new Set(data.map((g) => g.duration_seconds)).size).toBe(13);
   });
 });
+
+describe('scenario files that are not what they should be', () => {
+  it('refuses a directory given as the scenario, naming it', () => {
+    const error = loadError(tmpdir());
+    expect(error).toBeInstanceOf(ScenarioError);
+    expect(error.problems[0]).toMatch(/^file: expected a YAML file, got a directory/);
+  });
+
+  it('refuses prices that are not whole cents (cost_cents is an integer)', () => {
+    const problems = validateScenarioFile(yamlFile('extends: fast\npricing:\n  keyframe_cents: 1.5\n  per_second_cents: { 720p: 2.5 }\n'));
+    expect(problems).toContain('pricing.keyframe_cents: expected integer, got number 1.5');
+    expect(problems).toContain('pricing.per_second_cents.720p: expected integer, got number 2.5');
+  });
+});

@@ -50,6 +50,10 @@ export interface AccountHooks {
 export class Account {
   /** Milliseconds this account's clock runs ahead of the global clock. */
   offsetMs = 0;
+  /** How many /v1 requests this account has made: its request ids count them. */
+  requestCount = 0;
+  /** A short stable tag of the key, for request ids (never the key itself). */
+  readonly tag: string;
   /** Generations in creation order; evicted ones are dropped lazily (see `compact`). */
   private list: Generation[] = [];
   private evictedInList = 0;
@@ -79,6 +83,7 @@ export class Account {
     private readonly hooks: AccountHooks,
   ) {
     // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
+    this.tag = fnv1a32(key);
     const spec = Object.hasOwn(scenario.accounts, key) ? (scenario.accounts[key] ?? {}) : {};
     this.balanceCents = spec.balance_cents !== undefined ? spec.balance_cents : scenario.account_defaults.balance_cents;
     this.negativePrompt =
@@ -284,4 +289,14 @@ export class Account {
       this.evictedInList = 0;
     }
   }
+}
+
+/** FNV-1a, 32 bits, as 8 hex digits: a stable tag of a string. */
+function fnv1a32(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
 }

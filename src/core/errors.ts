@@ -131,6 +131,12 @@ export interface SimErrorOptions {
   headers?: Record<string, string>;
 }
 
+/** The `param` a code names when the thrower gives none (contract.md, "More precisions"). */
+const DEFAULT_PARAM: Readonly<Record<string, string>> = {
+  resource_not_found: 'id',
+  idempotency_key_reused: 'Idempotency-Key',
+};
+
 /** An error that becomes a section-7 response. Thrown by the core, rendered by the HTTP layer. */
 export class SimError extends Error {
   readonly code: string;
@@ -148,8 +154,8 @@ export class SimError extends Error {
     this.code = code;
     this.type = type;
     this.status = options.status ?? (known && known.type === type ? known.status : STATUS_OF_TYPE[type]);
-    this.param = options.param ?? null;
-    this.stage = options.stage ?? (type === 'compliance_error' ? 'claim_linking' : undefined);
+    this.param = options.param ?? DEFAULT_PARAM[code] ?? null;
+    this.stage = options.stage ?? (type === 'compliance_error' ? (code === 'output_rejected' ? 'output_verification' : 'claim_linking') : undefined);
     this.headers = options.headers ?? {};
   }
 

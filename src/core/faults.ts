@@ -104,7 +104,9 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
       message: `status must be one of ${Object.keys(DEFAULT_CODE_OF_STATUS).join(', ')}; got ${status}.`,
     });
   }
-  const code = request.code ?? (request.type ? codeForType(request.type, status) : defaultCode);
+  const code =
+    request.code ??
+    (request.type && request.type !== ERROR_CATALOGUE[defaultCode].type ? codeForType(request.type, status) : defaultCode);
   if (!isErrorCode(code)) {
     throw fail('invalid_parameter', {
       param: 'code',

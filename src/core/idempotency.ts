@@ -47,6 +47,15 @@ export class IdempotencyStore {
  * that are null (an optional field's null means "left out"); key order and white space do not matter.
  */
 export function requestFingerprint(body: unknown): string {
+  try {
+    return fingerprintOf(body);
+  } catch {
+    // Nesting too deep to walk (such a body fails validation anyway, so it is never stored).
+    return '\u0000too-deep';
+  }
+}
+
+function fingerprintOf(body: unknown): string {
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const trimmed: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(body)) if (v !== null) trimmed[k] = v;

@@ -244,6 +244,8 @@ const distributionSchema = {
 
 const probability = { type: 'number', minimum: 0, maximum: 1 } as const;
 const nonNegative = { type: 'number', minimum: 0 } as const;
+/** Prices are whole cents: `cost_cents` is an integer. */
+const wholeCents = { type: 'integer', minimum: 0 } as const;
 const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'object',
   additionalProperties: false,
@@ -385,8 +387,8 @@ export const SCENARIO_FILE_SCHEMA = obj({
     },
   }),
   pricing: obj({
-    per_second_cents: obj({ '720p': nonNegative, '1080p': nonNegative }),
-    keyframe_cents: nonNegative,
+    per_second_cents: obj({ '720p': wholeCents, '1080p': wholeCents }),
+    keyframe_cents: wholeCents,
     failure_charge: { enum: ['nothing', 'full', 'render_if_happened'] },
   }),
   idempotency: obj({ retention_seconds: nonNegative }),

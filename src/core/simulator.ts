@@ -77,7 +77,8 @@ export class Simulator {
   private allGenerations: Generation[] = [];
   private removedFromAll = 0;
   private nextGlobalSeq = 0;
-  /** Every change to a generation gets the next number; never reset, so cursors stay valid. */
+  private requestCount = 0;
+  /** Every change to a generation gets the next number (a global reset starts again from 0). */
   private changeSeq = 0;
   /** The change log as two parallel arrays (sequence numbers, generations), oldest first. */
   private changeSeqs: number[] = [];
@@ -132,6 +133,17 @@ export class Simulator {
       this.accounts.set(key, account);
     }
     return account;
+  }
+
+  /**
+   * The id of a request. Ids count requests, so that the same requests give the same ids: an
+   * authenticated /v1 request counts within its account (`req_<tag>_000001`, whatever other
+   * accounts do meanwhile); any other request counts globally (`req_0000000001`). Resets restart
+   * the counts.
+   */
+  nextRequestId(account?: Account): string {
+    if (account) return `req_${account.tag}_${String(++account.requestCount).padStart(6, '0')}`;
+    return `req_${String(++this.requestCount).padStart(10, '0')}`;
   }
 
   /** The account's virtual time, with every due transition applied. */
@@ -327,6 +339,8 @@ export class Simulator {
     this.allGenerations = [];
     this.removedFromAll = 0;
     this.nextGlobalSeq = 0;
+    this.requestCount = 0;
+    this.changeSeq = 0;
     this.changeSeqs = [];
     this.changed = [];
     return this.health();

@@ -12,7 +12,7 @@ import { readBody, rejectBadBody } from './body.js';
 import { RouteTable } from './routes.js';
 import { series } from './series.js';
 import './routeMatcherCache.js';
-import { context } from './context.js';
+import { assignRequestId } from './context.js';
 import { controlRouter } from './control.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorHandler } from './errors.js';
@@ -36,6 +36,9 @@ export const EXPOSED_HEADERS = [
   'Retry-After',
   'Idempotent-Replayed',
 ];
+
+/** Paths the /v1 chain handles (Express mounts match case-insensitively). */
+const V1_PATH = /^\/v1(\/|$)/i;
 
 let sharedValidator: ReturnType<typeof OpenApiValidator.middleware> | undefined;
 
@@ -67,12 +70,10 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  // Request ids count requests, so that the same sequence of requests gives the same journal.
-  let requestCount = 0;
+  // Request ids count requests (see Simulator.nextRequestId); an authenticated /v1 request gets
+  // its account's id once authenticated, everything else (preflights included) one here.
   app.use((req, res, next) => {
-    const id = `req_${(++requestCount).toString().padStart(10, '0')}`;
-    context(req).requestId = id;
-    res.setHeader('X-Request-Id', id);
+    if (!(V1_PATH.test(req.path) && req.method !== 'OPTIONS')) assignRequestId(req, res, sim.nextRequestId());
     next();
   });
   app.use(

@@ -1,7 +1,7 @@
 /**
  * Per-request state the middlewares hand on to each other, kept beside the request (not on it).
  */
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { Account } from '../core/account.js';
 import type { SimError } from '../core/errors.js';
 import type { ForcedOutcome } from '../core/pipeline.js';
@@ -31,4 +31,10 @@ export function context(req: Request): RequestContext {
     contexts.set(req, ctx);
   }
   return ctx;
+}
+
+/** Gives the request its id, in the context (for the journal) and in the X-Request-Id header. */
+export function assignRequestId(req: Request, res: Response, id: string): void {
+  context(req).requestId = id;
+  res.setHeader('X-Request-Id', id);
 }

@@ -9,7 +9,7 @@ import { matchesPath } from '../core/pathPattern.js';
 import { createStream } from '../core/random.js';
 import { sample } from '../core/scenario.js';
 import type { Simulator } from '../core/simulator.js';
-import { context } from './context.js';
+import { assignRequestId, context } from './context.js';
 
 /** Records every /v1 request in the journal when its response is finished. */
 export function journal(sim: Simulator): RequestHandler {
@@ -35,9 +35,16 @@ export function journal(sim: Simulator): RequestHandler {
 }
 
 export function authenticate(sim: Simulator): RequestHandler {
-  return (req, _res, next) => {
+  return (req, res, next) => {
     const ctx = context(req);
-    const account = sim.authenticate(req.headers.authorization);
+    let account;
+    try {
+      account = sim.authenticate(req.headers.authorization);
+    } catch (e) {
+      assignRequestId(req, res, sim.nextRequestId());
+      throw e;
+    }
+    assignRequestId(req, res, sim.nextRequestId(account));
     ctx.account = account;
     ctx.arrivedAt = new Date(sim.sync(account)).toISOString();
     next();
@@ -189,8 +196,12 @@ export function idempotency(sim: Simulator): RequestHandler {
 export function rememberIdempotent(sim: Simulator, res: Response, body: unknown, accountKey: string): void {
   const ticket = tickets.get(res);
   if (!ticket) return;
-  const account = sim.account(accountKey);
-  account.idempotency.store(ticket.endpoint, ticket.key, ticket.fingerprint, 200, body, sim.sync(account));
+  // Stored once sent as a 200: a body that failed response validation (a 500) is never replayed.
+  res.once('finish', () => {
+    if (res.statusCode !== 200) return;
+    const account = sim.account(accountKey);
+    account.idempotency.store(ticket.endpoint, ticket.key, ticket.fingerprint, 200, body, sim.sync(account));
+  });
 }
 
 /** The endpoint a request addresses, without a trailing slash (`/v1/videos/` is `/v1/videos`). */

@@ -3,7 +3,7 @@
  * checked against the JSON schema; every problem names the file, the field and what was expected.
  */
 import type { ErrorObject } from 'ajv';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
@@ -58,6 +58,7 @@ export function scenarioFile(nameOrPath: string, relativeTo = process.cwd()): st
   }
   const path = isAbsolute(nameOrPath) ? nameOrPath : resolve(relativeTo, nameOrPath);
   if (!existsSync(path)) throw new ScenarioError(nameOrPath, ['file: expected an existing YAML file, but there is none at this path']);
+  if (!statSync(path).isFile()) throw new ScenarioError(nameOrPath, ['file: expected a YAML file, got a directory or another kind of file']);
   return path;
 }
 
@@ -99,7 +100,12 @@ function resolveFile(path: string, chain: string[]): Scenario {
 }
 
 function readScenarioFile(path: string): { file: ScenarioFile; problems: string[] } {
-  const text = readFileSync(path, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ScenarioError(path, [`file: expected a readable YAML file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`]);
+  }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new ScenarioError(path, doc.errors.map((e) => `YAML: ${e.message.split('\n')[0]}`));
