@@ -53,6 +53,8 @@ function contractValidator(): ReturnType<typeof OpenApiValidator.middleware> {
     // openapi.yaml is linted in CI (redocly, spectral) and checked by the test suite; validating it
     // again against the OpenAPI meta-schema at every start would cost ~0.4 s of start-up.
     validateApiSpec: false,
+    // The contract has no multipart bodies: no file-upload middleware on every request.
+    fileUploader: false,
     validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
     validateResponses: true,
     validateSecurity: false,
