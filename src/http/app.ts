@@ -3,7 +3,7 @@
  * media files, validation of every request and response against openapi.yaml, and one error shape.
  */
 import cors from 'cors';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { fail } from '../core/errors.js';
 import type { Simulator } from '../core/simulator.js';
@@ -40,16 +40,40 @@ export const EXPOSED_HEADERS = [
 /** Paths the /v1 chain handles (Express mounts match case-insensitively). */
 const V1_PATH = /^\/v1(\/|$)/i;
 
-let sharedValidator: ReturnType<typeof OpenApiValidator.middleware> | undefined;
+/** Paths the control API has (the dashboard's `/_sim/` and `/_sim/ui/*` are served before). */
+const SIM_PATH = /^\/_sim\//i;
+
+let sharedValidator: RequestHandler | undefined;
 
 /**
  * The validator of every request and response against openapi.yaml. Compiling it takes a few
  * hundred milliseconds, so every app of the process shares one (it keeps no per-app state that the
  * simulator uses: path parameters are read raw by the routes).
+ *
+ * It is two validators, one for the /v1 paths of the contract and one for the /_sim paths, each
+ * run only on its own requests: the validator looks a request's route up by trying every path of
+ * its document in turn, so the /v1 requests, the hot path, try three paths instead of fifteen.
  */
-function contractValidator(): ReturnType<typeof OpenApiValidator.middleware> {
-  sharedValidator ??= OpenApiValidator.middleware({
-    apiSpec: loadOpenapiDocument() as never,
+function contractValidator(): RequestHandler {
+  if (!sharedValidator) {
+    const v1 = series(...validatorFor((path) => path.startsWith('/v1/')));
+    const control = series(...validatorFor((path) => path.startsWith('/_sim/')));
+    sharedValidator = (req, res, next) => {
+      if (V1_PATH.test(req.path)) return v1(req, res, next);
+      if (SIM_PATH.test(req.path)) return control(req, res, next);
+      next();
+    };
+  }
+  return sharedValidator;
+}
+
+/** express-openapi-validator on the contract restricted to some of its paths. */
+function validatorFor(keep: (path: string) => boolean): RequestHandler[] {
+  const document = loadOpenapiDocument();
+  const paths = document.paths as Record<string, unknown>;
+  document.paths = Object.fromEntries(Object.entries(paths).filter(([path]) => keep(path)));
+  return OpenApiValidator.middleware({
+    apiSpec: document as never,
     // openapi.yaml is linted in CI (redocly, spectral) and checked by the test suite; validating it
     // again against the OpenAPI meta-schema at every start would cost ~0.4 s of start-up.
     validateApiSpec: false,
@@ -59,10 +83,7 @@ function contractValidator(): ReturnType<typeof OpenApiValidator.middleware> {
     validateResponses: true,
     validateSecurity: false,
     validateFormats: true,
-    // Media and the dashboard are described in the README, not in the contract.
-    ignorePaths: /^\/cdn(\/|$)|^\/_sim(\/|\/ui\/.*)?$/,
-  });
-  return sharedValidator;
+  }) as RequestHandler[];
 }
 
 export function createApp(sim: Simulator, options: AppOptions = {}): Express {
