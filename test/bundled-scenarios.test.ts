@@ -7,7 +7,7 @@
  */
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim, advanceOk, generationsOf } from './helpers.js';
+import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim, advanceOk, generationsOf, quantile } from './helpers.js';
 import type { SimGeneration as Gen } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
@@ -48,15 +48,6 @@ function statusSeconds(g: Gen, status: 'queued' | 'processing' | 'verifying'): n
   return stages.reduce((sum, s) => sum + (stageSeconds(g, s) ?? 0), 0);
 }
 
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  const a = sorted[lo] as number;
-  const b = sorted[hi] as number;
-  return a + (b - a) * (pos - lo);
-}
 
 function expectShare(label: string, measured: number, expected: number, tolerance: number): void {
   expect(

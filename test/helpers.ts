@@ -99,3 +99,14 @@ export async function advanceOk(sim: SimulatorHandle, seconds: number, apiKey?: 
   const res = await advance(sim, seconds, apiKey);
   if (res.status !== 200) throw new Error(`advance answered ${res.status}: ${res.text}`);
 }
+
+/** The q-quantile of a sample (linear interpolation between order statistics). */
+export function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  const a = sorted[lo] as number;
+  const b = sorted[hi] as number;
+  return a + (b - a) * (pos - lo);
+}

@@ -8,7 +8,7 @@
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadScenario, type Scenario } from '../src/index.js';
-import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim, advanceOk, generationsOf } from './helpers.js';
+import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim, advanceOk, generationsOf, quantile } from './helpers.js';
 import type { SimGeneration as Gen } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
@@ -49,16 +49,6 @@ function stageDurations(gens: Gen[], stage: string): number[] {
   return gens.map((g) => stageSeconds(g, stage)).filter((d): d is number => d !== undefined);
 }
 
-/** The q-quantile of a sample (linear interpolation between order statistics). */
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  const a = sorted[lo] as number;
-  const b = sorted[hi] as number;
-  return a + (b - a) * (pos - lo);
-}
 
 function share(part: number, whole: number): number {
   return whole === 0 ? NaN : part / whole;
