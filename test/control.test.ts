@@ -6,40 +6,14 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 
 import { loadScenario, type Scenario } from '../src/index.js';
-import { PROMPT, advance, bearer, createVideo, expectError, getVideo, makeSim } from './helpers.js';
+import type { JournalEntry } from '../src/core/journal.js';
+import { PROMPT, advance, bearer, createVideo, expectError, getVideo, makeSim, type SimGeneration } from './helpers.js';
 
 const START = '2026-01-01T00:00:00.000Z';
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 function at(ms: number): string {
   return new Date(Date.parse(START) + ms).toISOString();
-}
-
-interface StageVisit {
-  stage: string;
-  entered_at: string;
-  left_at: string | null;
-}
-
-interface SimGeneration {
-  id: string;
-  status: string;
-  account: string;
-  created_at: string;
-  completed_at: string | null;
-  duration_seconds: number;
-  stages: StageVisit[];
-}
-
-interface JournalEntry {
-  method: string;
-  path: string;
-  status: number;
-  account: string | null;
-  at: string;
-  request_id: string;
-  negative_prompt_effective?: string | null;
-  fault?: string;
 }
 
 function noRateLimitHeaders(headers: Record<string, unknown>): void {
@@ -192,7 +166,7 @@ describe('POST /_sim/clock/advance', () => {
     expect(longView.completed_at).toBe(at(10_000));
     expect(Date.parse(shortView.completed_at)).toBeLessThan(Date.parse(longView.completed_at));
 
-    const history = (await request(sim.app).get(`/_sim/generations/${short.body.id}`)).body.stages as StageVisit[];
+    const history = (await request(sim.app).get(`/_sim/generations/${short.body.id}`)).body.stages as SimGeneration['stages'];
     expect(history).toEqual([
       { stage: 'claim_linking', entered_at: at(1000), left_at: at(1000) },
       { stage: 'queue', entered_at: at(1000), left_at: at(2000) },

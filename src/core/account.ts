@@ -6,6 +6,7 @@
 import { isoTime } from './clock.js';
 import { failureError, type Generation } from './generation.js';
 import { IdempotencyStore } from './idempotency.js';
+import { firstAfter, takePage } from './paging.js';
 import { matchesPath } from './pathPattern.js';
 import { RESOLVED_STATUSES, STAGE_BY_NAME } from './pipeline.js';
 import { createStream, type RandomStream } from './random.js';
@@ -168,16 +169,15 @@ export class Account {
     if (after !== null) {
       const anchor = this.byId.get(after);
       if (!anchor) return undefined;
-      start = this.positionOf(anchor.index) + 1;
+      start = firstAfter(this.list, anchor.index, (g) => g.index);
     }
-    const data: Generation[] = [];
-    for (let i = start; i < this.list.length; i++) {
-      const g = this.list[i] as Generation;
-      if (g.evicted || (status !== null && g.status !== status)) continue;
-      if (data.length === limit) return { data, hasMore: true };
-      data.push(g);
-    }
-    return { data, hasMore: false };
+    const { data, hasMore } = takePage(
+      this.list,
+      start,
+      limit,
+      (g) => !g.evicted && (status === null || g.status === status),
+    );
+    return { data, hasMore };
   }
 
   /** Every live generation, oldest first. */
@@ -185,18 +185,6 @@ export class Account {
     return this.list.filter((g) => !g.evicted);
   }
 
-  private positionOf(index: number): number {
-    let lo = 0;
-    let hi = this.list.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const at = (this.list[mid] as Generation).index;
-      if (at === index) return mid;
-      if (at < index) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
-  }
 
   private enterStage(g: Generation, stageIndex: number, atMs: number): void {
     const stage = g.fate.stageNames[stageIndex];

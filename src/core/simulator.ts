@@ -19,6 +19,7 @@ import {
   type VideoView,
 } from './generation.js';
 import { Journal } from './journal.js';
+import { firstAfter, takePage } from './paging.js';
 import { CANCELABLE_STATUSES, drawFate, type ForcedOutcome, type VideoStatus } from './pipeline.js';
 import type { Resolution, Scenario } from './scenario.js';
 
@@ -362,23 +363,20 @@ export class Simulator {
     const limit = input.limit ?? 20;
     const keep = (g: Generation): boolean =>
       !g.evicted && (!input.apiKey || g.account === input.apiKey) && (!input.status || g.status === input.status);
-    const data: ReturnType<typeof controlView>[] = [];
-    let hasMore = false;
-    let cursor = this.changeSeq;
     if (input.changedSince != null) {
-      for (let i = firstAfter(this.changeSeqs, input.changedSince); i < this.changeSeqs.length; i++) {
-        const seq = this.changeSeqs[i] as number;
-        const generation = this.changed[i] as Generation;
-        if (generation.changeSeq !== seq || !keep(generation)) continue;
-        if (data.length === limit) {
-          hasMore = true;
-          break;
-        }
-        data.push(controlView(generation, this.cdnUrl));
-        cursor = seq;
-      }
-      if (!hasMore) cursor = this.changeSeq;
-      return { object: 'list' as const, data, has_more: hasMore, cursor };
+      // The change log holds an entry per change; only a generation's latest one counts.
+      const page = takePage(
+        this.changed,
+        firstAfter(this.changeSeqs, input.changedSince, (seq) => seq),
+        limit,
+        (g, i) => g.changeSeq === this.changeSeqs[i] && keep(g),
+      );
+      return {
+        object: 'list' as const,
+        data: page.data.map((g) => controlView(g, this.cdnUrl)),
+        has_more: page.hasMore,
+        cursor: page.hasMore ? (this.changeSeqs[page.last] as number) : this.changeSeq,
+      };
     }
     let start = 0;
     if (input.after != null) {
@@ -386,18 +384,15 @@ export class Simulator {
       if (!anchor) {
         throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
       }
-      start = positionBySeq(this.allGenerations, anchor.globalSeq) + 1;
+      start = firstAfter(this.allGenerations, anchor.globalSeq, (g) => g.globalSeq);
     }
-    for (let i = start; i < this.allGenerations.length; i++) {
-      const g = this.allGenerations[i] as Generation;
-      if (!keep(g)) continue;
-      if (data.length === limit) {
-        hasMore = true;
-        break;
-      }
-      data.push(controlView(g, this.cdnUrl));
-    }
-    return { object: 'list' as const, data, has_more: hasMore, cursor };
+    const page = takePage(this.allGenerations, start, limit, keep);
+    return {
+      object: 'list' as const,
+      data: page.data.map((g) => controlView(g, this.cdnUrl)),
+      has_more: page.hasMore,
+      cursor: this.changeSeq,
+    };
   }
 
   controlGeneration(id: string) {
@@ -522,30 +517,4 @@ export class Simulator {
 export function mergeNegativePrompts(accountDefault: string | null, requested: string | null): string | null {
   const parts = [accountDefault, requested].filter((p): p is string => p !== null && p.trim() !== '');
   return parts.length > 0 ? parts.join(', ') : null;
-}
-
-/** Binary search of a generation by creation sequence in a list sorted by it. */
-function positionBySeq(list: readonly Generation[], seq: number): number {
-  let lo = 0;
-  let hi = list.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const at = (list[mid] as Generation).globalSeq;
-    if (at === seq) return mid;
-    if (at < seq) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
-}
-
-/** Index of the first entry of an ascending list above `seq`. */
-function firstAfter(seqs: readonly number[], seq: number): number {
-  let lo = 0;
-  let hi = seqs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((seqs[mid] as number) <= seq) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

@@ -3,7 +3,7 @@
  * media files, validation of every request and response against openapi.yaml, and one error shape.
  */
 import cors from 'cors';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { fail } from '../core/errors.js';
 import type { Simulator } from '../core/simulator.js';
@@ -65,6 +65,15 @@ function contractValidator(): RequestHandler {
     };
   }
   return sharedValidator;
+}
+
+let sharedRoutes: RouteTable | undefined;
+
+/** Whether the contract has a request's route and method (built once per process). */
+function contractRoutes(): (req: Request) => boolean {
+  sharedRoutes ??= new RouteTable(loadOpenapiDocument().paths as Record<string, Record<string, unknown>>);
+  const routes = sharedRoutes;
+  return (req) => routes.has(req);
 }
 
 /** express-openapi-validator on the contract restricted to some of its paths. */
@@ -129,9 +138,7 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   // The order of checks on /v1 (contract.md): authentication, queued and scenario faults, rate
   // limit, idempotent replay, an unknown route (404), the body, then the parameters (the validator)
   // and the route's own checks (existence, balance, claim linking).
-  const openapi = loadOpenapiDocument();
-  const routes = new RouteTable(openapi.paths as Record<string, Record<string, unknown>>);
-  const isKnownRoute = (req: Parameters<RouteTable['has']>[0]) => routes.has(req);
+  const isKnownRoute = contractRoutes();
   app.use(
     '/v1',
     series(
@@ -145,21 +152,6 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
     ),
   );
   app.use('/_sim', series(readBody({ emptyAllowed: true }), rejectBadBody(isKnownRoute)));
-
-  // A path that cannot be percent-decoded names no resource and no route.
-  app.use((req, _res, next) => {
-    try {
-      decodeURIComponent(req.path);
-      next();
-    } catch {
-      const isId = /^\/(v1\/videos|_sim\/generations)\/[^/]+$/.test(req.path);
-      next(
-        isId
-          ? fail('resource_not_found', { param: 'id', message: 'No resource has this id (its percent-encoding is malformed).' })
-          : fail('unknown_route', { message: 'Unknown route (the path has malformed percent-encoding).' }),
-      );
-    }
-  });
 
   app.use(contractValidator());
 

@@ -10,8 +10,8 @@ export interface RequestContext {
   requestId: string;
   /** The authenticated account (/v1 only). */
   account?: Account;
-  /** Account clock at arrival, for the journal. */
-  arrivedAt?: string;
+  /** The account's clock at arrival (ms), after due transitions: the time the checks use. */
+  arrivedAtMs?: number;
   /** The body as read: a parse problem to report at its turn in the order of checks. */
   bodyError?: SimError;
   /** Set on creates, for the journal. */

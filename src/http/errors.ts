@@ -49,6 +49,11 @@ export function fromValidatorError(err: ValidatorError): SimError {
     return fail('unknown_route', { message: 'Unknown route. See openapi.yaml for the routes this API has.' });
   }
   if (err.status === 415) return fail('unsupported_content_type');
+  // The validator matched a route whose id cannot be percent-decoded: no resource has that id (a
+  // path that matches no route at all is a 404 unknown_route above).
+  if (err.status === 400 && /^malformed uri/.test(err.message ?? '')) {
+    return fail('resource_not_found', { param: 'id', message: 'No resource has this id (its percent-encoding is malformed).' });
+  }
   const issues = (err.errors ?? []).map(classify);
   issues.sort(
     (a, b) =>

@@ -12,7 +12,7 @@ export function imagesRouter(sim: Simulator): Router {
   router.post('/v1/images', (req, res) => {
     const account = accountOf(req);
     const view = sim.createImage(account, req.body as CreateImageInput, context(req).forcedOutcome);
-    rememberIdempotent(sim, res, view, account.key);
+    rememberIdempotent(res, account, view, context(req).arrivedAtMs ?? sim.sync(account));
     res.json(view);
   });
   return router;

@@ -8,6 +8,7 @@ import { requestFingerprint } from '../core/idempotency.js';
 import { matchesPath } from '../core/pathPattern.js';
 import { createStream } from '../core/random.js';
 import { sample } from '../core/scenario.js';
+import type { Account } from '../core/account.js';
 import type { Simulator } from '../core/simulator.js';
 import { assignRequestId, context } from './context.js';
 
@@ -24,7 +25,7 @@ export function journal(sim: Simulator): RequestHandler {
         path,
         status: res.statusCode,
         account,
-        at: ctx.arrivedAt ?? sim.timeOf(account),
+        at: ctx.arrivedAtMs !== undefined ? new Date(ctx.arrivedAtMs).toISOString() : sim.timeOf(account),
         request_id: ctx.requestId,
         ...(ctx.negativePromptEffective !== undefined ? { negative_prompt_effective: ctx.negativePromptEffective } : {}),
         ...(ctx.fault !== undefined ? { fault: ctx.fault } : {}),
@@ -46,7 +47,7 @@ export function authenticate(sim: Simulator): RequestHandler {
     }
     assignRequestId(req, res, sim.nextRequestId(account));
     ctx.account = account;
-    ctx.arrivedAt = new Date(sim.sync(account)).toISOString();
+    ctx.arrivedAtMs = sim.sync(account);
     next();
   };
 }
@@ -114,9 +115,8 @@ export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise
 /** Spends a token of the account's bucket; sets the X-RateLimit-* headers; 429 when empty. */
 export function rateLimit(sim: Simulator): RequestHandler {
   return (req, res, next) => {
-    const account = context(req).account;
-    if (!account) return next();
-    const now = sim.sync(account);
+    const { account, arrivedAtMs: now } = context(req);
+    if (!account || now === undefined) return next();
     const bucket = account.bucketFor(req.method, endpointOf(req), now);
     const result = bucket.take(now);
     res.setHeader('X-RateLimit-Limit', String(result.limit));
@@ -134,18 +134,14 @@ export function rateLimit(sim: Simulator): RequestHandler {
   };
 }
 
-export interface IdempotencyTicket {
+interface IdempotencyTicket {
   endpoint: string;
   key: string;
   fingerprint: string;
 }
 
+/** The idempotency key under which a create stores its 200 response. */
 const tickets = new WeakMap<Response, IdempotencyTicket>();
-
-/** The idempotency key of a create that should store its 200 response, if any. */
-export function idempotencyTicket(res: Response): IdempotencyTicket | undefined {
-  return tickets.get(res);
-}
 
 /**
  * Replays stored successes for a repeated Idempotency-Key, and serialises requests that share a
@@ -155,8 +151,8 @@ export function idempotency(sim: Simulator): RequestHandler {
   const locks = new Map<string, Promise<void>>();
   return async (req, res, next) => {
     const key = req.headers['idempotency-key'];
-    const account = context(req).account;
-    if (req.method !== 'POST' || typeof key !== 'string' || key === '' || !account) return next();
+    const { account, arrivedAtMs } = context(req);
+    if (req.method !== 'POST' || typeof key !== 'string' || key === '' || !account || arrivedAtMs === undefined) return next();
     const endpoint = endpointOf(req);
     const lockKey = `${account.key}\u0000${endpoint}\u0000${key}`;
     const previous = locks.get(lockKey);
@@ -173,7 +169,7 @@ export function idempotency(sim: Simulator): RequestHandler {
     if (previous) await previous;
 
     const fingerprint = context(req).bodyError ? '\u0000unparseable' : requestFingerprint(req.body);
-    const found = account.idempotency.lookup(endpoint, key, fingerprint, sim.sync(account));
+    const found = account.idempotency.lookup(endpoint, key, fingerprint, arrivedAtMs);
     if (found.kind === 'replay') {
       res.setHeader('Idempotent-Replayed', 'true');
       res.status(found.status).json(found.body);
@@ -193,14 +189,12 @@ export function idempotency(sim: Simulator): RequestHandler {
 }
 
 /** Stores a create's 200 response under its Idempotency-Key, if it came with one. */
-export function rememberIdempotent(sim: Simulator, res: Response, body: unknown, accountKey: string): void {
+export function rememberIdempotent(res: Response, account: Account, body: unknown, nowMs: number): void {
   const ticket = tickets.get(res);
   if (!ticket) return;
   // Stored once sent as a 200: a body that failed response validation (a 500) is never replayed.
   res.once('finish', () => {
-    if (res.statusCode !== 200) return;
-    const account = sim.account(accountKey);
-    account.idempotency.store(ticket.endpoint, ticket.key, ticket.fingerprint, 200, body, sim.sync(account));
+    if (res.statusCode === 200) account.idempotency.store(ticket.endpoint, ticket.key, ticket.fingerprint, 200, body, nowMs);
   });
 }
 

@@ -17,7 +17,7 @@ export function videosRouter(sim: Simulator): Router {
     const input = req.body as CreateVideoInput;
     context(req).negativePromptEffective = mergeNegativePrompts(account.negativePrompt, input.negative_prompt ?? null);
     const { view } = sim.createVideo(account, input, context(req).forcedOutcome);
-    rememberIdempotent(sim, res, view, account.key);
+    rememberIdempotent(res, account, view, context(req).arrivedAtMs ?? sim.sync(account));
     res.json(view);
   });
 
