@@ -571,6 +571,15 @@ describe('determinism of the control answers', () => {
     ]);
   });
 
+  it('a queued error that an operation does not document (402 on a GET) never hits it, only operations that document it', async () => {
+    const sim = makeSim();
+    await request(sim.app).post('/_sim/faults').send({ path: '/v1/*', status: 402 }).expect(200);
+    expect((await request(sim.app).get('/v1/videos').set(bearer())).status).toBe(200);
+    expect((await request(sim.app).get('/_sim/generations')).status).toBe(200);
+    expectError(await createVideo(sim), 402, 'insufficient_balance', 'insufficient_balance');
+    expect((await createVideo(sim)).status).toBe(200);
+  });
+
   it('queued faults default their param and stage as the catalogue does', async () => {
     const sim = makeSim();
     await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'GET', status: 404 });

@@ -1100,8 +1100,9 @@ describe('POST /_sim/faults and injected faults', () => {
     [429, 'rate_limit_error', 'rate_limit_exceeded'],
     [500, 'api_error', 'internal_error'],
   ])('a %i fault without type or code answers %s/%s in the section-7 shape', async (status, type, code) => {
-    await queueFault(sim, { path: '/v1/videos', method: 'GET', status });
-    const res = await list(sim);
+    // POST /v1/videos documents every status of section 7.2 (a GET documents neither 402 nor 422).
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status });
+    const res = await createVideo(sim);
     expectError(res, status, type, code);
   });
 

@@ -69,13 +69,23 @@ export class FaultQueue {
     return this.waiting();
   }
 
-  /** Takes one shot of the first fault matching the request, if any. */
-  take(method: string, path: string, apiKey: string | null): QueuedFault | undefined {
+  /**
+   * Takes one shot of the first fault matching the request, if any; `documents` tells whether the
+   * request's operation documents a status.
+   */
+  take(
+    method: string,
+    path: string,
+    apiKey: string | null,
+    documents: (status: number) => boolean,
+  ): QueuedFault | undefined {
     const index = this.faults.findIndex(
       (f) =>
         (f.method === null || f.method === method) &&
         (f.apiKey === null || f.apiKey === apiKey) &&
-        matchesPath(f.path, path),
+        matchesPath(f.path, path) &&
+        // An error the contract does not document for this operation (402 on a GET) never matches it.
+        (f.error === null || documents(f.error.status)),
     );
     if (index < 0) return undefined;
     const fault = this.faults[index] as QueuedFault;

@@ -69,11 +69,10 @@ function contractValidator(): RequestHandler {
 
 let sharedRoutes: RouteTable | undefined;
 
-/** Whether the contract has a request's route and method (built once per process). */
-function contractRoutes(): (req: Request) => boolean {
+/** The contract's routes, methods and documented statuses (built once per process). */
+function contractRoutes(): RouteTable {
   sharedRoutes ??= new RouteTable(loadOpenapiDocument().paths as Record<string, Record<string, unknown>>);
-  const routes = sharedRoutes;
-  return (req) => routes.has(req);
+  return sharedRoutes;
 }
 
 /** express-openapi-validator on the contract restricted to some of its paths. */
@@ -138,14 +137,15 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   // The order of checks on /v1 (contract.md): authentication, queued and scenario faults, rate
   // limit, idempotent replay, an unknown route (404), the body, then the parameters (the validator)
   // and the route's own checks (existence, balance, claim linking).
-  const isKnownRoute = contractRoutes();
+  const routes = contractRoutes();
+  const isKnownRoute = (req: Request) => routes.has(req);
   app.use(
     '/v1',
     series(
       readBody({ emptyAllowed: false }),
       journal(sim),
       authenticate(sim),
-      faults(sim, { sleep }),
+      faults(sim, { sleep, documentedStatuses: (req) => routes.statusesOf(req) }),
       rateLimit(sim),
       idempotency(sim),
       rejectBadBody(isKnownRoute),

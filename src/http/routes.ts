@@ -6,8 +6,11 @@ import type { Request } from 'express';
 
 interface RouteMatcher {
   pattern: RegExp;
-  methods: Set<string>;
+  /** The statuses each method of the path documents. */
+  operations: Map<string, Set<number>>;
 }
+
+const METHODS = ['get', 'post', 'delete', 'put', 'patch'];
 
 export class RouteTable {
   private readonly routes: RouteMatcher[];
@@ -15,18 +18,31 @@ export class RouteTable {
   constructor(paths: Record<string, Record<string, unknown>>) {
     this.routes = Object.entries(paths).map(([template, item]) => ({
       pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-      methods: new Set(
-        Object.keys(item)
-          .filter((k) => ['get', 'post', 'delete', 'put', 'patch'].includes(k))
-          .map((k) => k.toUpperCase()),
+      operations: new Map(
+        Object.entries(item)
+          .filter(([key]) => METHODS.includes(key))
+          .map(([key, operation]) => [
+            key.toUpperCase(),
+            new Set(Object.keys((operation as { responses?: object }).responses ?? {}).map(Number)),
+          ]),
       ),
     }));
   }
 
-  /** Does the contract have this method on this path? (HEAD counts as GET.) */
-  has(req: Request): boolean {
+  /** The statuses the contract documents for this request's operation; undefined for an unknown route. */
+  statusesOf(req: Request): ReadonlySet<number> | undefined {
     const path = req.baseUrl + req.path;
     const method = req.method === 'HEAD' ? 'GET' : req.method;
-    return this.routes.some((r) => r.pattern.test(path) && r.methods.has(method));
+    for (const route of this.routes) {
+      if (!route.pattern.test(path)) continue;
+      const statuses = route.operations.get(method);
+      if (statuses) return statuses;
+    }
+    return undefined;
+  }
+
+  /** Does the contract have this method on this path? (HEAD counts as GET.) */
+  has(req: Request): boolean {
+    return this.statusesOf(req) !== undefined;
   }
 }

@@ -2,7 +2,7 @@
  * What every /v1 request goes through before its route, in contract.md's order: journal,
  * authentication, faults (queued and scenario), rate limit, idempotent replay.
  */
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { SimError, fail } from '../core/errors.js';
 import { requestFingerprint } from '../core/idempotency.js';
 import { matchesPath } from '../core/pathPattern.js';
@@ -57,7 +57,14 @@ export function authenticate(sim: Simulator): RequestHandler {
  * request stream of the account is drawn exactly twice per request, so a request's fault depends
  * only on how many requests that account made before it.
  */
-export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise<void> }): RequestHandler {
+export function faults(
+  sim: Simulator,
+  options: {
+    sleep: (ms: number) => Promise<void>;
+    /** The statuses the contract documents for a request's operation (undefined: unknown route). */
+    documentedStatuses: (req: Request) => ReadonlySet<number> | undefined;
+  },
+): RequestHandler {
   return (req, _res, next) => {
     const ctx = context(req);
     const account = ctx.account;
@@ -66,7 +73,8 @@ export function faults(sim: Simulator, options: { sleep: (ms: number) => Promise
     const latencyDraw = account.requestStream.next();
     const path = endpointOf(req);
     let error: SimError | undefined;
-    const queued = sim.faults.take(req.method, path, account.key);
+    const documented = options.documentedStatuses(req);
+    const queued = sim.faults.take(req.method, path, account.key, (status) => documented?.has(status) ?? false);
     if (queued?.outcome) {
       ctx.forcedOutcome = queued.outcome;
       ctx.fault = `queued fault: forced outcome ${JSON.stringify(queued.outcome)}`;
