@@ -58,6 +58,7 @@ const CONFIG = quick
 
 const BARE_HTTP = join(BENCH_DIR, 'baselines', 'bare-http.mjs');
 const PLAIN_EXPRESS = join(BENCH_DIR, 'baselines', 'plain-express.mjs');
+const EXPRESS_VALIDATOR = join(BENCH_DIR, 'baselines', 'express-validator.mjs');
 const SIM_ARGS = ['--port', '0', '--scenario', 'fast', '--clock', 'manual'];
 const KEY = 'sk_test_bench';
 const AUTH = { Authorization: `Bearer ${KEY}` };
@@ -111,30 +112,38 @@ async function inFlight(url, apiKey) {
 // ---- start-up ---------------------------------------------------------------------------------
 
 async function benchStartup() {
-  log(`start-up: ${CONFIG.startupRuns} interleaved runs of the simulator and of a bare node:http server`);
-  const sim = [];
-  const bare = [];
-  const one = async (kind) => {
-    const server =
-      kind === 'sim'
-        ? await startServer(CLI, ['--port', '0'], { name: 'sim' })
-        : await startServer(BARE_HTTP, ['--port', '0'], { name: 'bare-http' });
-    const healthyAt = await waitFor200(`${server.url}${kind === 'sim' ? '/_sim/health' : '/'}`);
-    await stopServer(server);
-    (kind === 'sim' ? simListen : bareListen).push(server.listenedAt - server.spawnedAt);
-    return healthyAt - server.spawnedAt;
+  log(`start-up: ${CONFIG.startupRuns} interleaved runs of the simulator, of the validator floor (express + express-openapi-validator) and of a bare node:http server`);
+  const SERVERS = {
+    sim: { script: CLI, health: '/_sim/health' },
+    floor: { script: EXPRESS_VALIDATOR, health: '/_sim/health' },
+    bare: { script: BARE_HTTP, health: '/' },
   };
-  const simListen = [];
-  const bareListen = [];
+  const total = { sim: [], floor: [], bare: [] };
+  const listen = { sim: [], floor: [], bare: [] };
+  const one = async (kind) => {
+    const server = await startServer(SERVERS[kind].script, ['--port', '0'], { name: kind });
+    const healthyAt = await waitFor200(`${server.url}${SERVERS[kind].health}`);
+    await stopServer(server);
+    listen[kind].push(server.listenedAt - server.spawnedAt);
+    total[kind].push(healthyAt - server.spawnedAt);
+  };
+  const kinds = Object.keys(SERVERS);
   for (let i = 0; i < CONFIG.startupRuns; i++) {
-    const order = i % 2 === 0 ? ['sim', 'bare'] : ['bare', 'sim'];
-    for (const kind of order) (kind === 'sim' ? sim : bare).push(await one(kind));
-    log(`  run ${i + 1}: sim ${sim.at(-1).toFixed(0)} ms, node:http ${bare.at(-1).toFixed(0)} ms`);
+    for (const kind of kinds.map((_, j) => kinds[(i + j) % kinds.length])) await one(kind);
+    log(`  run ${i + 1}: sim ${total.sim.at(-1).toFixed(0)} ms, floor ${total.floor.at(-1).toFixed(0)} ms, node:http ${total.bare.at(-1).toFixed(0)} ms`);
   }
   // listen: from spawn to the "listening on" line; the rest of each run is the first answer.
-  raw.startup = { simMs: sim, bareHttpMs: bare, simListenMs: simListen, bareHttpListenMs: bareListen };
-  const value = median(sim);
-  const baseline = median(bare);
+  raw.startup = {
+    simMs: total.sim,
+    floorMs: total.floor,
+    bareHttpMs: total.bare,
+    simListenMs: listen.sim,
+    floorListenMs: listen.floor,
+    bareHttpListenMs: listen.bare,
+  };
+  const value = median(total.sim);
+  const floor = median(total.floor);
+  const baseline = median(total.bare);
   const ratio = value / baseline;
   figure({
     id: 'startup',
@@ -147,6 +156,18 @@ async function benchStartup() {
     ratio,
     target: 'ratio < 3',
     pass: ratio < 3,
+  });
+  figure({
+    id: 'startup_floor',
+    figure: '  the validator floor (diagnostic)',
+    value: floor,
+    unit: 'ms',
+    display: `${floor.toFixed(0)} ms`,
+    baseline,
+    baselineDisplay: `${baseline.toFixed(0)} ms (bare node:http)`,
+    ratio: floor / baseline,
+    target: 'information only',
+    pass: null,
   });
 }
 
@@ -161,8 +182,9 @@ async function benchThroughput(kinds) {
   const body = polled.text;
   const env = { BENCH_BODY: body };
   const express = await startServer(PLAIN_EXPRESS, ['--port', '0'], { name: 'plain-express', env });
+  const floor = await startServer(EXPRESS_VALIDATOR, ['--port', '0'], { name: 'express-validator', env });
   const bare = await startServer(BARE_HTTP, ['--port', '0'], { name: 'bare-http', env });
-  const targets = { sim, express, 'node:http': bare };
+  const targets = { sim, floor, express, 'node:http': bare };
   const c = String(CONFIG.connections);
   const specs = {
     poll: { path: `/v1/videos/${created.id}`, args: ['-c', c, ...acHeaders(AUTH)] },
@@ -171,12 +193,12 @@ async function benchThroughput(kinds) {
   try {
     for (const kind of kinds) {
       const spec = specs[kind];
-      log(`${kind} throughput: ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s, ${c} connections, sim / plain express / node:http`);
+      log(`${kind} throughput: ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s, ${c} connections, sim / validator floor / plain express / node:http`);
       for (const [name, server] of Object.entries(targets)) {
         await autocannon(`${server.url}${spec.path}`, [...spec.args, '-d', String(CONFIG.warmupSeconds)]);
         log(`  warmed up ${name}`);
       }
-      const runs = { sim: [], express: [], 'node:http': [] };
+      const runs = { sim: [], floor: [], express: [], 'node:http': [] };
       const names = Object.keys(targets);
       for (let round = 0; round < CONFIG.rounds; round++) {
         const order = names.map((_, i) => names[(i + round) % names.length]);
@@ -203,6 +225,7 @@ async function benchThroughput(kinds) {
       const value = med('sim');
       const ex = med('express');
       const bh = med('node:http');
+      const fl = med('floor');
       const threshold = kind === 'poll' ? 0.7 : 0.6;
       const invalid = runs.sim.some((x) => x.non2xx > 0 || x.errors > 0);
       figure({
@@ -220,9 +243,21 @@ async function benchThroughput(kinds) {
         pass: value / ex >= threshold && !invalid,
         note: invalid ? 'the simulator answered non-2xx or had errors' : undefined,
       });
+      figure({
+        id: `${kind}_throughput_floor`,
+        figure: '  the validator floor (diagnostic)',
+        value: fl,
+        unit: 'req/s',
+        display: `${fl.toFixed(0)} req/s`,
+        baseline: ex,
+        baselineDisplay: `${ex.toFixed(0)} req/s (plain express); the simulator is ${((value / fl) * 100).toFixed(0)}% of it`,
+        ratio: fl / ex,
+        target: 'information only',
+        pass: null,
+      });
     }
   } finally {
-    await Promise.all([stopServer(sim), stopServer(express), stopServer(bare)]);
+    await Promise.all([stopServer(sim), stopServer(floor), stopServer(express), stopServer(bare)]);
   }
 }
 

@@ -53,8 +53,11 @@ let sharedValidator: RequestHandler | undefined;
  * It is two validators, one for the /v1 paths of the contract and one for the /_sim paths, each
  * run only on its own requests: the validator looks a request's route up by trying every path of
  * its document in turn, so the /v1 requests, the hot path, try three paths instead of fifteen.
+ *
+ * Exported for the bench's floor baseline (bench/baselines/express-validator.mjs), which puts
+ * exactly this validator in front of trivial handlers.
  */
-function contractValidator(): RequestHandler {
+export function contractValidator(): RequestHandler {
   if (!sharedValidator) {
     const v1 = series(...validatorFor((path) => path.startsWith('/v1/')));
     const control = series(...validatorFor((path) => path.startsWith('/_sim/')));
