@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 import { VirtualClock, isoTime, secondsToMs } from '../src/core/clock.js';
 import { IdempotencyStore, requestFingerprint } from '../src/core/idempotency.js';
-import { Journal, type JournalEntry } from '../src/core/journal.js';
+import { Journal, type JournalEntry, type JournalRecord } from '../src/core/journal.js';
 import { drawFate, type FateRequest } from '../src/core/pipeline.js';
 import { createStream } from '../src/core/random.js';
 import { TokenBucket } from '../src/core/rateLimit.js';
@@ -310,21 +310,28 @@ describe('requestFingerprint', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-function entry(n: number, account: string | null): JournalEntry {
+function record(n: number, account: string | null, extra: Partial<JournalRecord> = {}): JournalRecord {
   return {
     method: 'GET',
     path: `/v1/videos?n=${n}`,
     status: 200,
     account,
-    at: isoTime(START + n),
+    atMs: START + n,
     request_id: `req_${n}`,
+    negative_prompt_effective: undefined,
+    fault: undefined,
+    ...extra,
   };
+}
+
+function entry(n: number, account: string | null): JournalEntry {
+  return { method: 'GET', path: `/v1/videos?n=${n}`, status: 200, account, at: isoTime(START + n), request_id: `req_${n}` };
 }
 
 describe('Journal', () => {
   it('keeps only the most recent entries up to its capacity, oldest first', () => {
     const journal = new Journal(3);
-    for (let n = 1; n <= 5; n++) journal.record(entry(n, 'sk_test_a'));
+    for (let n = 1; n <= 5; n++) journal.record(record(n, 'sk_test_a'));
     const { data, has_more } = journal.recent(100);
     expect(data.map((e) => e.request_id)).toEqual(['req_3', 'req_4', 'req_5']);
     expect(has_more).toBe(false);
@@ -332,7 +339,7 @@ describe('Journal', () => {
 
   it('stays bounded over many records', () => {
     const journal = new Journal(10);
-    for (let n = 1; n <= 5000; n++) journal.record(entry(n, 'sk_test_a'));
+    for (let n = 1; n <= 5000; n++) journal.record(record(n, 'sk_test_a'));
     const { data } = journal.recent(100_000);
     expect(data).toHaveLength(10);
     expect(data[0]!.request_id).toBe('req_4991');
@@ -341,21 +348,33 @@ describe('Journal', () => {
 
   it('answers the most recent N with has_more, and filters by account', () => {
     const journal = new Journal(100);
-    for (let n = 1; n <= 6; n++) journal.record(entry(n, n % 2 === 0 ? 'sk_test_even' : 'sk_test_odd'));
+    for (let n = 1; n <= 6; n++) journal.record(record(n, n % 2 === 0 ? 'sk_test_even' : 'sk_test_odd'));
     expect(journal.recent(2)).toEqual({ data: [entry(5, 'sk_test_odd'), entry(6, 'sk_test_even')], has_more: true });
     expect(journal.recent(10, 'sk_test_even').data.map((e) => e.request_id)).toEqual(['req_2', 'req_4', 'req_6']);
     expect(journal.recent(3, 'sk_test_even').has_more).toBe(false);
   });
 
+  it('reads a record as the API entry: ISO time, optional fields only when set', () => {
+    const journal = new Journal(10);
+    journal.record(record(1, 'sk_test_a', { negative_prompt_effective: null, fault: 'queued fault: 500 internal_error' }));
+    journal.record(record(2, 'sk_test_a'));
+    expect(JSON.stringify(journal.recent(10).data)).toBe(
+      JSON.stringify([
+        { ...entry(1, 'sk_test_a'), negative_prompt_effective: null, fault: 'queued fault: 500 internal_error' },
+        entry(2, 'sk_test_a'),
+      ]),
+    );
+  });
+
   it('forgets one account and keeps the others in order', () => {
     const journal = new Journal(100);
-    journal.record(entry(1, 'sk_test_a'));
-    journal.record(entry(2, 'sk_test_b'));
-    journal.record(entry(3, null));
-    journal.record(entry(4, 'sk_test_a'));
+    journal.record(record(1, 'sk_test_a'));
+    journal.record(record(2, 'sk_test_b'));
+    journal.record(record(3, null));
+    journal.record(record(4, 'sk_test_a'));
     journal.forget('sk_test_a');
     expect(journal.recent(100).data.map((e) => e.request_id)).toEqual(['req_2', 'req_3']);
-    journal.record(entry(5, 'sk_test_a'));
+    journal.record(record(5, 'sk_test_a'));
     expect(journal.recent(100).data.map((e) => e.request_id)).toEqual(['req_2', 'req_3', 'req_5']);
   });
 });

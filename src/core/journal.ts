@@ -2,6 +2,7 @@
  * The request journal: /v1 requests in arrival order, bounded to the scenario's journal size (the
  * oldest entries go first).
  */
+import { isoTime } from './clock.js';
 
 export interface JournalEntry {
   method: string;
@@ -19,13 +20,30 @@ export interface JournalEntry {
   fault?: string;
 }
 
+/**
+ * What is kept of a request: the entry with its time as a number. Every /v1 request records one,
+ * and few are ever read, so the ISO string is made when an entry is read.
+ */
+export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault'> & {
+  atMs: number;
+  negative_prompt_effective: string | null | undefined;
+  fault: string | undefined;
+};
+
+function entryOf(r: JournalRecord): JournalEntry {
+  const entry: JournalEntry = { method: r.method, path: r.path, status: r.status, account: r.account, at: isoTime(r.atMs), request_id: r.request_id };
+  if (r.negative_prompt_effective !== undefined) entry.negative_prompt_effective = r.negative_prompt_effective;
+  if (r.fault !== undefined) entry.fault = r.fault;
+  return entry;
+}
+
 export class Journal {
-  private entries: JournalEntry[] = [];
+  private entries: JournalRecord[] = [];
   private start = 0;
 
   constructor(private readonly capacity: number) {}
 
-  record(entry: JournalEntry): void {
+  record(entry: JournalRecord): void {
     this.entries.push(entry);
     if (this.entries.length - this.start > this.capacity) this.start++;
     if (this.start > 1024 && this.start * 2 > this.entries.length) {
@@ -39,13 +57,13 @@ export class Journal {
     const out: JournalEntry[] = [];
     let more = false;
     for (let i = this.entries.length - 1; i >= this.start; i--) {
-      const e = this.entries[i] as JournalEntry;
+      const e = this.entries[i] as JournalRecord;
       if (account !== undefined && e.account !== account) continue;
       if (out.length === limit) {
         more = true;
         break;
       }
-      out.push(e);
+      out.push(entryOf(e));
     }
     return { data: out.reverse(), has_more: more };
   }

@@ -7,7 +7,7 @@
  * `account.ts`, rate limits in `rateLimit.ts`, idempotency in `idempotency.ts`.
  */
 import { Account, imageView, type AspectRatio, type Image } from './account.js';
-import { VirtualClock, isoTime, secondsToMs, type ClockMode, type ClockState } from './clock.js';
+import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
 import { SimError, fail } from './errors.js';
 import { FaultQueue } from './faults.js';
 import {
@@ -414,9 +414,9 @@ export class Simulator {
   }
 
   /** Time in the journal's terms: an account's clock, or the global one. */
-  timeOf(apiKey: string | null): string {
+  timeMsOf(apiKey: string | null): number {
     const account = apiKey ? this.accounts.get(apiKey) : undefined;
-    return isoTime(this.clock.now() + (account?.offsetMs ?? 0));
+    return this.clock.now() + (account?.offsetMs ?? 0);
   }
 
   // ---- internals ----

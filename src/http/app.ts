@@ -12,7 +12,7 @@ import { readBody, rejectBadBody } from './body.js';
 import { RouteTable } from './routes.js';
 import { series } from './series.js';
 import './routeMatcherCache.js';
-import { assignRequestId } from './context.js';
+import { assignRequestId, context } from './context.js';
 import { controlRouter } from './control.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorHandler } from './errors.js';
@@ -105,21 +105,21 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   app.set('etag', false);
 
   // Request ids count requests (see Simulator.nextRequestId); an authenticated /v1 request gets
-  // its account's id once authenticated, everything else (preflights included) one here.
+  // its account's id once authenticated, everything else (preflights included) one here. Then CORS
+  // (preflights end there). One layer for both: every layer costs the router a match.
+  const allowCors = cors({
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Range', 'If-None-Match'],
+    // Joined once here rather than by cors on every response.
+    exposedHeaders: [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(','),
+    maxAge: 600,
+    optionsSuccessStatus: 204,
+  });
   app.use((req, res, next) => {
     if (!(V1_PATH.test(req.path) && req.method !== 'OPTIONS')) assignRequestId(req, res, sim.nextRequestId());
-    next();
+    allowCors(req, res, next);
   });
-  app.use(
-    cors({
-      origin: '*',
-      methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Range', 'If-None-Match'],
-      exposedHeaders: [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'],
-      maxAge: 600,
-      optionsSuccessStatus: 204,
-    }),
-  );
 
   app.use(
     '/cdn',
@@ -141,14 +141,20 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   // limit, idempotent replay, an unknown route (404), the body, then the parameters (the validator)
   // and the route's own checks (existence, balance, claim linking).
   const routes = contractRoutes();
-  const isKnownRoute = (req: Request) => routes.has(req);
+  // Looked up once per request: the fault check and the unknown-route check both ask.
+  const statusesOf = (req: Request): ReadonlySet<number> | undefined => {
+    const ctx = context(req);
+    if (ctx.documentedStatuses === undefined) ctx.documentedStatuses = routes.statusesOf(req) ?? null;
+    return ctx.documentedStatuses ?? undefined;
+  };
+  const isKnownRoute = (req: Request) => statusesOf(req) !== undefined;
   app.use(
     '/v1',
     series(
       readBody({ emptyAllowed: false }),
       journal(sim),
       authenticate(sim),
-      faults(sim, { sleep, documentedStatuses: (req) => routes.statusesOf(req) }),
+      faults(sim, { sleep, documentedStatuses: statusesOf }),
       rateLimit(sim),
       idempotency(sim),
       rejectBadBody(isKnownRoute),

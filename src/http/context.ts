@@ -20,6 +20,10 @@ export interface RequestContext {
   forcedOutcome?: ForcedOutcome;
   /** Why the simulator itself answered (a queued or scenario fault). */
   fault?: string;
+  /** The endpoint the request addresses, once worked out (see endpointOf in v1.ts). */
+  endpoint?: string;
+  /** The statuses its operation documents (null: not a route of the contract), once looked up. */
+  documentedStatuses?: ReadonlySet<number> | null;
 }
 
 const contexts = new WeakMap<Request, RequestContext>();

@@ -40,9 +40,4 @@ export class RouteTable {
     }
     return undefined;
   }
-
-  /** Does the contract have this method on this path? (HEAD counts as GET.) */
-  has(req: Request): boolean {
-    return this.statusesOf(req) !== undefined;
-  }
 }

@@ -25,10 +25,10 @@ export function journal(sim: Simulator): RequestHandler {
         path,
         status: res.statusCode,
         account,
-        at: ctx.arrivedAtMs !== undefined ? new Date(ctx.arrivedAtMs).toISOString() : sim.timeOf(account),
+        atMs: ctx.arrivedAtMs ?? sim.timeMsOf(account),
         request_id: ctx.requestId,
-        ...(ctx.negativePromptEffective !== undefined ? { negative_prompt_effective: ctx.negativePromptEffective } : {}),
-        ...(ctx.fault !== undefined ? { fault: ctx.fault } : {}),
+        negative_prompt_effective: ctx.negativePromptEffective,
+        fault: ctx.fault,
       });
     });
     next();
@@ -157,10 +157,7 @@ const tickets = new WeakMap<Response, IdempotencyTicket>();
  */
 export function idempotency(sim: Simulator): RequestHandler {
   const locks = new Map<string, Promise<void>>();
-  return async (req, res, next) => {
-    const key = req.headers['idempotency-key'];
-    const { account, arrivedAtMs } = context(req);
-    if (req.method !== 'POST' || typeof key !== 'string' || key === '' || !account || arrivedAtMs === undefined) return next();
+  const replayOrReserve = async (req: Request, res: Response, next: (err?: unknown) => void, account: Account, key: string, arrivedAtMs: number) => {
     const endpoint = endpointOf(req);
     const lockKey = `${account.key}\u0000${endpoint}\u0000${key}`;
     const previous = locks.get(lockKey);
@@ -194,6 +191,13 @@ export function idempotency(sim: Simulator): RequestHandler {
     tickets.set(res, { endpoint, key, fingerprint });
     next();
   };
+  // Synchronous unless the request is a POST with a key: most requests pass straight through.
+  return (req, res, next) => {
+    const key = req.headers['idempotency-key'];
+    const { account, arrivedAtMs } = context(req);
+    if (req.method !== 'POST' || typeof key !== 'string' || key === '' || !account || arrivedAtMs === undefined) return next();
+    return replayOrReserve(req, res, next, account, key, arrivedAtMs);
+  };
 }
 
 /** Stores a create's 200 response under its Idempotency-Key, if it came with one. */
@@ -207,7 +211,11 @@ export function rememberIdempotent(res: Response, account: Account, body: unknow
 }
 
 /** The endpoint a request addresses, without a trailing slash (`/v1/videos/` is `/v1/videos`). */
-function endpointOf(req: { baseUrl: string; path: string }): string {
-  const path = req.baseUrl + req.path;
-  return path.length > 1 ? path.replace(/\/+$/, '') : path;
+function endpointOf(req: Request): string {
+  const ctx = context(req);
+  if (ctx.endpoint === undefined) {
+    const path = req.baseUrl + req.path;
+    ctx.endpoint = path.length > 1 && path.endsWith('/') ? path.replace(/\/+$/, '') : path;
+  }
+  return ctx.endpoint;
 }
