@@ -10,6 +10,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { createSimulator, type SimulatorHandle } from './index.js';
 import { openapiPath } from './openapi.js';
 import { ScenarioError, listBundledScenarios, validateScenarioFile } from './scenarios/load.js';
@@ -52,7 +53,23 @@ interface StartOptions {
   cdnUrl?: string;
 }
 
+/**
+ * V8's heap policy for a long-running simulator. By default V8 lets the old generation grow to up
+ * to four times what is live before a full collection, and gives memory back only a few megabytes
+ * per collection, so a simulator holding 100,000 generations (1.1 KB each of live heap) sat at
+ * about 5 KB of resident memory per generation. A growth factor of 1.1 keeps it near what is live
+ * (see README, "Performance"), at no throughput cost measured by `npm run bench`. A process started
+ * with its own `--heap-growing-percent` (0 restores V8's default) keeps its own.
+ */
+const HEAP_GROWING_PERCENT = 10;
+
+function applyHeapPolicy(): void {
+  if (process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return;
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
+
 function start(opts: StartOptions): void {
+  applyHeapPolicy();
   let sim: SimulatorHandle;
   try {
     sim = createSimulator({

@@ -46,7 +46,9 @@ export class Journal {
   record(entry: JournalRecord): void {
     this.entries.push(entry);
     if (this.entries.length - this.start > this.capacity) this.start++;
-    if (this.start > 1024 && this.start * 2 > this.entries.length) {
+    // Dropped entries are released in batches: at most a quarter of the capacity (and at least
+    // 1,024) waits for the next copy.
+    if (this.start >= Math.max(1024, this.capacity / 4)) {
       this.entries = this.entries.slice(this.start);
       this.start = 0;
     }

@@ -233,7 +233,9 @@ export function drawFate(
     keyframeImageId,
     routedModel,
     stageNames: keyframeMode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES,
-    durationsMs,
+    // A copy holds exactly its elements; the array grown by push keeps spare capacity (kept for
+    // every stored generation).
+    durationsMs: durationsMs.slice(),
     failure,
     compliance,
     priceCents: Math.round(priceCents),
