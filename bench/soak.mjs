@@ -16,14 +16,15 @@
 //   - resident memory at the end exceeds that at the middle of the run by more than 50%;
 //   - after SIGTERM with requests in flight, the process takes more than 1 s to exit (it is
 //     killed at 3 s), or an in-flight request neither gets an answer nor a clean connection error.
-// The simulator exposes no event-loop delay, and nothing is added to src/ to measure it: the
-// summary reports client-observed latency (p50/p99 per operation, and of a /_sim/health probe
-// every 100 ms) instead.
+// The summary reports the simulator's event-loop delay (p50/p99/max from monitorEventLoopDelay, by
+// bench/event-loop-delay.mjs preloaded into the simulator process; nothing in src/ measures it) and
+// client-observed latency (p50/p99 per operation, and of a /_sim/health probe every 100 ms).
 import http from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { CLI, fmtBytes, log, now, quantile, request, requireBuilt, rssBytes, sleep, startServer } from './lib.mjs';
+import { pathToFileURL } from 'node:url';
+import { BENCH_DIR, CLI, fmtBytes, log, now, quantile, request, requireBuilt, rssBytes, sleep, startServer } from './lib.mjs';
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -227,6 +228,14 @@ function fmtMs(x) {
 async function main() {
   requireBuilt();
   const dir = mkdtempSync(join(os.tmpdir(), 'sim-soak-'));
+  const eventLoopFile = join(dir, 'event-loop.json');
+  const readEventLoop = () => {
+    try {
+      return JSON.parse(readFileSync(eventLoopFile, 'utf8'));
+    } catch {
+      return null;
+    }
+  };
   const scenarioPath = join(dir, 'soak.yaml');
   writeFileSync(
     scenarioPath,
@@ -243,9 +252,14 @@ async function main() {
   const failures = [];
   let sim;
   try {
-    sim = await startServer(CLI, ['--port', '0', '--scenario', scenarioPath, '--clock', 'manual'], { name: 'sim' });
-  } finally {
+    sim = await startServer(CLI, ['--port', '0', '--scenario', scenarioPath, '--clock', 'manual'], {
+      name: 'sim',
+      nodeArgs: ['--import', pathToFileURL(join(BENCH_DIR, 'event-loop-delay.mjs')).href],
+      env: { BENCH_EVENT_LOOP_FILE: eventLoopFile },
+    });
+  } catch (e) {
     rmSync(dir, { recursive: true, force: true });
+    throw e;
   }
   const base = sim.url;
   log(`soak: ${SECONDS} s, ${CONNECTIONS} connections, ${sim.stdout.trim()}`);
@@ -253,12 +267,15 @@ async function main() {
   if (h.status !== 200) throw new Error(`health: ${h.status}`);
   await sleep(300);
   const startRss = rssBytes(sim.pid);
+  process.kill(sim.pid, 'SIGUSR2'); // the event-loop histogram starts with the load
   const t0 = now();
   startedAt = t0;
   const deadline = t0 + SECONDS * 1000;
+  let eventLoopMiddle;
   const sampler = setInterval(() => {
     const b = rssBytes(sim.pid);
     if (b !== null && phase === 'load') rss.push({ t: (now() - t0) / 1000, bytes: b });
+    if (eventLoopMiddle === undefined && now() - t0 >= (SECONDS * 1000) / 2) eventLoopMiddle = readEventLoop();
   }, 250);
   const progress = setInterval(() => {
     const last = rss.at(-1);
@@ -279,6 +296,9 @@ async function main() {
   clearInterval(progress);
   const endRss = rssBytes(sim.pid);
   rss.push({ t: (now() - t0) / 1000, bytes: endRss });
+  await sleep(300); // one more write of the histogram, still under load
+  const eventLoop = readEventLoop();
+  rmSync(dir, { recursive: true, force: true });
   await sleep(20);
   shutdown.inFlightAtSigterm = inFlight;
   const sigtermAt = now();
@@ -319,6 +339,7 @@ async function main() {
     slowRequests: slow.length,
     slowestRequests: [...slow].sort((a, b) => b.ms - a.ms).slice(0, 5),
     healthProbeMs: { count: health.length, p50: quantile(health, 0.5), p99: quantile(health, 0.99), max: maxOf(health) },
+    eventLoopDelayMs: { firstHalf: eventLoopMiddle ?? null, wholeRun: eventLoop },
     createsByAccount: Object.fromEntries(accounts.map((a) => [a.key, a.created])),
     rssBytes: { start: startRss, middle: middle.bytes, middleAtSeconds: middle.t, end: endRss, endOverMiddle: growth, samples: rss },
     shutdown: { ...shutdown, connectionErrors: Object.fromEntries(shutdown.connectionErrors) },
@@ -332,7 +353,9 @@ async function main() {
   out.push(`  requests       ${stats.requests} (${summary.requestsPerSecond.toFixed(0)}/s)`);
   for (const [k, v] of Object.entries(summary.byOutcome)) out.push(`    ${k.padEnd(58)} ${v}`);
   out.push(`  creates        ${accounts.map((a) => `${a.key} ${a.created}${a.created > CAP ? ' (cap reached)' : ''}`).join(', ')}`);
-  out.push('  latency        client-observed (no event-loop delay endpoint exists; this is the outside view):');
+  const eld = (x) => (x ? `p50 ${fmtMs(x.p50)}, p99 ${fmtMs(x.p99)}, max ${fmtMs(x.max)}` : 'not measured');
+  out.push(`  event loop     delay in the simulator (monitorEventLoopDelay): whole run ${eld(eventLoop)}; first half ${eld(eventLoopMiddle)}`);
+  out.push('  latency        client-observed:');
   out.push(`    all          p50 ${fmtMs(summary.latencyMs.p50)}, p99 ${fmtMs(summary.latencyMs.p99)}, max ${fmtMs(summary.latencyMs.max)}`);
   for (const o of ops) out.push(`    ${o.op.padEnd(12)} ${String(o.count).padStart(7)} x  p50 ${fmtMs(o.p50)}, p99 ${fmtMs(o.p99)}, max ${fmtMs(o.max)}`);
   out.push(`    health probe p50 ${fmtMs(summary.healthProbeMs.p50)}, p99 ${fmtMs(summary.healthProbeMs.p99)} (${health.length} probes, one every 100 ms)`);
