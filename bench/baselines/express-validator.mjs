@@ -6,11 +6,11 @@
 // the distance from plain-express.mjs to this server is what validation alone costs, and the
 // distance from this server to the simulator is what the simulator's own work costs.
 // Started like the simulator (`--port N`); prints `listening on http://127.0.0.1:PORT`.
+import { createServer } from 'node:http';
 import express from 'express';
 import { contractValidator } from '../../dist/http/app.js';
+import { serve } from './serve.mjs';
 
-const argPort = process.argv.indexOf('--port');
-const port = argPort >= 0 ? Number(process.argv[argPort + 1]) : Number(process.env.PORT ?? 0);
 const body = JSON.parse(process.env.BENCH_BODY ?? 'null');
 const health = JSON.parse(
   process.env.BENCH_HEALTH ?? '{"status":"ok","scenario":"default","seed":42,"clock":{"mode":"manual","now":"2026-01-01T00:00:00.000Z","speed":1}}',
@@ -30,13 +30,4 @@ app.use((err, req, res, _next) => {
   res.status(err.status ?? 500).json({ error: { message: String(err.message) } });
 });
 
-const server = app.listen(port, '127.0.0.1', () => {
-  process.stdout.write(`listening on http://127.0.0.1:${server.address().port} (express + express-openapi-validator)\n`);
-});
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-  setTimeout(() => process.exit(0), 500).unref();
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+serve(createServer(app), 'express + express-openapi-validator');
