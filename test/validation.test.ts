@@ -1,10 +1,14 @@
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { SimError } from '../src/core/errors.js';
 import { responseValidation } from '../src/http/errors.js';
 import { createVideo, expectError, getVideo, makeSim } from './helpers.js';
 
 describe('response validation against openapi.yaml', () => {
-  afterEach(() => responseValidation.reset());
+  afterEach(() => {
+    responseValidation.reset();
+    vi.restoreAllMocks();
+  });
 
   it('a planted response that breaks the contract becomes a logged 500 api_error and is counted', async () => {
     const sim = makeSim();
@@ -22,6 +26,37 @@ describe('response validation against openapi.yaml', () => {
     expect(responseValidation.failures).toBe(1);
     expect(responseValidation.last[0]).toMatchObject({ method: 'GET', path: `/v1/videos/${created.body.id}` });
     expect(sim.logs.join('\n')).toMatch(/response validation failed: GET \/v1\/videos\/vid_\w+ \(status 200\)/);
+  });
+
+  it.each([
+    ['a 401 of the authentication check', (sim: ReturnType<typeof makeSim>) => request(sim.app).get('/v1/videos'), 401, 'GET /v1/videos'],
+    [
+      'a 400 for a body that is not JSON',
+      (sim: ReturnType<typeof makeSim>) =>
+        request(sim.app).post('/v1/videos').set('Authorization', 'Bearer sk_test_a').set('Content-Type', 'application/json').send('{'),
+      400,
+      'POST /v1/videos',
+    ],
+    [
+      'a 400 for a control request whose body is not JSON',
+      (sim: ReturnType<typeof makeSim>) => request(sim.app).post('/_sim/clock/advance').set('Content-Type', 'application/json').send('{'),
+      400,
+      'POST /_sim/clock/advance',
+    ],
+  ] as const)('%s, answered before the parameters are validated, is validated against openapi.yaml too', async (_name, send, status, route) => {
+    const sim = makeSim();
+    // Plant a bug in the error shape: a field the contract does not have.
+    const toBody = SimError.prototype.toBody;
+    vi.spyOn(SimError.prototype, 'toBody').mockImplementation(function (this: SimError) {
+      const body = toBody.call(this);
+      return { error: { ...body.error, planted: true } } as never;
+    });
+    const res = await send(sim);
+    expect(res.status).toBe(500);
+    expect(res.body.error).toMatchObject({ type: 'api_error', code: 'internal_error' });
+    expect(responseValidation.failures).toBe(1);
+    const [method, path] = route.split(' ');
+    expect(responseValidation.last[0]).toMatchObject({ method, path, status });
   });
 
   it('a valid response passes without being counted', async () => {

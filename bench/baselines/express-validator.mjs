@@ -8,7 +8,7 @@
 // Started like the simulator (`--port N`); prints `listening on http://127.0.0.1:PORT`.
 import { createServer } from 'node:http';
 import express from 'express';
-import { contractValidator } from '../../dist/http/app.js';
+import { contractValidator } from '../../dist/http/contractValidator.js';
 import { serve } from './serve.mjs';
 
 const body = JSON.parse(process.env.BENCH_BODY ?? 'null');

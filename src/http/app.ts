@@ -4,16 +4,15 @@
  */
 import cors from 'cors';
 import express, { type Express, type Request, type RequestHandler } from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
 import { fail } from '../core/errors.js';
 import type { Simulator } from '../core/simulator.js';
 import { loadOpenapiDocument } from '../openapi.js';
 import { readBody, rejectBadBody } from './body.js';
 import { RouteTable } from './routes.js';
 import { series } from './series.js';
-import './routeMatcherCache.js';
 import { assignRequestId, context } from './context.js';
 import { controlRouter } from './control.js';
+import { contractValidators, type ContractValidatorLocals } from './contractValidator.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorHandler } from './errors.js';
 import { imagesRouter } from './images.js';
@@ -41,33 +40,11 @@ export const EXPOSED_HEADERS = [
 const V1_PATH = /^\/v1(\/|$)/i;
 
 /** Paths the control API has (the dashboard's `/_sim/` and `/_sim/ui/*` are served before). */
-const SIM_PATH = /^\/_sim\//i;
+const SIM_PATH = /^\/_sim(\/|$)/i;
 
-let sharedValidator: RequestHandler | undefined;
-
-/**
- * The validator of every request and response against openapi.yaml. Compiling it takes a few
- * hundred milliseconds, so every app of the process shares one (it keeps no per-app state that the
- * simulator uses: path parameters are read raw by the routes).
- *
- * It is two validators, one for the /v1 paths of the contract and one for the /_sim paths, each
- * run only on its own requests: the validator looks a request's route up by trying every path of
- * its document in turn, so the /v1 requests, the hot path, try three paths instead of fifteen.
- *
- * Exported for the bench's floor baseline (bench/baselines/express-validator.mjs), which puts
- * exactly this validator in front of trivial handlers.
- */
-export function contractValidator(): RequestHandler {
-  if (!sharedValidator) {
-    const v1 = series(...validatorFor((path) => path.startsWith('/v1/')));
-    const control = series(...validatorFor((path) => path.startsWith('/_sim/')));
-    sharedValidator = (req, res, next) => {
-      if (V1_PATH.test(req.path)) return v1(req, res, next);
-      if (SIM_PATH.test(req.path)) return control(req, res, next);
-      next();
-    };
-  }
-  return sharedValidator;
+/** A middleware run only on the paths `pattern` matches. */
+function onPaths(pattern: RegExp, handler: RequestHandler): RequestHandler {
+  return (req, res, next) => (pattern.test(req.path) ? handler(req, res, next) : next());
 }
 
 let sharedRoutes: RouteTable | undefined;
@@ -76,25 +53,6 @@ let sharedRoutes: RouteTable | undefined;
 function contractRoutes(): RouteTable {
   sharedRoutes ??= new RouteTable(loadOpenapiDocument().paths as Record<string, Record<string, unknown>>);
   return sharedRoutes;
-}
-
-/** express-openapi-validator on the contract restricted to some of its paths. */
-function validatorFor(keep: (path: string) => boolean): RequestHandler[] {
-  const document = loadOpenapiDocument();
-  const paths = document.paths as Record<string, unknown>;
-  document.paths = Object.fromEntries(Object.entries(paths).filter(([path]) => keep(path)));
-  return OpenApiValidator.middleware({
-    apiSpec: document as never,
-    // openapi.yaml is linted in CI (redocly, spectral) and checked by the test suite; validating it
-    // again against the OpenAPI meta-schema at every start would cost ~0.4 s of start-up.
-    validateApiSpec: false,
-    // The contract has no multipart bodies: no file-upload middleware on every request.
-    fileUploader: false,
-    validateRequests: { allErrors: true, allowUnknownQueryParameters: false },
-    validateResponses: true,
-    validateSecurity: false,
-    validateFormats: true,
-  }) as RequestHandler[];
 }
 
 export function createApp(sim: Simulator, options: AppOptions = {}): Express {
@@ -139,7 +97,8 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
 
   // The order of checks on /v1 (contract.md): authentication, queued and scenario faults, rate
   // limit, idempotent replay, an unknown route (404), the body, then the parameters (the validator)
-  // and the route's own checks (existence, balance, claim linking).
+  // and the route's own checks (existence, balance, claim linking). The validator's first half runs
+  // before the checks so that their answers are validated against openapi.yaml too.
   const routes = contractRoutes();
   // Looked up once per request: the fault check and the unknown-route check both ask.
   const statusesOf = (req: Request): ReadonlySet<number> | undefined => {
@@ -148,21 +107,29 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
     return ctx.documentedStatuses ?? undefined;
   };
   const isKnownRoute = (req: Request) => statusesOf(req) !== undefined;
+  const validators = contractValidators();
   app.use(
-    '/v1',
-    series(
-      readBody({ emptyAllowed: false }),
-      journal(sim),
-      authenticate(sim),
-      faults(sim, { sleep, documentedStatuses: statusesOf }),
-      rateLimit(sim),
-      idempotency(sim),
-      rejectBadBody(isKnownRoute),
+    onPaths(
+      V1_PATH,
+      series(
+        readBody({ emptyAllowed: false }),
+        journal(sim),
+        validators.v1.prepare,
+        authenticate(sim),
+        faults(sim, { sleep, documentedStatuses: statusesOf }),
+        rateLimit(sim),
+        idempotency(sim),
+        rejectBadBody(isKnownRoute),
+        validators.v1.validate,
+      ),
     ),
   );
-  app.use('/_sim', series(readBody({ emptyAllowed: true }), rejectBadBody(isKnownRoute)));
-
-  app.use(contractValidator());
+  app.use(
+    onPaths(
+      SIM_PATH,
+      series(readBody({ emptyAllowed: true }), validators.control.prepare, rejectBadBody(isKnownRoute), validators.control.validate),
+    ),
+  );
 
   app.use(videosRouter(sim));
   app.use(imagesRouter(sim));
@@ -171,6 +138,8 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
   app.use((req, _res, next) => {
     next(fail('unknown_route', { message: `Unknown route: ${req.method} ${req.path}. See openapi.yaml for the routes this API has.` }));
   });
-  app.use(errorHandler(log));
+  const renderError = errorHandler(log);
+  (app.locals as ContractValidatorLocals).renderError = renderError;
+  app.use(renderError);
   return app;
 }

@@ -24,6 +24,8 @@ export interface RequestContext {
   endpoint?: string;
   /** The statuses its operation documents (null: not a route of the contract), once looked up. */
   documentedStatuses?: ReadonlySet<number> | null;
+  /** A problem the validator found matching the route, reported at the parameters' turn. */
+  validatorProblem?: unknown;
 }
 
 const contexts = new WeakMap<Request, RequestContext>();
