@@ -14,7 +14,11 @@ if (file) {
   const ms = (ns) => Math.round(ns / 1e4) / 100;
   const write = () => {
     const summary = { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), samples: histogram.count };
-    writeFileSync(file, JSON.stringify(summary));
+    try {
+      writeFileSync(file, JSON.stringify(summary));
+    } catch {
+      // The soak may remove its directory first: never let the measurement disturb the process.
+    }
   };
   setInterval(write, 250).unref();
   process.on('SIGUSR2', () => {

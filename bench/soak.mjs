@@ -257,123 +257,126 @@ async function main() {
       nodeArgs: ['--import', pathToFileURL(join(BENCH_DIR, 'event-loop-delay.mjs')).href],
       env: { BENCH_EVENT_LOOP_FILE: eventLoopFile },
     });
-  } catch (e) {
+    const base = sim.url;
+    log(`soak: ${SECONDS} s, ${CONNECTIONS} connections, ${sim.stdout.trim()}`);
+    const h = await request(`${base}/_sim/health`, { agent });
+    if (h.status !== 200) throw new Error(`health: ${h.status}`);
+    await sleep(300);
+    const startRss = rssBytes(sim.pid);
+    process.kill(sim.pid, 'SIGUSR2'); // the event-loop histogram starts with the load
+    const t0 = now();
+    startedAt = t0;
+    const deadline = t0 + SECONDS * 1000;
+    let eventLoopMiddle;
+    const sampler = setInterval(() => {
+      const b = rssBytes(sim.pid);
+      if (b !== null && phase === 'load') rss.push({ t: (now() - t0) / 1000, bytes: b });
+      if (eventLoopMiddle === undefined && now() - t0 >= (SECONDS * 1000) / 2) eventLoopMiddle = readEventLoop();
+    }, 250);
+    const progress = setInterval(() => {
+      const last = rss.at(-1);
+      log(`  ${((now() - t0) / 1000).toFixed(0)} s: ${stats.requests} requests, RSS ${fmtBytes(last?.bytes)}, ${stats.unexpectedCount} unexpected`);
+    }, 5000);
+
+    const accounts = [makeAccount('sk_test_soak_flow_a', 'flow'), makeAccount('sk_test_soak_flow_b', 'flow'), makeAccount('sk_test_soak_cancel', 'cancel')];
+    const workers = [];
+    for (let w = 0; w < CONNECTIONS; w++) {
+      const account = w % 4 === 3 ? accounts[2] : accounts[w % 2];
+      workers.push(worker(base, account, w, deadline));
+    }
+    const probe = healthProbe(base);
+
+    // Shutdown: once the deadline passes the workers keep going; SIGTERM lands with requests in flight.
+    while (now() < deadline) await sleep(50);
+    clearInterval(sampler);
+    clearInterval(progress);
+    const endRss = rssBytes(sim.pid);
+    rss.push({ t: (now() - t0) / 1000, bytes: endRss });
+    await sleep(300); // one more write of the histogram, still under load
+    const eventLoop = readEventLoop();
+    await sleep(20);
+    shutdown.inFlightAtSigterm = inFlight;
+    const sigtermAt = now();
+    sigtermSent = true;
+    sim.proc.kill('SIGTERM');
+    const killer = setTimeout(() => sim.proc.kill('SIGKILL'), SHUTDOWN_KILL_MS);
+    const exit = await sim.exited;
+    clearTimeout(killer);
+    shutdown.exitMs = exit.at - sigtermAt;
+    shutdown.signal = exit.signal;
+    shutdown.exitCode = exit.code;
+    const settled = await Promise.race([Promise.all([...workers, probe]).then(() => true), sleep(5000).then(() => false)]);
+    if (!settled) shutdown.hung += inFlight;
+
+    // ---- verdict ----
+    const elapsed = (sigtermAt - t0) / 1000;
+    const middle = rss.reduce((best, s) => (Math.abs(s.t - SECONDS / 2) < Math.abs(best.t - SECONDS / 2) ? s : best), rss[0]);
+    const growth = endRss / middle.bytes;
+    if (stats.unexpectedCount > 0) failures.push(`${stats.unexpectedCount} answers or connection errors that were not injected faults`);
+    if (sim.stderr.trim() !== '') failures.push(`the simulator wrote to stderr:\n${sim.stderr.trim().split('\n').slice(0, 10).join('\n')}`);
+    if (growth > 1.5) failures.push(`memory did not level off: end RSS ${fmtBytes(endRss)} is ${((growth - 1) * 100).toFixed(0)}% above the middle's ${fmtBytes(middle.bytes)}`);
+    if (shutdown.signal === 'SIGKILL') failures.push(`the simulator did not exit within ${SHUTDOWN_KILL_MS} ms of SIGTERM (killed)`);
+    else if (shutdown.exitMs > SHUTDOWN_TARGET_MS) failures.push(`the simulator took ${shutdown.exitMs.toFixed(0)} ms to exit after SIGTERM (target ${SHUTDOWN_TARGET_MS} ms)`);
+    if (shutdown.exitCode !== 0 && shutdown.signal !== 'SIGKILL') failures.push(`the simulator exited with ${shutdown.exitCode ?? shutdown.signal} after SIGTERM`);
+    if (shutdown.hung > 0) failures.push(`${shutdown.hung} in-flight request(s) got neither an answer nor a connection error after SIGTERM`);
+
+    const all = [...stats.byOp.values()].flat();
+    const ops = [...stats.byOp.entries()].map(([op, xs]) => ({ op, count: xs.length, p50: quantile(xs, 0.5), p99: quantile(xs, 0.99), max: maxOf(xs) }));
+    const summary = {
+      seconds: elapsed,
+      connections: CONNECTIONS,
+      requests: stats.requests,
+      requestsPerSecond: stats.requests / elapsed,
+      byOutcome: Object.fromEntries([...stats.byOutcome.entries()].sort()),
+      unexpected: stats.unexpected,
+      connectionErrorsDuringRun: stats.connectionErrors,
+      latencyMs: { p50: quantile(all, 0.5), p99: quantile(all, 0.99), max: maxOf(all), byOperation: ops },
+      slowRequests: slow.length,
+      slowestRequests: [...slow].sort((a, b) => b.ms - a.ms).slice(0, 5),
+      healthProbeMs: { count: health.length, p50: quantile(health, 0.5), p99: quantile(health, 0.99), max: maxOf(health) },
+      eventLoopDelayMs: { firstHalf: eventLoopMiddle ?? null, wholeRun: eventLoop },
+      createsByAccount: Object.fromEntries(accounts.map((a) => [a.key, a.created])),
+      rssBytes: { start: startRss, middle: middle.bytes, middleAtSeconds: middle.t, end: endRss, endOverMiddle: growth, samples: rss },
+      shutdown: { ...shutdown, connectionErrors: Object.fromEntries(shutdown.connectionErrors) },
+      failures,
+      pass: failures.length === 0,
+    };
+
+    const out = [];
+    out.push('');
+    out.push(`soak summary (${elapsed.toFixed(1)} s, ${CONNECTIONS} connections, scenario flaky + limits ${CAP}/${CAP}, clock manual)`);
+    out.push(`  requests       ${stats.requests} (${summary.requestsPerSecond.toFixed(0)}/s)`);
+    for (const [k, v] of Object.entries(summary.byOutcome)) out.push(`    ${k.padEnd(58)} ${v}`);
+    out.push(`  creates        ${accounts.map((a) => `${a.key} ${a.created}${a.created > CAP ? ' (cap reached)' : ''}`).join(', ')}`);
+    const eld = (x) => (x ? `p50 ${fmtMs(x.p50)}, p99 ${fmtMs(x.p99)}, max ${fmtMs(x.max)}` : 'not measured');
+    out.push(`  event loop     delay in the simulator (monitorEventLoopDelay): whole run ${eld(eventLoop)}; first half ${eld(eventLoopMiddle)}`);
+    out.push('  latency        client-observed:');
+    out.push(`    all          p50 ${fmtMs(summary.latencyMs.p50)}, p99 ${fmtMs(summary.latencyMs.p99)}, max ${fmtMs(summary.latencyMs.max)}`);
+    for (const o of ops) out.push(`    ${o.op.padEnd(12)} ${String(o.count).padStart(7)} x  p50 ${fmtMs(o.p50)}, p99 ${fmtMs(o.p99)}, max ${fmtMs(o.max)}`);
+    out.push(`    health probe p50 ${fmtMs(summary.healthProbeMs.p50)}, p99 ${fmtMs(summary.healthProbeMs.p99)} (${health.length} probes, one every 100 ms)`);
+    if (slow.length) {
+      const when = [...new Set(slow.map((x) => x.atSeconds.toFixed(1)))].slice(0, 8).join(', ');
+      out.push(`    ${slow.length} requests took over 500 ms (sent at ${when} s into the run)`);
+    }
+    out.push(`  RSS            start ${fmtBytes(startRss)}, middle ${fmtBytes(middle.bytes)} (at ${middle.t.toFixed(0)} s), end ${fmtBytes(endRss)}; end/middle ${growth.toFixed(2)} (limit 1.50)`);
+    out.push(
+      `  shutdown       SIGTERM with ${shutdown.inFlightAtSigterm} requests in flight: exit ${shutdown.signal ?? shutdown.exitCode} after ${shutdown.exitMs.toFixed(0)} ms (limit ${SHUTDOWN_TARGET_MS}); ` +
+        `${shutdown.responses} answered, ${[...shutdown.connectionErrors.entries()].map(([k, v]) => `${v} ${k}`).join(', ') || 'no connection errors'}, ${shutdown.hung} hung`,
+    );
+    if (stats.unexpected.length) out.push('  unexpected:', ...stats.unexpected.map((u) => `    ${u}`));
+    out.push(failures.length === 0 ? 'soak: PASS' : `soak: FAIL\n${failures.map((f) => `  - ${f}`).join('\n')}`);
+    process.stdout.write(`${out.join('\n')}\n`);
+    if (JSON_OUT) writeFileSync(JSON_OUT, `${JSON.stringify(summary, null, 2)}\n`);
+    agent.destroy();
+    process.exitCode = failures.length === 0 ? 0 : 1;
+  } finally {
+    // Whatever happened: no simulator left running, no temporary files left behind.
+    if (sim && sim.proc.exitCode === null && sim.proc.signalCode === null) {
+      sim.proc.kill('SIGKILL');
+      await sim.exited;
+    }
     rmSync(dir, { recursive: true, force: true });
-    throw e;
   }
-  const base = sim.url;
-  log(`soak: ${SECONDS} s, ${CONNECTIONS} connections, ${sim.stdout.trim()}`);
-  const h = await request(`${base}/_sim/health`, { agent });
-  if (h.status !== 200) throw new Error(`health: ${h.status}`);
-  await sleep(300);
-  const startRss = rssBytes(sim.pid);
-  process.kill(sim.pid, 'SIGUSR2'); // the event-loop histogram starts with the load
-  const t0 = now();
-  startedAt = t0;
-  const deadline = t0 + SECONDS * 1000;
-  let eventLoopMiddle;
-  const sampler = setInterval(() => {
-    const b = rssBytes(sim.pid);
-    if (b !== null && phase === 'load') rss.push({ t: (now() - t0) / 1000, bytes: b });
-    if (eventLoopMiddle === undefined && now() - t0 >= (SECONDS * 1000) / 2) eventLoopMiddle = readEventLoop();
-  }, 250);
-  const progress = setInterval(() => {
-    const last = rss.at(-1);
-    log(`  ${((now() - t0) / 1000).toFixed(0)} s: ${stats.requests} requests, RSS ${fmtBytes(last?.bytes)}, ${stats.unexpectedCount} unexpected`);
-  }, 5000);
-
-  const accounts = [makeAccount('sk_test_soak_flow_a', 'flow'), makeAccount('sk_test_soak_flow_b', 'flow'), makeAccount('sk_test_soak_cancel', 'cancel')];
-  const workers = [];
-  for (let w = 0; w < CONNECTIONS; w++) {
-    const account = w % 4 === 3 ? accounts[2] : accounts[w % 2];
-    workers.push(worker(base, account, w, deadline));
-  }
-  const probe = healthProbe(base);
-
-  // Shutdown: once the deadline passes the workers keep going; SIGTERM lands with requests in flight.
-  while (now() < deadline) await sleep(50);
-  clearInterval(sampler);
-  clearInterval(progress);
-  const endRss = rssBytes(sim.pid);
-  rss.push({ t: (now() - t0) / 1000, bytes: endRss });
-  await sleep(300); // one more write of the histogram, still under load
-  const eventLoop = readEventLoop();
-  rmSync(dir, { recursive: true, force: true });
-  await sleep(20);
-  shutdown.inFlightAtSigterm = inFlight;
-  const sigtermAt = now();
-  sigtermSent = true;
-  sim.proc.kill('SIGTERM');
-  const killer = setTimeout(() => sim.proc.kill('SIGKILL'), SHUTDOWN_KILL_MS);
-  const exit = await sim.exited;
-  clearTimeout(killer);
-  shutdown.exitMs = exit.at - sigtermAt;
-  shutdown.signal = exit.signal;
-  shutdown.exitCode = exit.code;
-  const settled = await Promise.race([Promise.all([...workers, probe]).then(() => true), sleep(5000).then(() => false)]);
-  if (!settled) shutdown.hung += inFlight;
-
-  // ---- verdict ----
-  const elapsed = (sigtermAt - t0) / 1000;
-  const middle = rss.reduce((best, s) => (Math.abs(s.t - SECONDS / 2) < Math.abs(best.t - SECONDS / 2) ? s : best), rss[0]);
-  const growth = endRss / middle.bytes;
-  if (stats.unexpectedCount > 0) failures.push(`${stats.unexpectedCount} answers or connection errors that were not injected faults`);
-  if (sim.stderr.trim() !== '') failures.push(`the simulator wrote to stderr:\n${sim.stderr.trim().split('\n').slice(0, 10).join('\n')}`);
-  if (growth > 1.5) failures.push(`memory did not level off: end RSS ${fmtBytes(endRss)} is ${((growth - 1) * 100).toFixed(0)}% above the middle's ${fmtBytes(middle.bytes)}`);
-  if (shutdown.signal === 'SIGKILL') failures.push(`the simulator did not exit within ${SHUTDOWN_KILL_MS} ms of SIGTERM (killed)`);
-  else if (shutdown.exitMs > SHUTDOWN_TARGET_MS) failures.push(`the simulator took ${shutdown.exitMs.toFixed(0)} ms to exit after SIGTERM (target ${SHUTDOWN_TARGET_MS} ms)`);
-  if (shutdown.exitCode !== 0 && shutdown.signal !== 'SIGKILL') failures.push(`the simulator exited with ${shutdown.exitCode ?? shutdown.signal} after SIGTERM`);
-  if (shutdown.hung > 0) failures.push(`${shutdown.hung} in-flight request(s) got neither an answer nor a connection error after SIGTERM`);
-
-  const all = [...stats.byOp.values()].flat();
-  const ops = [...stats.byOp.entries()].map(([op, xs]) => ({ op, count: xs.length, p50: quantile(xs, 0.5), p99: quantile(xs, 0.99), max: maxOf(xs) }));
-  const summary = {
-    seconds: elapsed,
-    connections: CONNECTIONS,
-    requests: stats.requests,
-    requestsPerSecond: stats.requests / elapsed,
-    byOutcome: Object.fromEntries([...stats.byOutcome.entries()].sort()),
-    unexpected: stats.unexpected,
-    connectionErrorsDuringRun: stats.connectionErrors,
-    latencyMs: { p50: quantile(all, 0.5), p99: quantile(all, 0.99), max: maxOf(all), byOperation: ops },
-    slowRequests: slow.length,
-    slowestRequests: [...slow].sort((a, b) => b.ms - a.ms).slice(0, 5),
-    healthProbeMs: { count: health.length, p50: quantile(health, 0.5), p99: quantile(health, 0.99), max: maxOf(health) },
-    eventLoopDelayMs: { firstHalf: eventLoopMiddle ?? null, wholeRun: eventLoop },
-    createsByAccount: Object.fromEntries(accounts.map((a) => [a.key, a.created])),
-    rssBytes: { start: startRss, middle: middle.bytes, middleAtSeconds: middle.t, end: endRss, endOverMiddle: growth, samples: rss },
-    shutdown: { ...shutdown, connectionErrors: Object.fromEntries(shutdown.connectionErrors) },
-    failures,
-    pass: failures.length === 0,
-  };
-
-  const out = [];
-  out.push('');
-  out.push(`soak summary (${elapsed.toFixed(1)} s, ${CONNECTIONS} connections, scenario flaky + limits ${CAP}/${CAP}, clock manual)`);
-  out.push(`  requests       ${stats.requests} (${summary.requestsPerSecond.toFixed(0)}/s)`);
-  for (const [k, v] of Object.entries(summary.byOutcome)) out.push(`    ${k.padEnd(58)} ${v}`);
-  out.push(`  creates        ${accounts.map((a) => `${a.key} ${a.created}${a.created > CAP ? ' (cap reached)' : ''}`).join(', ')}`);
-  const eld = (x) => (x ? `p50 ${fmtMs(x.p50)}, p99 ${fmtMs(x.p99)}, max ${fmtMs(x.max)}` : 'not measured');
-  out.push(`  event loop     delay in the simulator (monitorEventLoopDelay): whole run ${eld(eventLoop)}; first half ${eld(eventLoopMiddle)}`);
-  out.push('  latency        client-observed:');
-  out.push(`    all          p50 ${fmtMs(summary.latencyMs.p50)}, p99 ${fmtMs(summary.latencyMs.p99)}, max ${fmtMs(summary.latencyMs.max)}`);
-  for (const o of ops) out.push(`    ${o.op.padEnd(12)} ${String(o.count).padStart(7)} x  p50 ${fmtMs(o.p50)}, p99 ${fmtMs(o.p99)}, max ${fmtMs(o.max)}`);
-  out.push(`    health probe p50 ${fmtMs(summary.healthProbeMs.p50)}, p99 ${fmtMs(summary.healthProbeMs.p99)} (${health.length} probes, one every 100 ms)`);
-  if (slow.length) {
-    const when = [...new Set(slow.map((x) => x.atSeconds.toFixed(1)))].slice(0, 8).join(', ');
-    out.push(`    ${slow.length} requests took over 500 ms (sent at ${when} s into the run)`);
-  }
-  out.push(`  RSS            start ${fmtBytes(startRss)}, middle ${fmtBytes(middle.bytes)} (at ${middle.t.toFixed(0)} s), end ${fmtBytes(endRss)}; end/middle ${growth.toFixed(2)} (limit 1.50)`);
-  out.push(
-    `  shutdown       SIGTERM with ${shutdown.inFlightAtSigterm} requests in flight: exit ${shutdown.signal ?? shutdown.exitCode} after ${shutdown.exitMs.toFixed(0)} ms (limit ${SHUTDOWN_TARGET_MS}); ` +
-      `${shutdown.responses} answered, ${[...shutdown.connectionErrors.entries()].map(([k, v]) => `${v} ${k}`).join(', ') || 'no connection errors'}, ${shutdown.hung} hung`,
-  );
-  if (stats.unexpected.length) out.push('  unexpected:', ...stats.unexpected.map((u) => `    ${u}`));
-  out.push(failures.length === 0 ? 'soak: PASS' : `soak: FAIL\n${failures.map((f) => `  - ${f}`).join('\n')}`);
-  process.stdout.write(`${out.join('\n')}\n`);
-  if (JSON_OUT) writeFileSync(JSON_OUT, `${JSON.stringify(summary, null, 2)}\n`);
-  agent.destroy();
-  process.exitCode = failures.length === 0 ? 0 : 1;
 }
 
 main().catch((e) => {
