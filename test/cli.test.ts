@@ -136,6 +136,17 @@ describe('sim (start)', () => {
     expect(health.body).toMatchObject({ status: 'ok', scenario: 'fast', seed: 99, clock: { mode: 'manual' } });
   });
 
+  it.each([
+    ['--heap-growing-percent 0 (V8 default policy)', [...MANUAL_FAST, '--heap-growing-percent', '0'], {}],
+    ['SIM_HEAP_GROWING_PERCENT=50', MANUAL_FAST, { SIM_HEAP_GROWING_PERCENT: '50' }],
+  ] as const)('starts and answers with %s, writing nothing to stderr', async (_name, args, env) => {
+    const sim = await startServer([...args], { ...env });
+    expect(sim.firstLine).toMatch(LISTENING);
+    const health = await json(`${sim.url}/_sim/health`);
+    expect(health.status).toBe(200);
+    expect(sim.stderr()).toBe('');
+  });
+
   it('lets a flag win over its environment variable', async () => {
     const sim = await startServer([...MANUAL_FAST, '--seed', '5'], { SIM_SEED: '99' });
     expect((await json(`${sim.url}/_sim/health`)).body.seed).toBe(5);
@@ -243,6 +254,8 @@ describe('sim (refused flags)', () => {
     [['--port', '0', '--seed', 'x'], /--seed/],
     [['--port', '0', '--nope'], /--nope/],
     [['--port', '0', '--base-url', 'ftp://x'], /--base-url/],
+    [['--port', '0', '--heap-growing-percent', '-5'], /--heap-growing-percent/],
+    [['--port', '0', '--heap-growing-percent', 'ten'], /--heap-growing-percent/],
   ];
   for (const [args, names] of cases) {
     it(`exits 2 naming the flag for ${args.join(' ')}`, () => {
@@ -275,6 +288,12 @@ describe('sim (refused flags)', () => {
     const result = run([], { PORT: '0', SIM_CLOCK: 'sometimes' });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/clock/i);
+  });
+
+  it('exits 2 naming a bad SIM_HEAP_GROWING_PERCENT', () => {
+    const result = run([], { PORT: '0', SIM_HEAP_GROWING_PERCENT: '2000' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/heap-growing-percent/);
   });
 });
 

@@ -7,7 +7,7 @@
  * `account.ts`, rate limits in `rateLimit.ts`, idempotency in `idempotency.ts`.
  */
 import { Account, imageView, type AspectRatio, type Image } from './account.js';
-import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
+import { VirtualClock, isoTime, secondsToMs, type ClockMode, type ClockState } from './clock.js';
 import { SimError, fail } from './errors.js';
 import { FaultQueue } from './faults.js';
 import {
@@ -413,7 +413,12 @@ export class Simulator {
     return this.imagesById.get(id);
   }
 
-  /** Time in the journal's terms: an account's clock, or the global one. */
+  /** Time in the journal's terms: an account's clock, or the global one (ISO 8601). */
+  timeOf(apiKey: string | null): string {
+    return isoTime(this.timeMsOf(apiKey));
+  }
+
+  /** The same in milliseconds. */
   timeMsOf(apiKey: string | null): number {
     const account = apiKey ? this.accounts.get(apiKey) : undefined;
     return this.clock.now() + (account?.offsetMs ?? 0);
