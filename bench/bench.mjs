@@ -184,8 +184,16 @@ async function benchThroughput(kinds) {
     const polled = await request(`${sim.url}/v1/videos/${created.id}`, { headers: AUTH });
     if (polled.status !== 200) throw new Error(`GET /v1/videos/${created.id}: ${polled.status}`);
     const env = { BENCH_BODY: polled.text };
+    // The simulator again with V8's default heap policy instead of the CLI's (README, "Memory: V8's
+    // heap policy"): what that policy costs in throughput, in the same run. Same seed, key and first
+    // create, so the same video id.
+    const simV8 = await startServer(CLI, [...SIM_ARGS, '--heap-growing-percent', '0'], { name: 'sim-v8-heap' });
+    started.push(simV8);
+    const createdV8 = await createOne(simV8.url, KEY);
+    if (createdV8.id !== created.id) throw new Error(`the second simulator created ${createdV8.id}, not ${created.id}`);
     const targets = {
       sim,
+      simV8,
       floor: await start(EXPRESS_VALIDATOR, 'express-validator', env),
       proposal: await start(PROPOSAL, 'proposal', env),
       express: await start(PLAIN_EXPRESS, 'plain-express', env),
@@ -198,12 +206,12 @@ async function benchThroughput(kinds) {
     };
     for (const kind of kinds) {
       const spec = specs[kind];
-      log(`${kind} throughput: ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s, ${c} connections, sim / validator floor / proposal's floor / plain express / node:http`);
+      log(`${kind} throughput: ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s, ${c} connections, ${Object.keys(targets).join(' / ')}`);
       for (const [name, server] of Object.entries(targets)) {
         await autocannon(`${server.url}${spec.path}`, [...spec.args, '-d', String(CONFIG.warmupSeconds)]);
         log(`  warmed up ${name}`);
       }
-      const runs = { sim: [], floor: [], proposal: [], express: [], 'node:http': [] };
+      const runs = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
       const names = Object.keys(targets);
       for (let round = 0; round < CONFIG.rounds; round++) {
         const order = names.map((_, i) => names[(i + round) % names.length]);
@@ -248,6 +256,7 @@ async function benchThroughput(kinds) {
         note: invalid ? 'the simulator answered non-2xx or had errors' : undefined,
       });
       for (const [name, label] of [
+        ['simV8', "  the simulator with V8's default heap policy (diagnostic)"],
         ['floor', '  the validator floor (diagnostic)'],
         ['proposal', "  the proposal's floor (diagnostic)"],
       ]) {
@@ -496,6 +505,38 @@ async function benchMemory() {
     display: `${fmtBytes(heapPerGen)} (${fmtBytes(loadedGc.heapUsed)} used of ${fmtBytes(loadedGc.heapTotal)} held)`,
     baseline: restGc.heapUsed,
     baselineDisplay: `${fmtBytes(restGc.heapUsed)} at rest`,
+    ratio: null,
+    target: 'information only',
+    pass: null,
+  });
+  await memoryWithV8HeapPolicy(n);
+}
+
+/** The resident figure again in a fresh simulator with V8's default heap policy (diagnostic). */
+async function memoryWithV8HeapPolicy(n) {
+  const sim = await startServer(CLI, [...SIM_ARGS, '--heap-growing-percent', '0'], { name: 'sim-v8-heap' });
+  let rest;
+  let loaded;
+  try {
+    const h = await request(`${sim.url}/_sim/health`);
+    if (h.status !== 200) throw new Error(`health: ${h.status}`);
+    rest = await settledRss(sim.pid);
+    await createMany(sim.url, 'sk_test_memory', n);
+    await advance(sim.url, 30, 'sk_test_memory');
+    loaded = await settledRss(sim.pid);
+  } finally {
+    await stopServer(sim);
+  }
+  const perGen = (loaded - rest) / n;
+  raw.memory.withV8HeapPolicy = { restBytes: rest, loadedBytes: loaded, perGenerationBytes: perGen };
+  figure({
+    id: 'memory_per_generation_v8_heap',
+    figure: "  the same with V8's default heap policy (diagnostic)",
+    value: perGen,
+    unit: 'bytes',
+    display: `${fmtBytes(perGen)} (${fmtBytes(loaded)} total)`,
+    baseline: rest,
+    baselineDisplay: `${fmtBytes(rest)} at rest`,
     ratio: null,
     target: 'information only',
     pass: null,
