@@ -406,51 +406,74 @@ async function afterGc(server) {
   return { rss: await settledRss(server.pid), heapUsed: heap.heapUsed, heapTotal: heap.heapTotal };
 }
 
+/**
+ * A fresh simulator (with `simArgs`), VmRSS at rest and after storing `n` resolved generations in
+ * two halves (the second half's growth is the marginal cost of a generation, without the one-time
+ * costs of the first requests: compiled code, the validator's per-route validators, the young
+ * generation growing to its working size). With `gc`, also the figures after a forced full GC.
+ */
+async function storeAndMeasure(n, simArgs, { gc }) {
+  const hook = pathToFileURL(join(BENCH_DIR, 'gc-on-signal.mjs')).href;
+  const nodeArgs = gc ? ['--expose-gc', '--import', hook] : [];
+  const sim = await startServer(CLI, simArgs, { name: 'sim', nodeArgs });
+  const key = 'sk_test_memory';
+  const half = Math.floor(n / 2);
+  const m = { n, half };
+  try {
+    const h = await request(`${sim.url}/_sim/health`);
+    if (h.status !== 200) throw new Error(`health: ${h.status}`);
+    m.rest = await settledRss(sim.pid);
+    if (gc) m.restGc = await afterGc(sim);
+    await createMany(sim.url, key, half);
+    await advance(sim.url, 30, key);
+    m.halfway = await settledRss(sim.pid);
+    await createMany(sim.url, key, n - half);
+    await advance(sim.url, 30, key);
+    if ((await inFlight(sim.url, key)) !== 0) throw new Error('memory: generations still in flight');
+    m.loaded = await settledRss(sim.pid);
+    m.peak = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${sim.pid}/status`, 'utf8'))?.[1]) * 1024;
+    if (gc) m.loadedGc = await afterGc(sim);
+  } finally {
+    await stopServer(sim);
+  }
+  m.perGen = (m.loaded - m.rest) / n;
+  m.marginal = (m.loaded - m.halfway) / (n - half);
+  return m;
+}
+
+/** A row of the memory figure: bytes per generation beside a baseline in bytes. */
+function memoryRow(id, name, perGen, display, baseline, baselineDisplay) {
+  return {
+    id,
+    figure: name,
+    value: perGen,
+    unit: 'bytes',
+    display,
+    baseline,
+    baselineDisplay,
+    ratio: null,
+    target: 'information only',
+    pass: null,
+  };
+}
+
 async function benchMemory() {
   requireAutocannon();
   const n = CONFIG.memoryN;
   log(`memory: VmRSS at rest, then with ${n.toLocaleString('en')} stored (resolved) generations, in a fresh process`);
-  const hook = pathToFileURL(join(BENCH_DIR, 'gc-on-signal.mjs')).href;
-  const sim = await startServer(CLI, SIM_ARGS, { name: 'sim', nodeArgs: ['--expose-gc', '--import', hook] });
-  let rest;
-  let restGc;
-  let halfway;
-  let loaded;
-  let loadedGc;
-  let peak;
-  try {
-    const h = await request(`${sim.url}/_sim/health`);
-    if (h.status !== 200) throw new Error(`health: ${h.status}`);
-    rest = await settledRss(sim.pid);
-    restGc = await afterGc(sim);
-    const key = 'sk_test_memory';
-    // In two halves: the second half's growth is the marginal cost of a generation, without the
-    // one-time costs of the first requests (compiled code, the validator's per-route validators,
-    // the young generation growing to its working size).
-    const half = Math.floor(n / 2);
-    await createMany(sim.url, key, half);
-    await advance(sim.url, 30, key);
-    halfway = await settledRss(sim.pid);
-    await createMany(sim.url, key, n - half);
-    await advance(sim.url, 30, key);
-    if ((await inFlight(sim.url, key)) !== 0) throw new Error('memory: generations still in flight');
-    loaded = await settledRss(sim.pid);
-    peak = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${sim.pid}/status`, 'utf8'))?.[1]) * 1024;
-    loadedGc = await afterGc(sim);
-  } finally {
-    await stopServer(sim);
-  }
-  const perGen = (loaded - rest) / n;
-  const marginal = (loaded - halfway) / (n - Math.floor(n / 2));
+  const m = await storeAndMeasure(n, SIM_ARGS, { gc: true });
+  const { rest, halfway, loaded, restGc, loadedGc, perGen, marginal } = m;
   const perGenGc = (loadedGc.rss - restGc.rss) / n;
   const heapPerGen = (loadedGc.heapUsed - restGc.heapUsed) / n;
+  log(`  with --heap-growing-percent 10, in another fresh process`);
+  const lean = await storeAndMeasure(n, [...SIM_ARGS, ...LEAN_HEAP], { gc: false });
   raw.memory = {
     generations: n,
     restBytes: rest,
     halfwayBytes: halfway,
     loadedBytes: loaded,
     marginalPerGenerationBytes: marginal,
-    peakBytes: peak,
+    peakBytes: m.peak,
     perGenerationBytes: perGen,
     afterFullGc: {
       restBytes: restGc.rss,
@@ -461,88 +484,28 @@ async function benchMemory() {
       heapTotalLoaded: loadedGc.heapTotal,
       heapUsedPerGenerationBytes: heapPerGen,
     },
+    withLeanHeap: { restBytes: lean.rest, halfwayBytes: lean.halfway, loadedBytes: lean.loaded, perGenerationBytes: lean.perGen },
   };
-  log(`  rest ${fmtBytes(rest)}, with ${Math.floor(n / 2).toLocaleString("en")}: ${fmtBytes(halfway)}, with ${n.toLocaleString('en')}: ${fmtBytes(loaded)} (peak ${fmtBytes(peak)}); after a full GC: ${fmtBytes(restGc.rss)} and ${fmtBytes(loadedGc.rss)}, live JS heap ${fmtBytes(restGc.heapUsed)} and ${fmtBytes(loadedGc.heapUsed)} (of ${fmtBytes(loadedGc.heapTotal)} held)`);
+  const count = (x) => x.toLocaleString('en');
+  log(`  rest ${fmtBytes(rest)}, with ${count(m.half)}: ${fmtBytes(halfway)}, with ${count(n)}: ${fmtBytes(loaded)} (peak ${fmtBytes(m.peak)}); after a full GC: ${fmtBytes(restGc.rss)} and ${fmtBytes(loadedGc.rss)}, live JS heap ${fmtBytes(restGc.heapUsed)} and ${fmtBytes(loadedGc.heapUsed)} (of ${fmtBytes(loadedGc.heapTotal)} held)`);
   figure({
-    id: 'memory_per_generation',
-    figure: `resident memory per stored generation (${n.toLocaleString('en')} stored)`,
-    value: perGen,
-    unit: 'bytes',
-    display: `${fmtBytes(perGen)} (${fmtBytes(loaded)} total)`,
-    baseline: rest,
-    baselineDisplay: `${fmtBytes(rest)} at rest`,
-    ratio: null,
+    ...memoryRow('memory_per_generation', `resident memory per stored generation (${count(n)} stored)`, perGen, `${fmtBytes(perGen)} (${fmtBytes(loaded)} total)`, rest, `${fmtBytes(rest)} at rest`),
     target: '<= 1.5 KB (1536 B) above rest',
     pass: perGen <= 1536,
   });
-  figure({
-    id: 'memory_per_generation_marginal',
-    figure: `  the second ${(n - Math.floor(n / 2)).toLocaleString('en')} alone (diagnostic)`,
-    value: marginal,
-    unit: 'bytes',
-    display: `${fmtBytes(marginal)}`,
-    baseline: halfway,
-    baselineDisplay: `${fmtBytes(halfway)} with ${Math.floor(n / 2).toLocaleString('en')} stored`,
-    ratio: null,
-    target: 'information only',
-    pass: null,
-  });
-  figure({
-    id: 'memory_per_generation_after_gc',
-    figure: '  the same after a forced full GC (diagnostic)',
-    value: perGenGc,
-    unit: 'bytes',
-    display: `${fmtBytes(perGenGc)} (${fmtBytes(loadedGc.rss)} total)`,
-    baseline: restGc.rss,
-    baselineDisplay: `${fmtBytes(restGc.rss)} at rest`,
-    ratio: null,
-    target: 'information only',
-    pass: null,
-  });
-  figure({
-    id: 'heap_per_generation_after_gc',
-    figure: '  live JS heap per generation after a full GC (diagnostic)',
-    value: heapPerGen,
-    unit: 'bytes',
-    display: `${fmtBytes(heapPerGen)} (${fmtBytes(loadedGc.heapUsed)} used of ${fmtBytes(loadedGc.heapTotal)} held)`,
-    baseline: restGc.heapUsed,
-    baselineDisplay: `${fmtBytes(restGc.heapUsed)} at rest`,
-    ratio: null,
-    target: 'information only',
-    pass: null,
-  });
-  await memoryWithLeanHeap(n);
-}
-
-/** The resident figure again in a fresh simulator with the small-footprint heap policy (diagnostic). */
-async function memoryWithLeanHeap(n) {
-  const sim = await startServer(CLI, [...SIM_ARGS, ...LEAN_HEAP], { name: 'sim-lean-heap' });
-  let rest;
-  let loaded;
-  try {
-    const h = await request(`${sim.url}/_sim/health`);
-    if (h.status !== 200) throw new Error(`health: ${h.status}`);
-    rest = await settledRss(sim.pid);
-    await createMany(sim.url, 'sk_test_memory', n);
-    await advance(sim.url, 30, 'sk_test_memory');
-    loaded = await settledRss(sim.pid);
-  } finally {
-    await stopServer(sim);
-  }
-  const perGen = (loaded - rest) / n;
-  raw.memory.withLeanHeap = { restBytes: rest, loadedBytes: loaded, perGenerationBytes: perGen };
-  figure({
-    id: 'memory_per_generation_lean_heap',
-    figure: '  the same with --heap-growing-percent 10 (diagnostic)',
-    value: perGen,
-    unit: 'bytes',
-    display: `${fmtBytes(perGen)} (${fmtBytes(loaded)} total)`,
-    baseline: rest,
-    baselineDisplay: `${fmtBytes(rest)} at rest`,
-    ratio: null,
-    target: 'information only',
-    pass: null,
-  });
+  figure(memoryRow('memory_per_generation_marginal', `  the second ${count(n - m.half)} alone (diagnostic)`, marginal, fmtBytes(marginal), halfway, `${fmtBytes(halfway)} with ${count(m.half)} stored`));
+  figure(memoryRow('memory_per_generation_after_gc', '  the same after a forced full GC (diagnostic)', perGenGc, `${fmtBytes(perGenGc)} (${fmtBytes(loadedGc.rss)} total)`, restGc.rss, `${fmtBytes(restGc.rss)} at rest`));
+  figure(
+    memoryRow(
+      'heap_per_generation_after_gc',
+      '  live JS heap per generation after a full GC (diagnostic)',
+      heapPerGen,
+      `${fmtBytes(heapPerGen)} (${fmtBytes(loadedGc.heapUsed)} used of ${fmtBytes(loadedGc.heapTotal)} held)`,
+      restGc.heapUsed,
+      `${fmtBytes(restGc.heapUsed)} at rest`,
+    ),
+  );
+  figure(memoryRow('memory_per_generation_lean_heap', '  the same with --heap-growing-percent 10 (diagnostic)', lean.perGen, `${fmtBytes(lean.perGen)} (${fmtBytes(lean.loaded)} total)`, lean.rest, `${fmtBytes(lean.rest)} at rest`));
 }
 
 // ---- npm test ---------------------------------------------------------------------------------
