@@ -3,12 +3,13 @@
  * media files, validation of every request and response against openapi.yaml, and one error shape.
  */
 import cors from 'cors';
-import express, { type Express, type Request, type RequestHandler } from 'express';
+import express, { type Express, type Request } from 'express';
 import { fail } from '../core/errors.js';
 import type { Simulator } from '../core/simulator.js';
 import { loadOpenapiDocument } from '../openapi.js';
 import { readBody, rejectBadBody } from './body.js';
 import { RouteTable } from './routes.js';
+import { SIM_PATH, V1_PATH, onPaths } from './paths.js';
 import { series } from './series.js';
 import { assignRequestId, context } from './context.js';
 import { controlRouter } from './control.js';
@@ -35,17 +36,6 @@ export const EXPOSED_HEADERS = [
   'Retry-After',
   'Idempotent-Replayed',
 ];
-
-/** Paths the /v1 chain handles (Express mounts match case-insensitively). */
-const V1_PATH = /^\/v1(\/|$)/i;
-
-/** Paths the control API has (the dashboard's `/_sim/` and `/_sim/ui/*` are served before). */
-const SIM_PATH = /^\/_sim(\/|$)/i;
-
-/** A middleware run only on the paths `pattern` matches. */
-function onPaths(pattern: RegExp, handler: RequestHandler): RequestHandler {
-  return (req, res, next) => (pattern.test(req.path) ? handler(req, res, next) : next());
-}
 
 let sharedRoutes: RouteTable | undefined;
 

@@ -20,7 +20,8 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { loadOpenapiDocument } from '../openapi.js';
 import { context } from './context.js';
-import { series } from './series.js';
+import { SIM_PATH, V1_PATH, onPaths } from './paths.js';
+import { invoke, isError, series } from './series.js';
 import './routeMatcherCache.js';
 
 export interface ContractValidator {
@@ -52,13 +53,7 @@ export function contractValidators(): { v1: ContractValidator; control: Contract
  */
 export function contractValidator(): RequestHandler {
   const { v1, control } = contractValidators();
-  const both = (v: ContractValidator) => series(v.prepare, v.validate);
-  const [v1Both, controlBoth] = [both(v1), both(control)];
-  return (req, res, next) => {
-    if (/^\/v1\//i.test(req.path)) return v1Both(req, res, next);
-    if (/^\/_sim\//i.test(req.path)) return controlBoth(req, res, next);
-    next();
-  };
+  return series(onPaths(V1_PATH, series(v1.prepare, v1.validate)), onPaths(SIM_PATH, series(control.prepare, control.validate)));
 }
 
 /** express-openapi-validator on the contract restricted to some of its paths, cut in two. */
@@ -123,18 +118,11 @@ function answerLateErrors(response: RequestHandler): RequestHandler {
 
 /** Runs a middleware; an error it reports is kept in the request's context instead of answered. */
 function keepProblem(handler: RequestHandler): RequestHandler {
-  return (req, res, next) => {
-    const keep = (err?: unknown): void => {
-      if (err !== undefined && err !== null && err !== false) context(req).validatorProblem = err;
+  return (req, res, next) =>
+    invoke(handler, req, res, (err?: unknown) => {
+      if (isError(err)) context(req).validatorProblem = err;
       next();
-    };
-    try {
-      const result: unknown = handler(req, res, keep);
-      if (result instanceof Promise) result.catch(keep);
-    } catch (e) {
-      keep(e);
-    }
-  };
+    });
 }
 
 const reportKeptProblem: RequestHandler = (req, _res, next) => {
