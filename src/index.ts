@@ -12,11 +12,12 @@
  */
 import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { ClockMode, ClockState } from './core/clock.js';
 import type { Scenario } from './core/scenario.js';
 import { Simulator, type Health } from './core/simulator.js';
 import { createApp } from './http/app.js';
+import { createAppServer } from './http/server.js';
 import { loadScenario } from './scenarios/load.js';
 
 export { openapiPath } from './openapi.js';
@@ -95,7 +96,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     },
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
-        server = createServer(app);
+        server = createAppServer(app);
         server.once('error', reject);
         server.listen(requestedPort, host, () => {
           const actual = (server?.address() as AddressInfo).port;
