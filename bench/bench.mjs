@@ -174,8 +174,8 @@ async function benchStartup() {
 async function benchThroughput(kinds) {
   requireAutocannon();
   const started = [];
-  const start = async (script, name, env) => {
-    const server = await startServer(script, ['--port', '0'], { name, env });
+  const start = async (script, name, env, args = []) => {
+    const server = await startServer(script, ['--port', '0', ...args], { name, env });
     started.push(server);
     return server;
   };
@@ -199,6 +199,7 @@ async function benchThroughput(kinds) {
       floor: await start(EXPRESS_VALIDATOR, 'express-validator', env),
       proposal: await start(PROPOSAL, 'proposal', env),
       express: await start(PLAIN_EXPRESS, 'plain-express', env),
+      expressOnAppPrototypes: await start(PLAIN_EXPRESS, 'plain-express-app-prototypes', env, ['--app-prototypes']),
       'node:http': await start(BARE_HTTP, 'bare-http', env),
     };
     const c = String(CONFIG.connections);
@@ -258,6 +259,7 @@ async function benchThroughput(kinds) {
         note: invalid ? 'the simulator answered non-2xx or had errors' : undefined,
       });
       for (const [name, label] of [
+        ['expressOnAppPrototypes', "  plain express on the app's prototypes, as the simulator hosts it (diagnostic)"],
         ['simLean', '  the simulator with --heap-growing-percent 10 (diagnostic)'],
         ['floor', '  the validator floor (diagnostic)'],
         ['proposal', "  the proposal's floor (diagnostic)"],
@@ -272,7 +274,7 @@ async function benchThroughput(kinds) {
           display: `${rps.toFixed(0)} req/s`,
           baseline: ex,
           baselineDisplay:
-            name === 'floor'
+            name === 'floor' || name === 'expressOnAppPrototypes'
               ? `${ex.toFixed(0)} req/s (plain express); the simulator is ${((value / rps) * 100).toFixed(0)}% of it`
               : `${ex.toFixed(0)} req/s (plain express)`,
           ratio: rps / ex,

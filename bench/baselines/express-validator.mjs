@@ -5,11 +5,11 @@
 // GET /_sim/health -> res.json(BENCH_HEALTH). Nothing of the simulator runs but the validator, so
 // the distance from plain-express.mjs to this server is what validation alone costs, and the
 // distance from this server to the simulator is what the simulator's own work costs.
-// Started like the simulator (`--port N`); prints `listening on http://127.0.0.1:PORT`.
-import { createServer } from 'node:http';
+// Hosted as the simulator hosts its app (src/http/server.ts). Started like the simulator
+// (`--port N`); prints `listening on http://127.0.0.1:PORT`.
 import express from 'express';
 import { contractValidator } from '../../dist/http/contractValidator.js';
-import { serve } from './serve.mjs';
+import { serveApp } from './serve.mjs';
 
 const body = JSON.parse(process.env.BENCH_BODY ?? 'null');
 const health = JSON.parse(
@@ -30,4 +30,4 @@ app.use((err, req, res, _next) => {
   res.status(err.status ?? 500).json({ error: { message: String(err.message) } });
 });
 
-serve(createServer(app), 'express + express-openapi-validator');
+serveApp(app, 'express + express-openapi-validator');

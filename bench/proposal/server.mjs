@@ -4,11 +4,11 @@
 // bench drives are registered (health, retrieve and create a video: the three the floor and plain
 // Express have), each behind one validating middleware; responses are checked in res.json (one
 // override on Express's response prototype, nothing allocated per request).
-// Started like the simulator (`--port N`); prints `listening on http://127.0.0.1:PORT`.
+// Hosted as the simulator hosts its app (src/http/server.ts). Started like the simulator
+// (`--port N`); prints `listening on http://127.0.0.1:PORT`.
 import { createRequire } from 'node:module';
-import { createServer } from 'node:http';
 import express from 'express';
-import { serve } from '../baselines/serve.mjs';
+import { serveApp } from '../baselines/serve.mjs';
 
 const require = createRequire(import.meta.url);
 const validators = require('./validators.generated.cjs');
@@ -68,4 +68,4 @@ app.use((err, req, res, _next) => {
   res.status(err.status ?? 500).json({ error: { message: String(err.message) } });
 });
 
-serve(createServer(app), 'express + validators compiled ahead of time');
+serveApp(app, 'express + validators compiled ahead of time');
