@@ -408,6 +408,7 @@ describe('createStream', () => {
       expect(Number.isInteger(k) && k >= 0 && k < 7).toBe(true);
     }
     expect(s.token(24)).toMatch(/^[0-9A-Za-z]{24}$/);
+    expect(s.token(24, 'vid_')).toMatch(/^vid_[0-9A-Za-z]{24}$/);
     expect(Array.from({ length: 100 }, () => s.chance(0)).some(Boolean)).toBe(false);
     expect(Array.from({ length: 100 }, () => s.chance(1)).every(Boolean)).toBe(true);
   });

@@ -42,8 +42,6 @@ export function imageView(image: Image, cdnUrl: string) {
 /** Hooks the account calls so that the simulator can keep its cross-account indexes. */
 export interface AccountHooks {
   onEvicted(generation: Generation): void;
-  onImage(image: Image): void;
-  onImageRemoved(id: string): void;
   /** A generation was created or changed (a stage entered or left, resolved, canceled). */
   onChange(generation: Generation): void;
 }
@@ -137,11 +135,8 @@ export class Account {
   /** Stores an image; past the cap on stored generations, the oldest images go first. */
   private storeImage(image: Image): void {
     this.images.set(image.id, image);
-    this.hooks.onImage(image);
     if (this.images.size > this.scenario.limits.max_stored_generations) {
-      const oldest = this.images.keys().next().value as string;
-      this.images.delete(oldest);
-      this.hooks.onImageRemoved(oldest);
+      this.images.delete(this.images.keys().next().value as string);
     }
   }
 
@@ -262,9 +257,7 @@ export class Account {
       oldest.evicted = true;
       this.byId.delete(oldest.fate.id);
       // The keyframe generated for it goes with it (an image of its own, from POST /v1/images, stays).
-      if (oldest.fate.keyframeMode === 'generated' && oldest.fate.keyframeImageId && this.images.delete(oldest.fate.keyframeImageId)) {
-        this.hooks.onImageRemoved(oldest.fate.keyframeImageId);
-      }
+      if (oldest.fate.keyframeMode === 'generated' && oldest.fate.keyframeImageId) this.images.delete(oldest.fate.keyframeImageId);
       this.evictedInList++;
       this.hooks.onEvicted(oldest);
     }

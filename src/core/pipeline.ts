@@ -133,7 +133,7 @@ export function drawFate(
   rng: RandomStream,
   forced?: ForcedOutcome,
 ): Fate {
-  const id = `vid_${rng.token(24)}`;
+  const id = rng.token(24, 'vid_');
   const keyframeFirst = rng.chance(scenario.keyframe_first_share);
   // A forced keyframe failure needs a keyframe stage to fail in.
   const keyframeMode: KeyframeMode = request.keyframeId
@@ -142,7 +142,7 @@ export function drawFate(
       ? 'generated'
       : 'none';
   const keyframeImageId =
-    keyframeMode === 'reused' ? request.keyframeId : keyframeMode === 'generated' ? `img_${rng.token(24)}` : null;
+    keyframeMode === 'reused' ? request.keyframeId : keyframeMode === 'generated' ? rng.token(24, 'img_') : null;
 
   const rule =
     scenario.routing.find(

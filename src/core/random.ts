@@ -12,8 +12,8 @@ export interface RandomStream {
   int(n: number): number;
   /** `true` with probability p. */
   chance(p: number): boolean;
-  /** A string of `length` characters from [0-9A-Za-z]. */
-  token(length: number): string;
+  /** `prefix` followed by `length` characters from [0-9A-Za-z], as one flat string. */
+  token(length: number, prefix?: string): string;
   /** An element chosen by weight; `weights` must not all be zero. */
   weighted<T>(items: readonly T[], weight: (item: T) => number): T;
   /** A standard normal deviate (Box-Muller). */
@@ -30,10 +30,12 @@ export function createStream(seed: number, ...purpose: (string | number)[]): Ran
     next,
     int: (n) => Math.floor(next() * n),
     chance: (p) => p > 0 && next() < p,
-    token(length) {
-      // Built from char codes in one go: `+=` would leave a rope of `length` nodes per id in memory.
-      const codes = new Array<number>(length);
-      for (let i = 0; i < length; i++) codes[i] = ALPHABET.charCodeAt(Math.floor(next() * ALPHABET.length));
+    token(length, prefix = '') {
+      // Built from char codes in one go: `+=`, or a template around the token, would keep a rope
+      // (a node per concatenation) in memory for as long as the id lives.
+      const codes = new Array<number>(prefix.length + length);
+      for (let i = 0; i < prefix.length; i++) codes[i] = prefix.charCodeAt(i);
+      for (let i = prefix.length; i < codes.length; i++) codes[i] = ALPHABET.charCodeAt(Math.floor(next() * ALPHABET.length));
       return String.fromCharCode(...codes);
     },
     weighted(items, weight) {
