@@ -28,15 +28,32 @@ export interface RequestContext {
   validatorProblem?: unknown;
 }
 
-const contexts = new WeakMap<Request, RequestContext>();
+/**
+ * The context rides on the request under a private symbol (invisible to enumeration and JSON): a
+ * property read, where a WeakMap costs a hash lookup per call and an ephemeron per request in GC.
+ */
+const CONTEXT = Symbol('simulator request context');
+
+type WithContext = Request & { [CONTEXT]?: RequestContext };
 
 export function context(req: Request): RequestContext {
-  let ctx = contexts.get(req);
-  if (!ctx) {
-    ctx = { requestId: '' };
-    contexts.set(req, ctx);
-  }
-  return ctx;
+  return ((req as WithContext)[CONTEXT] ??= newContext());
+}
+
+/** Every field from the start: one object shape for all requests, whichever fields they set. */
+function newContext(): RequestContext {
+  return {
+    requestId: '',
+    account: undefined,
+    arrivedAtMs: undefined,
+    bodyError: undefined,
+    negativePromptEffective: undefined,
+    forcedOutcome: undefined,
+    fault: undefined,
+    endpoint: undefined,
+    documentedStatuses: undefined,
+    validatorProblem: undefined,
+  };
 }
 
 /** Gives the request its id, in the context (for the journal) and in the X-Request-Id header. */
