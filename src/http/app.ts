@@ -12,14 +12,14 @@ import { RouteTable } from './routes.js';
 import { SIM_PATH, V1_PATH, onPaths } from './paths.js';
 import { series } from './series.js';
 import { assignRequestId, context } from './context.js';
-import { controlRouter } from './control.js';
+import { addControlRoutes } from './control.js';
 import { contractValidators, type ContractValidatorLocals } from './contractValidator.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorHandler } from './errors.js';
-import { imagesRouter } from './images.js';
+import { addImageRoutes } from './images.js';
 import { createMediaRouter } from './media.js';
 import { authenticate, faults, idempotency, journal, rateLimit } from './v1.js';
-import { videosRouter } from './videos.js';
+import { addVideoRoutes } from './videos.js';
 
 export interface AppOptions {
   /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
@@ -121,9 +121,11 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
     ),
   );
 
-  app.use(videosRouter(sim));
-  app.use(imagesRouter(sim));
-  app.use(controlRouter(sim));
+  // The routes go on the app itself, in the same order, rather than in three mounted routers:
+  // the same matching (same options), without a router's per-request handle and restore.
+  addVideoRoutes(app, sim);
+  addImageRoutes(app, sim);
+  addControlRoutes(app, sim);
 
   app.use((req, _res, next) => {
     next(fail('unknown_route', { message: `Unknown route: ${req.method} ${req.path}. See openapi.yaml for the routes this API has.` }));

@@ -2,7 +2,7 @@
  * The control endpoints under /_sim (contract.md, "Control endpoints"). Not part of the real
  * service: no API key, never rate limited.
  */
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { FaultRequest } from '../core/faults.js';
 import type { VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
@@ -10,9 +10,8 @@ import { limitParam } from './query.js';
 
 type Query = Record<string, string | undefined>;
 
-export function controlRouter(sim: Simulator): Router {
-  const router = Router();
-
+/** Registers the routes on `router`: the app itself, so that a request passes no mounted router. */
+export function addControlRoutes(router: IRouter, sim: Simulator): IRouter {
   router.get('/_sim/health', (_req, res) => {
     res.json(sim.health());
   });

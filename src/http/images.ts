@@ -1,14 +1,14 @@
 /**
  * /v1/images: create a keyframe image (interface document, section 4.5).
  */
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { CreateImageInput, Simulator } from '../core/simulator.js';
 import { context } from './context.js';
 import { rememberIdempotent } from './v1.js';
 import { accountOf } from './videos.js';
 
-export function imagesRouter(sim: Simulator): Router {
-  const router = Router();
+/** Registers the routes on `router`: the app itself, so that a request passes no mounted router. */
+export function addImageRoutes(router: IRouter, sim: Simulator): IRouter {
   router.post('/v1/images', (req, res) => {
     const account = accountOf(req);
     const view = sim.createImage(account, req.body as CreateImageInput, context(req).forcedOutcome);

@@ -1,7 +1,7 @@
 /**
  * /v1/videos: create, list, retrieve, cancel (interface document, sections 4.1-4.4).
  */
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { Account } from '../core/account.js';
 import type { VideoStatus } from '../core/pipeline.js';
 import { mergeNegativePrompts, type CreateVideoInput, type Simulator } from '../core/simulator.js';
@@ -9,9 +9,8 @@ import { context } from './context.js';
 import { limitParam } from './query.js';
 import { rememberIdempotent } from './v1.js';
 
-export function videosRouter(sim: Simulator): Router {
-  const router = Router();
-
+/** Registers the routes on `router`: the app itself, so that a request passes no mounted router. */
+export function addVideoRoutes(router: IRouter, sim: Simulator): IRouter {
   router.post('/v1/videos', (req, res) => {
     const account = accountOf(req);
     const input = req.body as CreateVideoInput;
