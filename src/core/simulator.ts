@@ -74,8 +74,7 @@ export class Simulator {
   private accounts = new Map<string, Account>();
   /** Every stored generation across accounts, in creation order; evicted ones are dropped lazily. */
   private allGenerations: Generation[] = [];
-  /** How many generations are stored (not evicted) across accounts. */
-  private storedGenerations = 0;
+  /** Evicted generations still in `allGenerations`: the stored ones are the rest. */
   private removedFromAll = 0;
   private nextGlobalSeq = 0;
   private requestCount = 0;
@@ -216,7 +215,6 @@ export class Simulator {
       changeSeq: 0,
       pending: null,
     };
-    this.storedGenerations++;
     this.allGenerations.push(generation);
     account.addGeneration(generation);
     return { view: videoView(generation, this.cdnUrl), generation };
@@ -334,7 +332,6 @@ export class Simulator {
     this.faults.clear();
     this.accounts.clear();
     this.allGenerations = [];
-    this.storedGenerations = 0;
     this.removedFromAll = 0;
     this.nextGlobalSeq = 0;
     this.requestCount = 0;
@@ -402,17 +399,14 @@ export class Simulator {
   /** A stored video by id, whatever its account (media files). Applies due transitions first. */
   findGeneration(id: string): Generation | undefined {
     const g = this.storedGeneration(id);
-    if (g) this.sync(this.account(g.account));
-    return this.storedGeneration(id);
+    if (!g) return undefined;
+    this.sync(this.account(g.account));
+    return g.evicted ? undefined : g; // the transitions just applied may have evicted it
   }
 
   /** A stored image by id, whatever its account (media files). */
   findImage(id: string): Image | undefined {
-    for (const account of this.accounts.values()) {
-      const image = account.images.get(id);
-      if (image) return image;
-    }
-    return undefined;
+    return this.acrossAccounts((account) => account.images.get(id));
   }
 
   /** Time in the journal's terms: an account's clock, or the global one (ISO 8601). */
@@ -428,15 +422,20 @@ export class Simulator {
 
   // ---- internals ----
 
-  /**
-   * A stored generation by id, whatever its account. Accounts are few and each indexes its own
-   * generations, so a lookup through them beats a second, global index of every generation (which
-   * cost 70-90 bytes a generation).
-   */
+  /** A stored generation by id, whatever its account. */
   private storedGeneration(id: string): Generation | undefined {
+    return this.acrossAccounts((account) => account.byId.get(id));
+  }
+
+  /**
+   * The first account's answer to `find`. Accounts are few and each indexes its own generations
+   * and images, so asking each beats a second, global index of everything (which cost 70-90 bytes
+   * a generation).
+   */
+  private acrossAccounts<T>(find: (account: Account) => T | undefined): T | undefined {
     for (const account of this.accounts.values()) {
-      const g = account.byId.get(id);
-      if (g) return g;
+      const found = find(account);
+      if (found !== undefined) return found;
     }
     return undefined;
   }
@@ -487,7 +486,7 @@ export class Simulator {
     g.changeSeq = ++this.changeSeq;
     this.changeSeqs.push(g.changeSeq);
     this.changed.push(g);
-    if (this.changeSeqs.length > 4096 && this.changeSeqs.length > 2 * this.storedGenerations) {
+    if (this.changeSeqs.length > 4096 && this.changeSeqs.length > 2 * (this.allGenerations.length - this.removedFromAll)) {
       const seqs: number[] = [];
       const gens: Generation[] = [];
       for (let i = 0; i < this.changeSeqs.length; i++) {
@@ -514,7 +513,6 @@ export class Simulator {
 
   private forgetGeneration(g: Generation): void {
     g.evicted = true;
-    this.storedGenerations--;
     this.removedFromAll++;
     if (this.removedFromAll > 1024 && this.removedFromAll * 2 > this.allGenerations.length) {
       this.allGenerations = this.allGenerations.filter((x) => !x.evicted);
