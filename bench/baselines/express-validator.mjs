@@ -9,7 +9,7 @@
 // (`--port N`); prints `listening on http://127.0.0.1:PORT`.
 import express from 'express';
 import { contractValidator } from '../../dist/http/contractValidator.js';
-import { serveApp } from './serve.mjs';
+import { serveApp } from './serve-app.mjs';
 
 const body = JSON.parse(process.env.BENCH_BODY ?? 'null');
 const health = JSON.parse(

@@ -5,7 +5,7 @@
 // with `--app-prototypes`, as the simulator hosts its app (src/http/server.ts), which spares
 // Express its per-request `setPrototypeOf`: the framework's ceiling for the simulator's hosting.
 import express from 'express';
-import { serveApp } from './serve.mjs';
+import { serveApp } from './serve-app.mjs';
 
 const body = JSON.parse(process.env.BENCH_BODY ?? '{"status":"ok"}');
 

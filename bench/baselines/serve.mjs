@@ -1,12 +1,8 @@
 // Shared by the bench's stand-in servers (the baselines and the proposal's floor): the port from
 // `--port N` (else PORT; 0 picks a free one), and `serve`, which listens on 127.0.0.1, prints the
 // `listening on http://127.0.0.1:PORT (label)` line the bench waits for, and closes on SIGTERM or
-// SIGINT, as the simulator does. `serveApp` does the same for an Express app, hosted as the
-// simulator hosts its own (src/http/server.ts: requests built on the app's prototypes) or, with
-// `{ expressDefault: true }`, as `http.createServer(app)` (Express re-prototypes each request).
-import { createServer } from 'node:http';
-import { createAppServer } from '../../dist/http/server.js';
-
+// SIGINT, as the simulator does. (Express servers use serve-app.mjs, which builds on this; the bare
+// node:http baseline loads nothing else, so that its start-up stays bare.)
 const argPort = process.argv.indexOf('--port');
 export const port = argPort >= 0 ? Number(process.argv[argPort + 1]) : Number(process.env.PORT ?? 0);
 
@@ -23,9 +19,4 @@ export function serve(server, label) {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   return server;
-}
-
-/** Serves an Express app: on the app's prototypes, as the simulator does, unless `expressDefault`. */
-export function serveApp(app, label, { expressDefault = false } = {}) {
-  return serve(expressDefault ? createServer(app) : createAppServer(app), label);
 }

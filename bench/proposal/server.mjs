@@ -8,7 +8,7 @@
 // (`--port N`); prints `listening on http://127.0.0.1:PORT`.
 import { createRequire } from 'node:module';
 import express from 'express';
-import { serveApp } from '../baselines/serve.mjs';
+import { serveApp } from '../baselines/serve-app.mjs';
 
 const require = createRequire(import.meta.url);
 const validators = require('./validators.generated.cjs');
