@@ -10,13 +10,12 @@
  * await sim.close();
  * ```
  */
-import type { Express } from 'express';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { ClockMode, ClockState } from './core/clock.js';
 import type { Scenario } from './core/scenario.js';
 import { Simulator, type Health } from './core/simulator.js';
-import { createApp } from './http/app.js';
+import { createApp, type SimulatorApp } from './http/app.js';
 import { createAppServer } from './http/server.js';
 import { loadScenario } from './scenarios/load.js';
 
@@ -42,11 +41,13 @@ export interface CreateSimulatorOptions {
   cdnUrl?: string;
   /** Where the simulator's own errors are logged. Default: stderr. */
   log?: (line: string) => void;
+  /** Called after `POST /_sim/shutdown` has been answered and the server closed. */
+  onShutdown?: () => void;
 }
 
 export interface SimulatorHandle {
   /** The Express app, for supertest or for mounting in another server. */
-  readonly app: Express;
+  readonly app: SimulatorApp;
   /** The core, for direct inspection. */
   readonly core: Simulator;
   /** The base URL once listening (undefined before). */
@@ -80,12 +81,22 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     wallClock: () => performance.timeOrigin + performance.now(),
     cdnUrl: explicitCdn ?? 'http://localhost/cdn',
   });
-  const app = createApp(core, { log: options.log });
   let server: Server | undefined;
   let url: string | undefined;
   let port: number | undefined;
+  const close = (): Promise<void> =>
+    new Promise((resolveClose) => {
+      if (!server) return resolveClose();
+      server.close(() => resolveClose());
+      server.closeAllConnections();
+      server = undefined;
+    });
+  const app = createApp(core, {
+    log: options.log,
+    onShutdown: () => void close().then(() => options.onShutdown?.()),
+  });
 
-  return {
+  const handle: SimulatorHandle = {
     app,
     core,
     get url() {
@@ -96,7 +107,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     },
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
-        server = createAppServer(app);
+        server = createAppServer(handle.app);
         server.once('error', reject);
         server.listen(requestedPort, host, () => {
           const actual = (server?.address() as AddressInfo).port;
@@ -112,15 +123,9 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       state: (apiKey) => core.clockState(apiKey),
     },
     reset: (o = {}) => core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),
-    close() {
-      return new Promise((resolveClose) => {
-        if (!server) return resolveClose();
-        server.close(() => resolveClose());
-        server.closeAllConnections();
-        server = undefined;
-      });
-    },
+    close,
   };
+  return handle;
 }
 
 /** `http://localhost:PORT` for a wildcard or loopback host, else `http://HOST:PORT` (contract.md). */

@@ -22,10 +22,17 @@ const generations = (sim: Sim, key: string): Promise<Gen[]> => generationsOf(sim
  * Creates a video, retrying injected 500s and 429s (and, with `retry422`, injected claim-linking
  * rejections) until it is created. Returns the created video and the error answers seen.
  */
+/**
+ * Creates until a 200, retrying 500s and 429s unchanged, and with `retry422` a claim-linking 422
+ * with a changed prompt (an unchanged retry would be judged the same).
+ */
 async function createRetrying(sim: Sim, key: string, body: Record<string, unknown> = {}, retry422 = false) {
   const errors: { status: number; body: { error: Record<string, unknown> } }[] = [];
+  let changes = 0;
   for (let attempt = 0; attempt < 50; attempt++) {
-    const res = await createVideo(sim, body, key);
+    const prompt = `${(body.prompt as string | undefined) ?? PROMPT}${changes > 0 ? ` (take ${changes + 1})` : ''}`;
+    const res = await createVideo(sim, { ...body, prompt }, key);
+    if (res.status === 422 && retry422) changes++;
     if (res.status === 200) return { video: res.body as Gen, errors };
     if (res.status === 500 || res.status === 429 || (retry422 && res.status === 422)) {
       errors.push({ status: res.status, body: res.body });
@@ -173,7 +180,7 @@ describe('compliance', () => {
     let creates = 0;
     let rejected422 = 0;
     for (let i = 0; i < 300; i++) {
-      const { errors } = await createRetrying(sim, key, {}, true);
+      const { errors } = await createRetrying(sim, key, { prompt: `${PROMPT} Shot ${i}.` }, true);
       creates += errors.length + 1;
       for (const e of errors) {
         expect(e.status).toBe(422);

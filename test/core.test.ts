@@ -257,20 +257,20 @@ describe('IdempotencyStore', () => {
   it('misses an unknown key, replays a stored one with the same fingerprint, conflicts on another', () => {
     const store = new IdempotencyStore(1000);
     expect(store.lookup('/v1/videos', 'k1', 'fp', 0)).toEqual({ kind: 'miss' });
-    store.store('/v1/videos', 'k1', 'fp', 200, { id: 'vid_1' }, 0);
-    expect(store.lookup('/v1/videos', 'k1', 'fp', 500)).toEqual({ kind: 'replay', status: 200, body: { id: 'vid_1' } });
+    store.store('/v1/videos', 'k1', 'fp', 200, '{"id":"vid_1"}', 0);
+    expect(store.lookup('/v1/videos', 'k1', 'fp', 500)).toEqual({ kind: 'replay', status: 200, text: '{"id":"vid_1"}' });
     expect(store.lookup('/v1/videos', 'k1', 'other', 500)).toEqual({ kind: 'conflict' });
   });
 
   it('scopes keys by endpoint', () => {
     const store = new IdempotencyStore(1000);
-    store.store('/v1/videos', 'k', 'fp', 200, {}, 0);
+    store.store('/v1/videos', 'k', 'fp', 200, '{}', 0);
     expect(store.lookup('/v1/images', 'k', 'fp', 0)).toEqual({ kind: 'miss' });
   });
 
   it('forgets an entry once its retention has passed', () => {
     const store = new IdempotencyStore(1000);
-    store.store('/v1/videos', 'k', 'fp', 200, { n: 1 }, 0);
+    store.store('/v1/videos', 'k', 'fp', 200, '{"n":1}', 0);
     expect(store.lookup('/v1/videos', 'k', 'fp', 999).kind).toBe('replay');
     expect(store.lookup('/v1/videos', 'k', 'fp', 1000)).toEqual({ kind: 'miss' });
     // After expiry the key is free: a different request no longer conflicts.
@@ -282,7 +282,7 @@ describe('IdempotencyStore', () => {
     store.store('/v1/videos', 'a', 'fp', 200, 'A', 0);
     store.store('/v1/videos', 'b', 'fp', 200, 'B', 600);
     expect(store.lookup('/v1/videos', 'a', 'fp', 1200)).toEqual({ kind: 'miss' });
-    expect(store.lookup('/v1/videos', 'b', 'fp', 1200)).toEqual({ kind: 'replay', status: 200, body: 'B' });
+    expect(store.lookup('/v1/videos', 'b', 'fp', 1200)).toEqual({ kind: 'replay', status: 200, text: 'B' });
   });
 });
 

@@ -3,6 +3,7 @@
  */
 import request from 'supertest';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
+import { crossChecked } from './crossCheck.js';
 
 /** A generation as GET /_sim/generations answers it (the video object plus account and stages). */
 export interface SimGeneration {
@@ -25,10 +26,13 @@ export interface SimGeneration {
 
 export const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
-/** A simulator on the manual clock (scenario `fast` unless told otherwise), logging into an array. */
+/**
+ * A simulator on the manual clock (scenario `fast` unless told otherwise), logging into an array,
+ * every exchange cross-checked by express-openapi-validator (test/crossCheck.ts).
+ */
 export function makeSim(options: CreateSimulatorOptions = {}): SimulatorHandle & { logs: string[] } {
   const logs: string[] = [];
-  const sim = createSimulator({ scenario: 'fast', clock: 'manual', log: (l) => logs.push(l), ...options });
+  const sim = crossChecked(createSimulator({ scenario: 'fast', clock: 'manual', log: (l) => logs.push(l), ...options }));
   return Object.assign(sim, { logs });
 }
 

@@ -720,7 +720,7 @@ describe('compliance.claim_linking and flags', () => {
     });
     let rejected = 0;
     for (let i = 0; i < 400; i++) {
-      const res = await createVideo(sim);
+      const res = await createVideo(sim, { prompt: `${PROMPT} Shot ${i}.` });
       if (res.status === 422) {
         rejected++;
         expect(expectError(res, 422, 'compliance_error', 'claim_linking_rejected').stage).toBe('claim_linking');

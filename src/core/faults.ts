@@ -93,6 +93,19 @@ export class FaultQueue {
     return fault;
   }
 
+  /** The faults waiting, in the order they match. */
+  list(): { path: string; method: string | null; status?: number; latency_ms?: number; outcome?: ForcedOutcome; times_left: number; api_key: string | null }[] {
+    return this.faults.map((f) => ({
+      path: f.path,
+      method: f.method,
+      ...(f.error ? { status: f.error.status } : {}),
+      ...(f.latencyMs > 0 ? { latency_ms: f.latencyMs } : {}),
+      ...(f.outcome ? { outcome: f.outcome } : {}),
+      times_left: f.remaining,
+      api_key: f.apiKey,
+    }));
+  }
+
   waiting(): number {
     return this.faults.reduce((sum, f) => sum + f.remaining, 0);
   }

@@ -7,13 +7,14 @@
 export interface StoredResponse {
   fingerprint: string;
   status: number;
-  body: unknown;
+  /** The body as it was sent, replayed byte for byte. */
+  text: string;
   expiresAt: number;
 }
 
 export type IdempotencyLookup =
   | { kind: 'miss' }
-  | { kind: 'replay'; status: number; body: unknown }
+  | { kind: 'replay'; status: number; text: string }
   | { kind: 'conflict' };
 
 export class IdempotencyStore {
@@ -27,11 +28,11 @@ export class IdempotencyStore {
     const stored = this.entries.get(`${endpoint} ${key}`);
     if (!stored) return { kind: 'miss' };
     if (stored.fingerprint !== fingerprint) return { kind: 'conflict' };
-    return { kind: 'replay', status: stored.status, body: stored.body };
+    return { kind: 'replay', status: stored.status, text: stored.text };
   }
 
-  store(endpoint: string, key: string, fingerprint: string, status: number, body: unknown, nowMs: number): void {
-    this.entries.set(`${endpoint} ${key}`, { fingerprint, status, body, expiresAt: nowMs + this.retentionMs });
+  store(endpoint: string, key: string, fingerprint: string, status: number, text: string, nowMs: number): void {
+    this.entries.set(`${endpoint} ${key}`, { fingerprint, status, text, expiresAt: nowMs + this.retentionMs });
   }
 
   private prune(nowMs: number): void {

@@ -30,6 +30,16 @@ export class TokenBucket {
     this.refill(nowMs);
     const allowed = this.tokens >= 1;
     if (allowed) this.tokens -= 1;
+    return this.result(allowed);
+  }
+
+  /** The bucket as it stands, spending nothing (the headers of an answer that spent no token). */
+  peek(nowMs: number): RateLimitResult {
+    this.refill(nowMs);
+    return this.result(true);
+  }
+
+  private result(allowed: boolean): RateLimitResult {
     return {
       allowed,
       limit: this.capacity,

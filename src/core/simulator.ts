@@ -19,9 +19,11 @@ import {
   type VideoView,
 } from './generation.js';
 import { Journal } from './journal.js';
+import { matchesPath } from './pathPattern.js';
+import { createStream } from './random.js';
 import { firstAfter, takePage } from './paging.js';
 import { CANCELABLE_STATUSES, drawFate, type ForcedOutcome, type VideoStatus } from './pipeline.js';
-import type { Resolution, Scenario } from './scenario.js';
+import { sample, type Resolution, type Scenario } from './scenario.js';
 
 export interface SimulatorOptions {
   scenario: Scenario;
@@ -62,6 +64,18 @@ export interface Health {
   scenario: string;
   seed: number;
   clock: ClockState;
+}
+
+/** What the simulator does to a request before handling it (see `Simulator.requestFate`). */
+export interface RequestFate {
+  /** An injected error to answer with instead. */
+  error: SimError | null;
+  /** Milliseconds to wait before answering (wall-clock time). */
+  delayMs: number;
+  /** An outcome forced on what the request creates. */
+  forcedOutcome: ForcedOutcome | null;
+  /** Why, for the journal. */
+  note: string | undefined;
 }
 
 export class Simulator {
@@ -156,9 +170,67 @@ export class Simulator {
     for (const account of this.accounts.values()) account.runDue(account.now(global));
   }
 
+  /**
+   * What the simulator itself does to a /v1 request before handling it: a queued fault (first), or
+   * one of the scenario's HTTP faults, and the latency to wait before answering. The account's
+   * request stream is drawn exactly twice per request, so a request's fate depends only on how many
+   * requests that account made before it. `documents` tells whether the request's operation
+   * documents a status (a queued error it does not document never matches it; undefined: not a
+   * route of the contract).
+   */
+  requestFate(account: Account, method: string, path: string, documents: ((status: number) => boolean) | undefined): RequestFate {
+    const faultDraw = account.requestStream.next();
+    const latencyDraw = account.requestStream.next();
+    const fate: RequestFate = { error: null, delayMs: 0, forcedOutcome: null, note: undefined };
+    const queued = this.faults.take(method, path, account.key, (status) => documents?.(status) ?? false);
+    if (queued) {
+      fate.delayMs += queued.latencyMs;
+      if (queued.error) {
+        const e = queued.error;
+        fate.note = `queued fault: ${e.status} ${e.code}`;
+        fate.error = new SimError(e.code, {
+          type: e.type,
+          status: e.status,
+          message: e.message,
+          headers: e.status === 429 ? { 'Retry-After': '1' } : {},
+        });
+      } else if (queued.outcome) {
+        fate.forcedOutcome = queued.outcome;
+        fate.note = `queued fault: forced outcome ${JSON.stringify(queued.outcome)}`;
+      } else if (queued.latencyMs > 0) {
+        fate.note = `queued fault: ${queued.latencyMs} ms latency`;
+      }
+    } else {
+      let cumulative = 0;
+      for (const rule of this.scenario.http.faults) {
+        if (rule.method && rule.method !== method) continue;
+        if (rule.path && !matchesPath(rule.path, path)) continue;
+        cumulative += rule.probability;
+        if (faultDraw < cumulative) {
+          fate.note = `scenario '${this.scenario.name}' fault: ${rule.status} with probability ${rule.probability}`;
+          fate.error =
+            rule.status === 429
+              ? fail('rate_limit_exceeded', {
+                  message: `Too many requests (injected by scenario '${this.scenario.name}'). Retry after the Retry-After header's seconds.`,
+                  headers: { 'Retry-After': '1' },
+                })
+              : fail('internal_error', {
+                  message: `An internal error occurred (injected by scenario '${this.scenario.name}'). Retry with exponential backoff.`,
+                });
+          break;
+        }
+      }
+    }
+    const latency = this.scenario.http.latency;
+    if (latency && this.clock.mode === 'realtime') {
+      fate.delayMs += Math.round(sample(latency, createStream(this.seed, 'latency', latencyDraw)));
+    }
+    return fate;
+  }
+
   // ---- videos (sections 2.1, 3, 4.1-4.4) ----
 
-  createVideo(account: Account, input: CreateVideoInput, forced?: ForcedOutcome): { view: VideoView; generation: Generation } {
+  createVideo(account: Account, input: CreateVideoInput, forced?: ForcedOutcome | null): VideoView {
     const now = this.sync(account);
     const request: VideoRequest = {
       model: input.model,
@@ -191,10 +263,10 @@ export class Simulator {
         keyframeId: request.keyframe_id,
       },
       rng,
-      forced,
+      forced ?? undefined,
     );
     this.checkBalance(account, fate.priceCents);
-    this.claimLinking(request.prompt, rng.next(), forced);
+    this.claimLinking(account, [request.prompt, request.negative_prompt], forced);
     const generation: Generation = {
       fate,
       account: account.key,
@@ -217,7 +289,7 @@ export class Simulator {
     };
     this.allGenerations.push(generation);
     account.addGeneration(generation);
-    return { view: videoView(generation, this.cdnUrl), generation };
+    return videoView(generation, this.cdnUrl);
   }
 
   getVideo(account: Account, id: string): VideoView {
@@ -255,7 +327,7 @@ export class Simulator {
 
   // ---- images (sections 2.2, 4.5) ----
 
-  createImage(account: Account, input: CreateImageInput, forced?: ForcedOutcome): ReturnType<typeof imageView> {
+  createImage(account: Account, input: CreateImageInput, forced?: ForcedOutcome | null): ReturnType<typeof imageView> {
     const now = this.sync(account);
     const rng = account.streamFor('image', account.imageDraws++);
     const image: Image = {
@@ -268,7 +340,7 @@ export class Simulator {
       createdAt: now,
     };
     this.checkBalance(account, image.costCents);
-    this.claimLinking(input.prompt, rng.next(), forced);
+    this.claimLinking(account, [input.prompt], forced);
     account.addImage(image);
     return imageView(image, this.cdnUrl);
   }
@@ -409,12 +481,7 @@ export class Simulator {
     return this.acrossAccounts((account) => account.images.get(id));
   }
 
-  /** Time in the journal's terms: an account's clock, or the global one (ISO 8601). */
-  timeOf(apiKey: string | null): string {
-    return isoTime(this.timeMsOf(apiKey));
-  }
-
-  /** The same in milliseconds. */
+  /** Time in the journal's terms, in milliseconds: an account's clock, or the global one. */
   timeMsOf(apiKey: string | null): number {
     const account = apiKey ? this.accounts.get(apiKey) : undefined;
     return this.clock.now() + (account?.offsetMs ?? 0);
@@ -457,9 +524,15 @@ export class Simulator {
     }
   }
 
-  /** Claim linking (stage 1, synchronous): a matching rule, or the scenario's probability, rejects. */
-  private claimLinking(prompt: string, draw: number, forced?: ForcedOutcome): void {
+  /**
+   * Claim linking (stage 1, synchronous): a matching rule, or the scenario's probability, rejects.
+   * It judges the request, not the attempt: the draw comes from a stream keyed by the account and
+   * the request's content (prompt and negative prompt, normalised for case and white space), so an
+   * unchanged retry of a rejected create is rejected again, and a changed prompt is judged anew.
+   */
+  private claimLinking(account: Account, content: (string | null)[], forced?: ForcedOutcome | null): void {
     const { rules, probability } = this.scenario.compliance.claim_linking;
+    const prompt = content[0] as string;
     if (forced?.claim_linking_rejected) {
       throw new SimError('claim_linking_rejected', {
         stage: 'claim_linking',
@@ -474,7 +547,8 @@ export class Simulator {
         });
       }
     }
-    if (draw < probability) {
+    const normalised = content.map((text) => (text ?? '').trim().replace(/\s+/g, ' ').toLowerCase());
+    if (probability > 0 && createStream(this.seed, account.key, 'claim_linking', ...normalised).next() < probability) {
       throw new SimError('claim_linking_rejected', {
         stage: 'claim_linking',
         message: `The prompt was rejected by claim linking (injected by scenario '${this.scenario.name}', probability ${probability}).`,

@@ -1,31 +1,28 @@
 /**
- * The Express app around a simulator: CORS, request ids, the /v1 pipeline, the control endpoints,
- * media files, validation of every request and response against openapi.yaml, and one error shape.
+ * The Express app around a simulator: a thin adapter. It answers CORS preflights, serves media
+ * files (`/cdn`) and the dashboard (`/_sim/`), and hands every other request, read into a plain
+ * `ApiRequest`, to `handleRequest`, which holds the order of checks; then it waits any injected
+ * latency and sends the answer.
  */
 import cors from 'cors';
-import express, { type Express, type Request } from 'express';
-import { fail } from '../core/errors.js';
+import express, { type Express, type Request, type Response } from 'express';
 import type { Simulator } from '../core/simulator.js';
-import { loadOpenapiDocument } from '../openapi.js';
-import { readBody, rejectBadBody } from './body.js';
-import { RouteTable } from './routes.js';
-import { SIM_PATH, V1_PATH, onPaths } from './paths.js';
-import { series } from './series.js';
-import { assignRequestId, context } from './context.js';
-import { addControlRoutes } from './control.js';
-import { contractValidators, type ContractValidatorLocals } from './contractValidator.js';
+import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
+import { handleRequest, type ApiAnswer, type ApiState, type Exchange } from '../api/handleRequest.js';
 import { createDashboardRouter } from './dashboard.js';
-import { errorHandler } from './errors.js';
-import { addImageRoutes } from './images.js';
 import { createMediaRouter } from './media.js';
-import { authenticate, faults, idempotency, journal, rateLimit } from './v1.js';
-import { addVideoRoutes } from './videos.js';
 
 export interface AppOptions {
   /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
   log?: (line: string) => void;
   /** Waits for injected latency (realtime mode). Default: setTimeout. */
   sleep?: (ms: number) => Promise<void>;
+  /** Sees every /v1 request and every state-changing control request, once answered (recording). */
+  onExchange?: (exchange: Exchange) => void;
+  /** The transcript recorded so far (for `GET /_sim/transcript`); undefined when recording is off. */
+  transcript?: () => string | undefined;
+  /** Called once `POST /_sim/shutdown` has been answered. */
+  onShutdown?: () => void;
 }
 
 export const EXPOSED_HEADERS = [
@@ -37,35 +34,34 @@ export const EXPOSED_HEADERS = [
   'Idempotent-Replayed',
 ];
 
-let sharedRoutes: RouteTable | undefined;
+/** An Express app, with the answers that failed validation against openapi.yaml (each became a 500). */
+export type SimulatorApp = Express & { readonly responseFailures: ApiState['responseFailures'] };
 
-/** The contract's routes, methods and documented statuses (built once per process). */
-function contractRoutes(): RouteTable {
-  sharedRoutes ??= new RouteTable(loadOpenapiDocument().paths as Record<string, Record<string, unknown>>);
-  return sharedRoutes;
-}
-
-export function createApp(sim: Simulator, options: AppOptions = {}): Express {
+export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorApp {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const state: ApiState = {
+    sim,
+    log,
+    responseFailures: [],
+    onExchange: options.onExchange,
+    control: { transcript: options.transcript ?? (() => undefined) },
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  // Request ids count requests (see Simulator.nextRequestId); an authenticated /v1 request gets
-  // its account's id once authenticated, everything else (preflights included) one here. Then CORS
-  // (preflights end there). One layer for both: every layer costs the router a match.
   const allowCors = cors({
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Range', 'If-None-Match'],
-    // Joined once here rather than by cors on every response.
     exposedHeaders: [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(','),
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
+  // CORS on every answer; a preflight ends here (204, without a key).
   app.use((req, res, next) => {
-    if (!(V1_PATH.test(req.path) && req.method !== 'OPTIONS')) assignRequestId(req, res, sim.nextRequestId());
+    if (req.method === 'OPTIONS' || !isApiPath(req.path)) res.setHeader('X-Request-Id', sim.nextRequestId());
     allowCors(req, res, next);
   });
 
@@ -82,56 +78,73 @@ export function createApp(sim: Simulator, options: AppOptions = {}): Express {
       },
     }),
   );
-
   app.use('/_sim', createDashboardRouter());
 
-  // The order of checks on /v1 (contract.md): authentication, queued and scenario faults, rate
-  // limit, idempotent replay, an unknown route (404), the body, then the parameters (the validator)
-  // and the route's own checks (existence, balance, claim linking). The validator's first half runs
-  // before the checks so that their answers are validated against openapi.yaml too.
-  const routes = contractRoutes();
-  // Looked up once per request: the fault check and the unknown-route check both ask.
-  const statusesOf = (req: Request): ReadonlySet<number> | undefined => {
-    const ctx = context(req);
-    if (ctx.documentedStatuses === undefined) ctx.documentedStatuses = routes.statusesOf(req) ?? null;
-    return ctx.documentedStatuses ?? undefined;
-  };
-  const isKnownRoute = (req: Request) => statusesOf(req) !== undefined;
-  const validators = contractValidators();
-  app.use(
-    onPaths(
-      V1_PATH,
-      series(
-        readBody({ emptyAllowed: false }),
-        journal(sim),
-        validators.v1.prepare,
-        authenticate(sim),
-        faults(sim, { sleep, documentedStatuses: statusesOf }),
-        rateLimit(sim),
-        idempotency(sim),
-        rejectBadBody(isKnownRoute),
-        validators.v1.validate,
-      ),
-    ),
-  );
-  app.use(
-    onPaths(
-      SIM_PATH,
-      series(readBody({ emptyAllowed: true }), validators.control.prepare, rejectBadBody(isKnownRoute), validators.control.validate),
-    ),
-  );
-
-  // The routes go on the app itself, in the same order, rather than in three mounted routers:
-  // the same matching (same options), without a router's per-request handle and restore.
-  addVideoRoutes(app, sim);
-  addImageRoutes(app, sim);
-  addControlRoutes(app, sim);
-
-  app.use((req, _res, next) => {
-    next(fail('unknown_route', { message: `Unknown route: ${req.method} ${req.path}. See openapi.yaml for the routes this API has.` }));
+  // Everything else is the JSON API: one plain request in, one plain answer out.
+  app.use((req, res) => {
+    void readRawBody(req).then(async (body) => {
+      const queryAt = req.url.indexOf('?');
+      const answer = handleRequest(state, {
+        method: req.method,
+        path: queryAt < 0 ? req.url : req.url.slice(0, queryAt),
+        query: queryAt < 0 ? '' : req.url.slice(queryAt + 1),
+        headers: req.headers as Record<string, string | undefined>,
+        body,
+      });
+      if (answer.delayMs > 0) await sleep(answer.delayMs);
+      if (body === 'too_large') res.setHeader('Connection', 'close');
+      send(res, req.method, answer);
+      if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
+    });
   });
-  const renderError = errorHandler(log);
-  (app.locals as ContractValidatorLocals).renderError = renderError;
-  app.use(renderError);
-  return app;
+  return Object.assign(app, { responseFailures: state.responseFailures });
+}
+
+/** Paths whose answers (and request ids) come from `handleRequest`: all but media and the dashboard. */
+function isApiPath(path: string): boolean {
+  return !path.startsWith('/cdn/') && path !== '/_sim' && path !== '/_sim/' && !path.startsWith('/_sim/ui/');
+}
+
+function send(res: Response, method: string, answer: ApiAnswer): void {
+  if (res.headersSent || res.destroyed) return;
+  res.statusCode = answer.status;
+  for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
+  res.setHeader('Content-Type', answer.contentType);
+  res.setHeader('Content-Length', Buffer.byteLength(answer.body));
+  res.end(method === 'HEAD' ? undefined : answer.body);
+}
+
+/**
+ * The request's body, up to 1 MiB: its bytes, null when it has none, or 'too_large' (the rest is
+ * not read: the connection is closed after the answer). GET, HEAD and OPTIONS bodies are not read.
+ * Behind `express.raw()` (the app mounted in another server), the body it read is taken as is.
+ */
+function readRawBody(req: Request): Promise<RawBody> {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return Promise.resolve(null);
+  // Mounted behind a raw body parser (express.raw()), the body has been read already.
+  const read: unknown = req.body;
+  if (Buffer.isBuffer(read)) return Promise.resolve(read.length > BODY_LIMIT_BYTES ? 'too_large' : read.length === 0 ? null : read);
+  const declared = Number(req.headers['content-length']);
+  if (declared > BODY_LIMIT_BYTES) return Promise.resolve('too_large');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const done = (value: RawBody): void => {
+      req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer): void => {
+      length += chunk.length;
+      if (length > BODY_LIMIT_BYTES) {
+        req.pause();
+        return done('too_large');
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => done(length === 0 ? null : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', () => done(null));
+  });
 }

@@ -1,0 +1,144 @@
+// Build step: compiles openapi.yaml into what the simulator needs at run time, so that it never
+// parses or compiles the contract when it starts:
+//
+//   src/generated/contract.cjs   Ajv standalone validators and the operation table (and the same
+//   dist/generated/contract.cjs  beside the compiled code that loads it)
+//
+// Per operation (keyed by operationId) the module exports
+//   <op>_params(object)   path parameters, query parameters and request headers, as
+//                         { path: {...}, query: {...}, headers: {...} }
+//   <op>_body(body)       the JSON request body (operations with one)
+//   <op>_<status>(body)   each documented JSON response
+// and `operations`: [{ method, path, operationId, statuses, body, bodyRequired, query,
+// bodyFields, integerQuery, headers, responseHeaders: { <status>: [required header names] },
+// responseTypes: { <status>: media type } }].
+//
+// Run by `npm run build` (and so by `prepare` and `pretest`).
+import { createRequire } from 'node:module';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
+
+const require = createRequire(import.meta.url);
+const Ajv2020 = require('ajv/dist/2020').default;
+const standaloneCode = require('ajv/dist/standalone').default;
+const addFormats = require('ajv-formats');
+const { _ } = require('ajv/dist/compile/codegen');
+
+const root = new URL('../', import.meta.url);
+const document = parse(readFileSync(new URL('openapi.yaml', root), 'utf8'));
+const DOC = 'openapi.json';
+const METHODS = ['get', 'post', 'delete', 'put', 'patch'];
+
+const deref = (node) => {
+  let n = node;
+  while (n && n.$ref) n = n.$ref.slice(2).split('/').reduce((o, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], document);
+  return n;
+};
+const pointerOf = (...keys) => `#/${keys.map((k) => String(k).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+// Schemas inside parameters keep their `#/components/...` references: rebased onto the document's id.
+const rebase = (schema) => JSON.parse(JSON.stringify(schema ?? {}).replace(/"\$ref":"#\//g, `"$ref":"${DOC}#/`));
+
+const ajv = new Ajv2020({
+  strict: false,
+  allErrors: true,
+  // The request validators' errors carry the offending value (for messages) and their schema.
+  verbose: true,
+  // The generated code requires ajv-formats' formats at load time (a dependency of the package).
+  code: { source: true, optimize: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
+});
+addFormats(ajv);
+ajv.addSchema(document, DOC);
+
+const ids = {};
+const operations = [];
+
+for (const [path, item] of Object.entries(document.paths)) {
+  for (const method of METHODS) {
+    const operation = item[method];
+    if (!operation) continue;
+    const op = operation.operationId;
+    const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(deref);
+    const group = (where, lower) => {
+      const ps = parameters.filter((p) => p.in === where);
+      const name = (p) => (lower ? p.name.toLowerCase() : p.name);
+      return {
+        type: 'object',
+        properties: Object.fromEntries(ps.map((p) => [name(p), rebase(p.schema)])),
+        required: ps.filter((p) => p.required).map(name),
+      };
+    };
+    ajv.addSchema({
+      $id: `params-${op}`,
+      type: 'object',
+      properties: {
+        path: group('path', false),
+        // Unknown query parameters are refused; unknown headers are not (HTTP carries many).
+        query: { ...group('query', false), additionalProperties: false },
+        headers: group('header', true),
+      },
+    });
+    ids[`${op}_params`] = `params-${op}`;
+
+    const requestBody = deref(operation.requestBody);
+    const body = requestBody?.content?.['application/json'];
+    if (body) {
+      const pointer = operation.requestBody.$ref
+        ? `${operation.requestBody.$ref}/content/application~1json/schema`
+        : pointerOf('paths', path, method, 'requestBody', 'content', 'application/json', 'schema');
+      ajv.addSchema({ $id: `body-${op}`, $ref: `${DOC}${pointer}` });
+      ids[`${op}_body`] = `body-${op}`;
+    }
+
+    const statuses = [];
+    const responseHeaders = {};
+    const responseTypes = {};
+    for (const [status, reference] of Object.entries(operation.responses)) {
+      const response = deref(reference);
+      statuses.push(Number(status));
+      responseHeaders[status] = Object.entries(response.headers ?? {})
+        .filter(([, h]) => deref(h).required)
+        .map(([name]) => name);
+      const types = Object.keys(response.content ?? {});
+      responseTypes[status] = types[0] ?? null;
+      if (!response.content?.['application/json']) continue;
+      const pointer = reference.$ref
+        ? `${reference.$ref}/content/application~1json/schema`
+        : pointerOf('paths', path, method, 'responses', status, 'content', 'application/json', 'schema');
+      ajv.addSchema({ $id: `response-${op}-${status}`, $ref: `${DOC}${pointer}` });
+      ids[`${op}_${status}`] = `response-${op}-${status}`;
+    }
+    const queryParams = parameters.filter((p) => p.in === 'query');
+    operations.push({
+      method: method.toUpperCase(),
+      path,
+      operationId: op,
+      statuses,
+      body: Boolean(body),
+      bodyFields: Object.keys(deref(body?.schema)?.properties ?? {}),
+      bodyRequired: Boolean(requestBody?.required),
+      query: queryParams.map((p) => p.name),
+      integerQuery: queryParams.filter((p) => deref(p.schema)?.type === 'integer').map((p) => p.name),
+      headers: parameters.filter((p) => p.in === 'header').map((p) => p.name),
+      responseHeaders,
+      responseTypes,
+    });
+  }
+}
+
+const started = performance.now();
+for (const id of Object.values(ids)) ajv.getSchema(id);
+const code = [
+  '"use strict";',
+  '// Generated by scripts/build-contract.mjs from openapi.yaml. Do not edit.',
+  standaloneCode(ajv, ids),
+  `module.exports.operations = ${JSON.stringify(operations)};`,
+].join('\n');
+for (const dir of ['src/generated/', 'dist/generated/']) {
+  mkdirSync(new URL(dir, root), { recursive: true });
+  writeFileSync(new URL(`${dir}contract.cjs`, root), code);
+}
+if (process.argv.includes('--verbose')) {
+  process.stdout.write(
+    `contract: ${operations.length} operations, ${Object.keys(ids).length} validators compiled in ${(performance.now() - started).toFixed(0)} ms, ${(code.length / 1024).toFixed(0)} KB\n`,
+  );
+}

@@ -1,0 +1,68 @@
+/**
+ * Reading a request body as the contract wants it: a JSON object sent as `application/json`, at
+ * most 1 MiB. Problems become catalogue errors, reported at their turn in the order of checks.
+ */
+import { fail, type SimError } from '../core/errors.js';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** The raw body as the adapter read it: its bytes, none at all, or more than the limit. */
+export type RawBody = Buffer | null | 'too_large';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The body of a request, parsed. `emptyAs`: what an empty body without a content type reads as (the
+ * control endpoints take `{}`, so that `curl -X POST .../_sim/reset` works; a cancel takes none).
+ */
+export function readJsonBody(
+  raw: RawBody,
+  headers: Record<string, string | undefined>,
+  emptyAs: 'object' | 'none' | 'error',
+): { value: Record<string, unknown> | undefined } | { error: SimError } {
+  if (raw === 'too_large') {
+    return { error: fail('request_too_large', { message: `The request body exceeds 1 MiB (${BODY_LIMIT_BYTES} bytes).` }) };
+  }
+  const contentType = headers['content-type'];
+  const length = raw?.length ?? 0;
+  if (length === 0 && contentType === undefined && emptyAs !== 'error') {
+    return { value: emptyAs === 'object' ? {} : undefined };
+  }
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    return { error: fail('unsupported_content_type', { message: `Content-Encoding '${encoding}' is not supported. Send plain UTF-8 JSON.` }) };
+  }
+  if (!isJsonContentType(contentType)) {
+    return {
+      error: fail('unsupported_content_type', {
+        message: `Content-Type must be application/json; got ${contentType === undefined ? 'none' : `'${contentType}'`}.`,
+      }),
+    };
+  }
+  if (length === 0) return { error: fail('invalid_json', { message: 'The request body is empty. Send a JSON object.' }) };
+  let text: string;
+  try {
+    text = utf8.decode(raw as Buffer);
+  } catch {
+    return { error: fail('invalid_json', { message: 'The request body is not valid UTF-8.' }) };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return {
+      error: fail('invalid_json', {
+        message: `The request body is not valid JSON (${e instanceof Error ? e.message : 'parse error'}). Send a JSON object.`,
+      }),
+    };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { error: fail('invalid_json', { message: 'The request body must be a JSON object.' }) };
+  }
+  return { value: value as Record<string, unknown> };
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  return value.split(';')[0]?.trim().toLowerCase() === 'application/json';
+}

@@ -1,0 +1,342 @@
+/**
+ * openapi.yaml at run time: the routes, the documented statuses and headers of each operation, and
+ * validators of requests and responses, all compiled ahead of time by `npm run build`
+ * (scripts/build-contract.mjs writes them as Ajv standalone code). Nothing here parses or compiles
+ * the contract, so start-up costs only loading that module, and a damaged or missing openapi.yaml
+ * in the working directory cannot stop the simulator from starting.
+ */
+import { createRequire } from 'node:module';
+import { SimError, fail } from '../core/errors.js';
+
+/** An Ajv error, as the compiled validators report it (with `verbose`: the data and its schema). */
+export interface SchemaIssue {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+  data?: unknown;
+  parentSchema?: { description?: string; [key: string]: unknown };
+}
+
+interface CompiledValidator {
+  (data: unknown): boolean;
+  errors?: SchemaIssue[] | null;
+}
+
+/** One operation of openapi.yaml, as the build step describes it. */
+export interface Operation {
+  method: string;
+  /** The path template, `/v1/videos/{id}`. */
+  path: string;
+  operationId: string;
+  /** The documented response statuses. */
+  statuses: number[];
+  /** Whether it takes a JSON body (and whether the body is required). */
+  body: boolean;
+  bodyRequired: boolean;
+  /** The top-level fields of its body. */
+  bodyFields: string[];
+  /** Its query parameters, and those of integer type (read as decimal integers). */
+  query: string[];
+  integerQuery: string[];
+  /** Its header parameters (`Idempotency-Key`). */
+  headers: string[];
+  /** The headers each documented response always carries. */
+  responseHeaders: Record<string, string[]>;
+  /** The media type of each documented response (null: no body). */
+  responseTypes: Record<string, string | null>;
+}
+
+type CompiledContract = Record<string, CompiledValidator> & { operations: Operation[] };
+
+const compiled = createRequire(import.meta.url)('../generated/contract.cjs') as CompiledContract;
+
+export const OPERATIONS: readonly Operation[] = compiled.operations;
+
+/** A route matched to its operation, with its path parameters (percent-decoded). */
+export interface MatchedRoute {
+  operation: Operation;
+  params: Record<string, string>;
+}
+
+type Segment = { literal: string } | { param: string };
+
+interface RouteMatcher {
+  segments: Segment[];
+  byMethod: Map<string, Operation>;
+}
+
+const ROUTES: RouteMatcher[] = [];
+for (const operation of OPERATIONS) {
+  let route = ROUTES.find((r) => templateOf(r) === operation.path);
+  if (!route) {
+    route = {
+      segments: operation.path
+        .split('/')
+        .slice(1)
+        .map((s) => (s.startsWith('{') ? { param: s.slice(1, -1) } : { literal: s })),
+      byMethod: new Map(),
+    };
+    ROUTES.push(route);
+  }
+  route.byMethod.set(operation.method, operation);
+}
+
+function templateOf(route: RouteMatcher): string {
+  return `/${route.segments.map((s) => ('param' in s ? `{${s.param}}` : s.literal)).join('/')}`;
+}
+
+/**
+ * The operation a request addresses. Paths match exactly: letter case and a trailing slash make
+ * another route. Undefined for a route or method the contract does not have; a path parameter
+ * whose percent-encoding is malformed gives `params` null (no resource can have that id).
+ */
+export function matchRoute(method: string, path: string): (Omit<MatchedRoute, 'params'> & { params: Record<string, string> | null }) | undefined {
+  const wanted = method === 'HEAD' ? 'GET' : method;
+  const parts = path.split('/');
+  for (const route of ROUTES) {
+    if (route.segments.length !== parts.length - 1) continue;
+    const params: Record<string, string> = {};
+    let malformed = false;
+    let matches = true;
+    for (let i = 0; i < route.segments.length; i++) {
+      const segment = route.segments[i] as Segment;
+      const part = parts[i + 1] as string;
+      if ('literal' in segment) {
+        if (segment.literal !== part) {
+          matches = false;
+          break;
+        }
+      } else if (part === '') {
+        matches = false;
+        break;
+      } else {
+        try {
+          params[segment.param] = decodeURIComponent(part);
+        } catch {
+          malformed = true;
+        }
+      }
+    }
+    if (!matches) continue;
+    const operation = route.byMethod.get(wanted);
+    if (!operation) return undefined;
+    return { operation, params: malformed ? null : params };
+  }
+  return undefined;
+}
+
+/** Every operation's documented statuses, to decide whether an injected error fits it. */
+export function documents(operation: Operation, status: number): boolean {
+  return operation.statuses.includes(status);
+}
+
+// ---- requests ----
+
+/** The order of parameters in the interface document's tables: the first wins among equals. */
+const PARAM_ORDER = [
+  'model',
+  'prompt',
+  'negative_prompt',
+  'duration_seconds',
+  'resolution',
+  'keyframe_id',
+  'aspect_ratio',
+  'limit',
+  'after',
+  'status',
+  'id',
+  'Idempotency-Key',
+];
+
+const CLASS_RANK = { unknown_parameter: 0, missing_parameter: 1, invalid_parameter: 2 } as const;
+type ParameterCode = keyof typeof CLASS_RANK;
+
+interface ParameterProblem {
+  code: ParameterCode;
+  param: string | null;
+  message: string;
+}
+
+export interface RequestParts {
+  params: Record<string, string>;
+  /** The raw query string, without the `?`. */
+  query: string;
+  headers: Record<string, string | undefined>;
+  /** The JSON body (operations with one). */
+  body?: Record<string, unknown>;
+}
+
+/**
+ * Checks a request's parameters and body against its operation: the first problem, in the
+ * contract's order (unknown parameters, then missing ones, then invalid values; among equals, the
+ * order of the interface document's tables), as a catalogue error; else the query, read, and the
+ * body without its null-valued fields: null for a field of the body means "left out" (so a
+ * required field sent as null is missing; an unknown field stays unknown, null or not).
+ */
+export function checkRequest(
+  operation: Operation,
+  parts: RequestParts,
+): { error: SimError } | { query: Record<string, unknown>; body: Record<string, unknown> } {
+  const problems: ParameterProblem[] = [];
+  const body = parts.body && withoutNulls(parts.body, operation.bodyFields);
+  const query = readQuery(operation, parts.query, problems);
+  const headers: Record<string, string> = {};
+  for (const name of operation.headers) {
+    const value = parts.headers[name.toLowerCase()];
+    if (value !== undefined) headers[name.toLowerCase()] = value;
+  }
+  const validateParams = compiled[`${operation.operationId}_params`] as CompiledValidator;
+  if (!validateParams({ path: parts.params, query, headers })) {
+    for (const issue of validateParams.errors ?? []) problems.push(describe(issue, operation));
+  }
+  const validateBody = compiled[`${operation.operationId}_body`];
+  if (validateBody && body !== undefined && !validateBody(body)) {
+    for (const issue of validateBody.errors ?? []) problems.push(describe(issue, operation, 'body'));
+  }
+  const first = problems.sort((a, b) => CLASS_RANK[a.code] - CLASS_RANK[b.code] || paramRank(a.param) - paramRank(b.param))[0];
+  return first ? { error: fail(first.code, { param: first.param, message: first.message }) } : { query, body: body ?? {} };
+}
+
+function withoutNulls(body: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+  if (!fields.some((f) => Object.hasOwn(body, f) && body[f] === null)) return body;
+  const copy = { ...body };
+  for (const f of fields) if (Object.hasOwn(copy, f) && copy[f] === null) delete copy[f];
+  return copy;
+}
+
+/**
+ * The query string as the validator checks it: each value a string, integer parameters read as
+ * decimal integers (a value such as `1e1`, `0x10` or `Infinity` stays a string, and so fails as
+ * "must be an integer"). A parameter given twice is a problem of its own.
+ */
+function readQuery(operation: Operation, raw: string, problems: ParameterProblem[]): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  if (raw === '') return query;
+  for (const [name, value] of new URLSearchParams(raw)) {
+    if (name === '') {
+      problems.push({
+        code: 'unknown_parameter',
+        param: '',
+        message: "The query string has a parameter with an empty name (a stray '=' or '&'). Remove it.",
+      });
+      continue;
+    }
+    if (Object.hasOwn(query, name)) {
+      problems.push({ code: 'invalid_parameter', param: name, message: `'${name}' is given more than once; give it once.` });
+      continue;
+    }
+    query[name] = operation.integerQuery.includes(name) && /^-?[0-9]{1,15}$/.test(value) ? Number(value) : value;
+  }
+  return query;
+}
+
+function paramRank(param: string | null): number {
+  const i = param === null ? -1 : PARAM_ORDER.indexOf(param);
+  return i < 0 ? PARAM_ORDER.length : i;
+}
+
+/** A schema issue as a parameter problem, with a message a person can act on. */
+function describe(issue: SchemaIssue, operation: Operation, where?: 'body'): ParameterProblem {
+  // Params issues are at '/query/limit', '/headers/idempotency-key', '/path/id'; body issues at '/field'.
+  let segments = issue.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (where !== 'body') segments = segments.slice(1);
+  const nameOf = (parts: string[]): string | null => {
+    if (parts.length === 0) return null;
+    const joined = parts.join('/');
+    return where !== 'body' && issue.instancePath.startsWith('/headers/')
+      ? (operation.headers.find((h) => h.toLowerCase() === joined) ?? joined)
+      : joined;
+  };
+  switch (issue.keyword) {
+    case 'additionalProperties': {
+      const param = nameOf([...segments, String(issue.params.additionalProperty)]);
+      return {
+        code: 'unknown_parameter',
+        param,
+        message: `Unknown parameter '${param}'. Remove it; see openapi.yaml for the parameters this endpoint takes.`,
+      };
+    }
+    case 'required': {
+      const param = nameOf([...segments, String(issue.params.missingProperty)]);
+      return { code: 'missing_parameter', param, message: `Missing required parameter '${param}'.` };
+    }
+    default: {
+      const param = nameOf(segments);
+      return { code: 'invalid_parameter', param, message: `Invalid value for '${param}': ${expectation(issue, param)}.` };
+    }
+  }
+}
+
+const ARTICLE: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+};
+
+/** What a value must be, in words: "must be one of 720p, 1080p", "must be an integer". */
+function expectation(issue: SchemaIssue, param: string | null): string {
+  const p = issue.params;
+  switch (issue.keyword) {
+    case 'type': {
+      const types = (Array.isArray(p.type) ? p.type : String(p.type).split(',')).filter((t) => t !== 'null');
+      return `must be ${types.map((t) => ARTICLE[String(t)] ?? String(t)).join(' or ')}`;
+    }
+    case 'enum':
+      return `must be one of ${(p.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(p.allowedValue)}`;
+    case 'minimum':
+      return `must be at least ${p.limit}`;
+    case 'maximum':
+      return `must be at most ${p.limit}`;
+    case 'exclusiveMinimum':
+      return `must be above ${p.limit}`;
+    case 'exclusiveMaximum':
+      return `must be below ${p.limit}`;
+    case 'minLength':
+      return p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters long`;
+    case 'maxLength':
+      return `must be at most ${p.limit} characters long`;
+    case 'pattern':
+      if (p.pattern === '\\S') return 'must hold at least one non-white-space character';
+      if (param === 'Idempotency-Key') return 'may hold only visible ASCII characters (no spaces or control characters)';
+      return `must match the pattern ${String(p.pattern)}`;
+    case 'format':
+      return `must be a valid ${String(p.format)}`;
+    case 'minItems':
+      return `must have at least ${p.limit} items`;
+    case 'maxItems':
+      return `must have at most ${p.limit} items`;
+    default:
+      return issue.parentSchema?.description?.split('\n')[0] ?? issue.message ?? 'is invalid';
+  }
+}
+
+// ---- responses ----
+
+/**
+ * Checks an answer against the operation's documented response for its status: the status is
+ * documented, the headers that response always carries are there, and a JSON body matches its
+ * schema. Returns what is wrong, or undefined.
+ */
+export function checkResponse(
+  operation: Operation,
+  status: number,
+  headers: Record<string, string>,
+  body: unknown,
+): string | undefined {
+  if (!operation.statuses.includes(status)) {
+    return `status ${status} is not documented for ${operation.method} ${operation.path}`;
+  }
+  const missing = (operation.responseHeaders[status] ?? []).filter((h) => headers[h] === undefined);
+  if (missing.length > 0) return `the ${status} response lacks the header${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`;
+  const validate = compiled[`${operation.operationId}_${status}`];
+  if (validate && !validate(body)) {
+    return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}`).join('; ');
+  }
+  return undefined;
+}

@@ -1,0 +1,312 @@
+/**
+ * The request path: a plain request in, a plain answer out, no framework. `handleRequest` reads top
+ * to bottom in the order of checks of a `/v1` request, each early answer a `return`:
+ *
+ *   authentication → faults and latency → rate limit → idempotent replay → route → body →
+ *   parameters → the operation (existence, balance, claim linking) → the answer checked against
+ *   openapi.yaml → stored under its Idempotency-Key → journaled.
+ *
+ * (A CORS preflight is answered by the HTTP adapter before any of this, without a key.) The control
+ * API under `/_sim` takes the same path without the service's own checks: route → body →
+ * parameters → operation → answer checked.
+ */
+import type { Account } from '../core/account.js';
+import { SimError, errorObject, fail } from '../core/errors.js';
+import { requestFingerprint } from '../core/idempotency.js';
+import type { JournalRecord } from '../core/journal.js';
+import type { Simulator } from '../core/simulator.js';
+import { readJsonBody, type RawBody } from './body.js';
+import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
+import { OPERATION_HANDLERS, RawAnswer, type Control, type OperationEffects } from './operations.js';
+
+/** A request as the HTTP adapter hands it over. */
+export interface ApiRequest {
+  method: string;
+  /** The path, percent-encoded as received, without the query string. */
+  path: string;
+  /** The query string as received, without the `?` ('' when none). */
+  query: string;
+  /** Header names in lower case. */
+  headers: Record<string, string | undefined>;
+  body: RawBody;
+}
+
+/** An answer for the HTTP adapter to send. */
+export interface ApiAnswer {
+  status: number;
+  headers: Record<string, string>;
+  /** The body as sent: JSON text (NDJSON for the transcript). */
+  body: string;
+  contentType: string;
+  /** Injected latency: wall-clock milliseconds to wait before sending. */
+  delayMs: number;
+  /** Set by `POST /_sim/shutdown`: close the server once this answer is sent. */
+  shutdown?: boolean;
+}
+
+/** An answer before it is checked and serialised: a JSON value, or text already serialised. */
+type Draft = Omit<ApiAnswer, 'body'> & ({ value: unknown } | { text: string });
+
+/** One request and its answer, as a transcript records it. */
+export interface Exchange {
+  /** The global virtual time at which the request was handled (ms). */
+  nowMs: number;
+  /** The account's virtual time then (ms), or null (no account). */
+  atMs: number | null;
+  method: string;
+  /** The path with its query string. */
+  path: string;
+  headers: ApiRequest['headers'];
+  body: RawBody;
+  answer: ApiAnswer;
+}
+
+/** An app's state around its simulator: what one Express app (or one replay) keeps. */
+export interface ApiState {
+  sim: Simulator;
+  control: Control;
+  /** Where the simulator's own bugs are reported. */
+  log: (line: string) => void;
+  /** Answers that failed validation against openapi.yaml (each became a 500). */
+  responseFailures: { method: string; path: string; status: number; message: string }[];
+  /** Sees every /v1 request and every state-changing control request, once answered. */
+  onExchange?: (exchange: Exchange) => void;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Answers one request to the JSON API (`/v1` and `/_sim`); anything else is 404 `unknown_route`. */
+export function handleRequest(state: ApiState, request: ApiRequest): ApiAnswer {
+  if (request.path === '/v1' || request.path.startsWith('/v1/')) return handleServiceRequest(state, request);
+  return handleControlRequest(state, request);
+}
+
+/** A request to the service's API, in the contract's order of checks. */
+function handleServiceRequest(state: ApiState, request: ApiRequest): ApiAnswer {
+  const { sim } = state;
+  const route = matchRoute(request.method, request.path);
+  const operation = route?.operation;
+
+  // Authentication, before anything else (unknown routes included).
+  let account: Account;
+  try {
+    account = sim.authenticate(request.headers.authorization);
+  } catch (e) {
+    return finish(state, request, operation, null, errorDraft(e, { 'X-Request-Id': sim.nextRequestId() }));
+  }
+  const headers: Record<string, string> = { 'X-Request-Id': sim.nextRequestId(account) };
+  const now = sim.sync(account);
+
+  // Faults and latency: the core decides; the adapter only waits `delayMs`.
+  const fate = sim.requestFate(account, request.method, request.path, operation && ((status) => operation.statuses.includes(status)));
+  const effects: OperationEffects = {};
+  const reply = (status: number, body: unknown, extra?: Record<string, string>): ApiAnswer =>
+    finish(state, request, operation, account, jsonDraft(status, { ...headers, ...extra }, body, fate.delayMs), now, fate.note, effects);
+  const bucket = account.bucketFor(request.method, request.path, now);
+  if (fate.error) {
+    // An injected fault spends no token, but carries the rate-limit headers like a real answer.
+    Object.assign(headers, rateLimitHeaders(bucket.peek(now), fate.error));
+    return reply(fate.error.status, fate.error.toBody(), fate.error.headers);
+  }
+
+  // Rate limit: every authenticated request spends a token.
+  const limit = bucket.take(now);
+  Object.assign(headers, rateLimitHeaders(limit));
+  if (!limit.allowed) {
+    const e = fail('rate_limit_exceeded', {
+      message: `Rate limit of ${limit.limit} requests exceeded. Retry after ${limit.retryAfterSeconds} s (of virtual time).`,
+    });
+    return reply(429, e.toBody(), { 'Retry-After': String(limit.retryAfterSeconds) });
+  }
+
+  // Idempotent replay: a stored success under the same key and the same request is answered again.
+  const body =
+    request.method === 'GET' || request.method === 'HEAD'
+      ? { value: undefined }
+      : readJsonBody(request.body, request.headers, request.method === 'DELETE' ? 'none' : 'error');
+  const key = request.method === 'POST' ? request.headers['idempotency-key'] : undefined;
+  const idempotency = key ? { endpoint: request.path, key, fingerprint: 'error' in body ? '\u0000unreadable' : requestFingerprint(body.value) } : undefined;
+  if (idempotency) {
+    const found = account.idempotency.lookup(idempotency.endpoint, idempotency.key, idempotency.fingerprint, now);
+    if (found.kind === 'replay') {
+      const replayed = { status: found.status, text: found.text, contentType: JSON_TYPE, headers: { ...headers, 'Idempotent-Replayed': 'true' }, delayMs: fate.delayMs };
+      return finish(state, request, operation, account, replayed, now, fate.note);
+    }
+    if (found.kind === 'conflict') {
+      const e = fail('idempotency_key_reused', {
+        message: `Idempotency-Key '${idempotency.key}' was already used with a different request on ${idempotency.endpoint}. Use a new key for a new request.`,
+      });
+      return reply(400, e.toBody());
+    }
+  }
+
+  // The route: an unknown route or method is 404 before anything about its body is judged.
+  if (!route || !operation) return reply(404, unknownRoute(request).toBody());
+
+  // The body, then the parameters.
+  if ('error' in body) return reply(body.error.status, body.error.toBody());
+  if (route.params === null) {
+    return reply(404, fail('resource_not_found', { message: 'No resource has this id (its percent-encoding is malformed).' }).toBody());
+  }
+  const checked = checkRequest(operation, { params: route.params, query: request.query, headers: request.headers, body: body.value });
+  if ('error' in checked) return reply(checked.error.status, checked.error.toBody());
+
+  // The operation: existence, balance and claim linking are the core's checks, in that order.
+  let result: unknown;
+  try {
+    result = OPERATION_HANDLERS[operation.operationId]?.({
+      sim,
+      control: state.control,
+      account,
+      params: route.params,
+      query: checked.query,
+      body: checked.body,
+      forcedOutcome: fate.forcedOutcome,
+      effects,
+    });
+  } catch (e) {
+    return finish(state, request, operation, account, errorDraft(e, headers, fate.delayMs, state, request), now, fate.note, effects);
+  }
+  const answer = reply(200, result);
+  // Only a success is stored under its key (and only once it passed validation).
+  if (idempotency && answer.status === 200) {
+    account.idempotency.store(idempotency.endpoint, idempotency.key, idempotency.fingerprint, 200, answer.body, now);
+  }
+  return answer;
+}
+
+/** A request to the control API: no key, no rate limit, no journal. */
+function handleControlRequest(state: ApiState, request: ApiRequest): ApiAnswer {
+  const { sim } = state;
+  const headers = { 'X-Request-Id': sim.nextRequestId() };
+  const route = matchRoute(request.method, request.path);
+  const operation = route?.operation;
+  const reply = (status: number, body: unknown): ApiAnswer => finish(state, request, operation, null, jsonDraft(status, headers, body, 0));
+  if (!route || !operation) return reply(404, unknownRoute(request).toBody());
+  const body = request.method === 'POST' ? readJsonBody(request.body, request.headers, 'object') : { value: undefined };
+  if ('error' in body) return reply(body.error.status, body.error.toBody());
+  if (route.params === null) {
+    return reply(404, fail('resource_not_found', { message: 'No resource has this id (its percent-encoding is malformed).' }).toBody());
+  }
+  const checked = checkRequest(operation, { params: route.params, query: request.query, headers: request.headers, body: body.value });
+  if ('error' in checked) return reply(checked.error.status, checked.error.toBody());
+  let result: unknown;
+  try {
+    result = OPERATION_HANDLERS[operation.operationId]?.({
+      sim,
+      control: state.control,
+      account: null,
+      params: route.params,
+      query: checked.query,
+      body: checked.body,
+      forcedOutcome: null,
+      effects: {},
+    });
+  } catch (e) {
+    return finish(state, request, operation, null, errorDraft(e, headers, 0, state, request));
+  }
+  if (result instanceof RawAnswer) {
+    return finish(state, request, operation, null, { status: 200, headers, text: result.text, contentType: result.contentType, delayMs: 0 });
+  }
+  const answer = reply(200, result);
+  if (operation.operationId === 'simShutdown') answer.shutdown = true;
+  return answer;
+}
+
+/**
+ * The last step of every request: the answer is checked against openapi.yaml (one that fails is
+ * logged and becomes a 500), and a /v1 request is journaled.
+ */
+function finish(
+  state: ApiState,
+  request: ApiRequest,
+  operation: Operation | undefined,
+  account: Account | null,
+  draft: Draft,
+  atMs?: number,
+  note?: string,
+  effects?: OperationEffects,
+): ApiAnswer {
+  let checked = draft;
+  if (operation) {
+    const value = 'value' in draft ? draft.value : draft.contentType === JSON_TYPE ? JSON.parse(draft.text) : draft.text;
+    const problem = checkResponse(operation, draft.status, draft.headers, value);
+    if (problem) {
+      const path = pathWithQuery(request);
+      state.responseFailures.push({ method: request.method, path, status: draft.status, message: problem });
+      state.log(`response validation failed: ${request.method} ${path} (status ${draft.status}): ${problem}`);
+      // Built here, not through the error class: the failure may lie there.
+      const body = { error: errorObject('api_error', 'internal_error', 'The simulator produced a response that does not match openapi.yaml (a simulator bug; it has been logged).') };
+      checked = jsonDraft(500, { 'X-Request-Id': draft.headers['X-Request-Id'] as string, ...pick(draft.headers, RATE_LIMIT_HEADERS) }, body, draft.delayMs);
+    }
+  }
+  const { value: _value, text: _text, ...rest } = checked as Draft & { value?: unknown; text?: string };
+  const sent: ApiAnswer = { ...rest, body: 'text' in checked ? checked.text : JSON.stringify(checked.value) };
+  const { sim } = state;
+  const isService = request.path === '/v1' || request.path.startsWith('/v1/');
+  if (isService) {
+    const record: JournalRecord = {
+      method: request.method,
+      path: pathWithQuery(request),
+      status: sent.status,
+      account: account?.key ?? null,
+      atMs: atMs ?? sim.timeMsOf(null),
+      request_id: sent.headers['X-Request-Id'] as string,
+      negative_prompt_effective: effects?.negativePromptEffective,
+      fault: note,
+    };
+    sim.journal.record(record);
+  }
+  if (state.onExchange && (isService || (request.method !== 'GET' && request.method !== 'HEAD' && sent.status === 200))) {
+    state.onExchange({
+      nowMs: sim.clock.now(),
+      atMs: account ? (atMs ?? null) : null,
+      method: request.method,
+      path: pathWithQuery(request),
+      headers: request.headers,
+      body: request.body,
+      answer: sent,
+    });
+  }
+  return sent;
+}
+
+const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+
+function rateLimitHeaders(
+  limit: { limit: number; remaining: number; resetSeconds: number },
+  injected?: SimError,
+): Record<string, string> {
+  // An injected 429 says the bucket is empty, and full again no sooner than Retry-After.
+  const retryAfter = injected?.status === 429 ? Number(injected.headers['Retry-After'] ?? 1) : undefined;
+  return {
+    'X-RateLimit-Limit': String(limit.limit),
+    'X-RateLimit-Remaining': String(retryAfter === undefined ? limit.remaining : 0),
+    'X-RateLimit-Reset': String(retryAfter === undefined ? limit.resetSeconds : Math.max(limit.resetSeconds, retryAfter)),
+  };
+}
+
+function jsonDraft(status: number, headers: Record<string, string>, value: unknown, delayMs: number): Draft {
+  return { status, headers, value, contentType: JSON_TYPE, delayMs };
+}
+
+/** A thrown catalogue error as an answer; anything else is the simulator's bug: logged, 500. */
+function errorDraft(e: unknown, headers: Record<string, string>, delayMs = 0, state?: ApiState, request?: ApiRequest): Draft {
+  if (e instanceof SimError) return jsonDraft(e.status, { ...headers, ...e.headers }, e.toBody(), delayMs);
+  state?.log(`internal error on ${request?.method} ${request && pathWithQuery(request)}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  return jsonDraft(500, headers, fail('internal_error').toBody(), delayMs);
+}
+
+export function unknownRoute(request: { method: string; path: string }): SimError {
+  return fail('unknown_route', { message: `Unknown route: ${request.method} ${request.path}. See openapi.yaml for the routes this API has.` });
+}
+
+function pathWithQuery(request: ApiRequest): string {
+  return request.query === '' ? request.path : `${request.path}?${request.query}`;
+}
+
+function pick(headers: Record<string, string>, names: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) if (headers[name] !== undefined) out[name] = headers[name] as string;
+  return out;
+}

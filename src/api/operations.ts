@@ -1,0 +1,110 @@
+/**
+ * The operations of openapi.yaml, by operationId: each takes a request that passed every check
+ * before it (authenticated, within its rate limit, its parameters valid) and answers the body of a
+ * 200, or throws a catalogue error (existence, balance, claim linking, the control API's own rules).
+ */
+import type { Account } from '../core/account.js';
+import { fail } from '../core/errors.js';
+import type { FaultRequest } from '../core/faults.js';
+import type { ForcedOutcome, VideoStatus } from '../core/pipeline.js';
+import { mergeNegativePrompts, type CreateImageInput, type CreateVideoInput, type Simulator } from '../core/simulator.js';
+
+/** What the control API needs beyond the core: parts of the app around it. */
+export interface Control {
+  /** The transcript recorded so far (NDJSON), or undefined when recording is off. */
+  transcript(): string | undefined;
+}
+
+/** What an operation tells the journal about itself. */
+export interface OperationEffects {
+  /** A create's merged negative prompt (the request's plus the account's default). */
+  negativePromptEffective?: string | null;
+}
+
+export interface OperationInput {
+  sim: Simulator;
+  control: Control;
+  /** The authenticated account (`/v1` operations). */
+  account: Account | null;
+  params: Record<string, string>;
+  /** The query, read and valid: integer parameters are numbers. */
+  query: Record<string, unknown>;
+  /** The JSON body, valid, without null-valued fields (`{}` when the operation takes none). */
+  body: Record<string, unknown>;
+  forcedOutcome: ForcedOutcome | null;
+  effects: OperationEffects;
+}
+
+/** An operation's answer that is not JSON (the transcript). */
+export class RawAnswer {
+  constructor(
+    readonly text: string,
+    readonly contentType: string,
+  ) {}
+}
+
+type Handler = (input: OperationInput) => unknown;
+
+function accountOf(input: OperationInput): Account {
+  if (!input.account) throw new Error('a /v1 operation was reached without an authenticated account');
+  return input.account;
+}
+
+const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const int = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
+export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
+  // ---- the service (interface document, section 4) ----
+  createVideo(input) {
+    const account = accountOf(input);
+    const body = input.body as unknown as CreateVideoInput;
+    input.effects.negativePromptEffective = mergeNegativePrompts(account.negativePrompt, body.negative_prompt ?? null);
+    return input.sim.createVideo(account, body, input.forcedOutcome);
+  },
+  listVideos: (input) =>
+    input.sim.listVideos(accountOf(input), {
+      limit: int(input.query.limit),
+      after: str(input.query.after),
+      status: str(input.query.status) as VideoStatus | null,
+    }),
+  retrieveVideo: (input) => input.sim.getVideo(accountOf(input), input.params.id as string),
+  cancelVideo: (input) => input.sim.cancelVideo(accountOf(input), input.params.id as string),
+  createImage: (input) => input.sim.createImage(accountOf(input), input.body as unknown as CreateImageInput, input.forcedOutcome),
+
+  // ---- the control API ----
+  simHealth: ({ sim }) => sim.health(),
+  simClock: ({ sim, query }) => sim.clockState(str(query.api_key)),
+  simAdvanceClock: ({ sim, body }) => sim.advance(body.seconds as number, str(body.api_key)),
+  simReset: ({ sim, body }) =>
+    sim.reset({ scenario: str(body.scenario), seed: int(body.seed) ?? null, apiKey: str(body.api_key) }),
+  simScenario: ({ sim }) => sim.scenario,
+  simRequests({ sim, query }) {
+    const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);
+    return { object: 'list', data, has_more };
+  },
+  simQueueFault: ({ sim, body }) => ({ queued: sim.faults.add(body as unknown as FaultRequest) }),
+  simListFaults: ({ sim }) => ({ queued: sim.faults.waiting(), faults: sim.faults.list() }),
+  simClearFaults({ sim, query }) {
+    const apiKey = str(query.api_key);
+    if (apiKey) sim.faults.forget(apiKey);
+    else sim.faults.clear();
+    return { queued: sim.faults.waiting() };
+  },
+  simGenerations: ({ sim, query }) =>
+    sim.controlGenerations({
+      apiKey: str(query.api_key),
+      status: str(query.status) as VideoStatus | null,
+      limit: int(query.limit),
+      after: str(query.after),
+      changedSince: int(query.changed_since) ?? null,
+    }),
+  simGeneration: ({ sim, params }) => sim.controlGeneration(params.id as string),
+  simShutdown: () => ({ status: 'shutting_down' }),
+  simTranscript({ control }) {
+    const text = control.transcript();
+    if (text === undefined) {
+      throw fail('unknown_route', { message: 'Recording is off: GET /_sim/transcript answers only when the simulator was started with --record FILE.' });
+    }
+    return new RawAnswer(text, 'application/x-ndjson');
+  },
+};
