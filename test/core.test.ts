@@ -320,6 +320,12 @@ function record(n: number, account: string | null, extra: Partial<JournalRecord>
     request_id: `req_${n}`,
     negative_prompt_effective: undefined,
     fault: undefined,
+    operation: 'listVideos',
+    idempotencyKey: undefined,
+    requestBody: null,
+    retryAfter: undefined,
+    videoId: undefined,
+    videoStatus: undefined,
     ...extra,
   };
 }

@@ -245,6 +245,8 @@ function finish(
   const { sim } = state;
   const isService = request.path === '/v1' || request.path.startsWith('/v1/');
   if (isService) {
+    const video = 'value' in checked && sent.status === 200 ? videoShown(checked.value) : undefined;
+    const retryAfter = sent.headers['Retry-After'];
     const record: JournalRecord = {
       method: request.method,
       path: pathWithQuery(request),
@@ -254,6 +256,12 @@ function finish(
       request_id: sent.headers['X-Request-Id'] as string,
       negative_prompt_effective: effects?.negativePromptEffective,
       fault: note,
+      operation: operation?.operationId ?? null,
+      idempotencyKey: request.headers['idempotency-key'],
+      requestBody: Buffer.isBuffer(request.body) ? request.body.toString('utf8') : null,
+      retryAfter: retryAfter === undefined ? undefined : Number(retryAfter),
+      videoId: video?.id,
+      videoStatus: video?.status,
     };
     sim.journal.record(record);
   }
@@ -269,6 +277,12 @@ function finish(
     });
   }
   return sent;
+}
+
+/** The video an answer shows (a video object or a cancel answer), for the journal. */
+function videoShown(value: unknown): { id: string; status: string } | undefined {
+  const v = value as { object?: unknown; id?: unknown; status?: unknown } | null;
+  return v !== null && typeof v === 'object' && v.object === 'video' ? { id: v.id as string, status: v.status as string } : undefined;
 }
 
 const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];

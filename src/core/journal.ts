@@ -21,13 +21,26 @@ export interface JournalEntry {
 }
 
 /**
- * What is kept of a request: the entry with its time as a number. Every /v1 request records one,
- * and few are ever read, so the ISO string is made when an entry is read.
+ * What is kept of a request: the entry with its time as a number, and what the client report reads
+ * (each field a reference or a number taken from the request as it passed: nothing is computed
+ * for it on the request path). Every /v1 request records one, and few are ever read, so the ISO
+ * string is made when an entry is read.
  */
 export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault'> & {
   atMs: number;
   negative_prompt_effective: string | null | undefined;
   fault: string | undefined;
+  /** The operation of openapi.yaml the request addressed (`createVideo`...), null for an unknown route. */
+  operation: string | null;
+  /** The request's Idempotency-Key header, if any. */
+  idempotencyKey: string | undefined;
+  /** The request body as received (UTF-8 text), null when none. */
+  requestBody: string | null;
+  /** The answer's Retry-After (seconds), if any. */
+  retryAfter: number | undefined;
+  /** The video the answer showed (create, retrieve, cancel): its id and status. */
+  videoId: string | undefined;
+  videoStatus: string | undefined;
 };
 
 function entryOf(r: JournalRecord): JournalEntry {
@@ -52,6 +65,16 @@ export class Journal {
       this.entries = this.entries.slice(this.start);
       this.start = 0;
     }
+  }
+
+  /** The records kept of one account's requests, oldest first (for the client report). */
+  recordsOf(account: string): JournalRecord[] {
+    const out: JournalRecord[] = [];
+    for (let i = this.start; i < this.entries.length; i++) {
+      const e = this.entries[i] as JournalRecord;
+      if (e.account === account) out.push(e);
+    }
+    return out;
   }
 
   /** The most recent `limit` entries (of one account, when given), oldest first. */
