@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { VirtualClock, isoTime, secondsToMs } from '../src/core/clock.js';
 import { IdempotencyStore, requestFingerprint } from '../src/core/idempotency.js';
 import { Journal, type JournalEntry, type JournalRecord } from '../src/core/journal.js';
-import { drawFate, type FateRequest } from '../src/core/pipeline.js';
+import { drawFate, type FateRequest } from '../src/core/fate.js';
 import { createStream } from '../src/core/random.js';
 import { TokenBucket } from '../src/core/rateLimit.js';
 import {
@@ -116,6 +116,19 @@ describe('Scheduler', () => {
     });
     expect(ran).toEqual(['canceller']);
     expect(s.size).toBe(0);
+  });
+
+  it('fails loudly when an entry keeps rescheduling itself past its chain limit', () => {
+    const s = new Scheduler<string>(3);
+    s.schedule(1, 'loop');
+    let runs = 0;
+    expect(() =>
+      s.runUntil(10, (p, due) => {
+        runs++;
+        s.schedule(due, p);
+      }),
+    ).toThrow(/keeps rescheduling itself/);
+    expect(runs).toBe(7); // (1 live + 1) x 3 allowed, the 7th is refused
   });
 
   it('peekDue answers undefined when nothing is scheduled, and runUntil then runs nothing', () => {

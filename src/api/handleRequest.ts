@@ -95,7 +95,7 @@ function handleServiceRequest(state: ApiState, request: ApiRequest): ApiAnswer {
     return finish(state, request, operation, null, errorDraft(e, { 'X-Request-Id': sim.nextRequestId() }));
   }
   const headers: Record<string, string> = { 'X-Request-Id': sim.nextRequestId(account) };
-  const now = sim.sync(account);
+  const now = sim.catchUp(account);
 
   // Faults and latency: the core decides; the adapter only waits `delayMs`.
   const fate = sim.requestFate(account, request.method, request.path, operation && ((status) => operation.statuses.includes(status)));

@@ -6,7 +6,8 @@
 import type { Account } from '../core/account.js';
 import { fail } from '../core/errors.js';
 import type { FaultRequest } from '../core/faults.js';
-import type { ForcedOutcome, VideoStatus } from '../core/pipeline.js';
+import type { ForcedOutcome } from '../core/fate.js';
+import type { VideoStatus } from '../core/pipeline.js';
 import { mergeNegativePrompts, type CreateImageInput, type CreateVideoInput, type Simulator } from '../core/simulator.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */

@@ -3,41 +3,18 @@
  * bucket, idempotency keys, balance and the scheduler of its due transitions. Accounts share
  * nothing, which is what makes parallel test workers reproducible.
  */
-import { isoTime } from './clock.js';
-import { failureError, type Generation } from './generation.js';
+import type { Generation } from './generation.js';
+import { TIMED_STAGES } from './pipeline.js';
+import { fnv1a32 } from './hash.js';
 import { IdempotencyStore } from './idempotency.js';
+import type { Image } from './image.js';
+import * as lifecycle from './lifecycle.js';
 import { firstAfter, takePage } from './paging.js';
 import { matchesPath } from './pathPattern.js';
-import { RESOLVED_STATUSES, STAGE_BY_NAME } from './pipeline.js';
 import { createStream, type RandomStream } from './random.js';
 import { TokenBucket } from './rateLimit.js';
 import type { Scenario } from './scenario.js';
 import { Scheduler } from './scheduler.js';
-
-export type AspectRatio = '16:9' | '9:16' | '1:1';
-
-export interface Image {
-  id: string;
-  account: string;
-  prompt: string;
-  aspectRatio: AspectRatio;
-  model: string;
-  costCents: number;
-  createdAt: number;
-}
-
-export function imageView(image: Image, cdnUrl: string) {
-  return {
-    id: image.id,
-    object: 'image' as const,
-    status: 'ready' as const,
-    model: image.model,
-    prompt: image.prompt,
-    url: `${cdnUrl}/images/${image.id}.png`,
-    cost_cents: image.costCents,
-    created_at: isoTime(image.createdAt),
-  };
-}
 
 /** Hooks the account calls so that the simulator can keep its cross-account indexes. */
 export interface AccountHooks {
@@ -70,7 +47,8 @@ export class Account {
   balanceCents: number | null;
   reservedCents = 0;
   readonly negativePrompt: string | null;
-  readonly scheduler = new Scheduler<Generation>();
+  /** A generation walks at most one scheduled entry per stage. */
+  readonly scheduler = new Scheduler<Generation>(TIMED_STAGES.length);
   private readonly resolvedQueue: Generation[] = [];
   private resolvedHead = 0;
 
@@ -82,7 +60,7 @@ export class Account {
     private readonly hooks: AccountHooks,
   ) {
     // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
-    this.tag = fnv1a32(key);
+    this.tag = fnv1a32(key).toString(16).padStart(8, '0');
     const spec = Object.hasOwn(scenario.accounts, key) ? (scenario.accounts[key] ?? {}) : {};
     this.balanceCents = spec.balance_cents !== undefined ? spec.balance_cents : scenario.account_defaults.balance_cents;
     this.negativePrompt =
@@ -124,7 +102,7 @@ export class Account {
     this.list.push(g);
     this.byId.set(g.fate.id, g);
     this.reservedCents += g.fate.priceCents;
-    this.enterStage(g, 0, g.createdAt);
+    lifecycle.start(this.lifecycle, g);
   }
 
   addImage(image: Image): void {
@@ -141,18 +119,12 @@ export class Account {
   }
 
   /** Applies every transition due at or before `untilMs` (account time), in time order. */
-  runDue(untilMs: number): void {
-    this.scheduler.runUntil(untilMs, (g, due) => this.leaveStage(g, due));
+  applyDueTransitions(untilMs: number): void {
+    this.scheduler.runUntil(untilMs, (g, due) => lifecycle.endStage(this.lifecycle, g, due));
   }
 
   cancel(g: Generation, nowMs: number): void {
-    if (g.pending) this.scheduler.cancel(g.pending);
-    g.pending = null;
-    g.status = 'canceled';
-    g.completedAt = nowMs;
-    this.reservedCents -= g.fate.priceCents;
-    this.hooks.onChange(g);
-    this.resolved(g);
+    lifecycle.cancel(this.lifecycle, g, nowMs);
   }
 
   /**
@@ -181,75 +153,33 @@ export class Account {
   }
 
 
-  private enterStage(g: Generation, stageIndex: number, atMs: number): void {
-    const stage = g.fate.stageNames[stageIndex];
-    const durationMs = g.fate.durationsMs[stageIndex];
-    if (stage === undefined || durationMs === undefined) return;
-    g.stageIndex = stageIndex;
-    g.status = STAGE_BY_NAME.get(stage)?.status ?? g.status;
-    g.pending = this.scheduler.schedule(atMs + durationMs, g);
-    this.hooks.onChange(g);
-  }
+  /** What the generation's state machine asks of the account that holds it. */
+  private readonly lifecycle: lifecycle.LifecycleHost = {
+    schedule: (atMs, g) => this.scheduler.schedule(atMs, g),
+    unschedule: (entry) => this.scheduler.cancel(entry),
+    keyframeGenerated: (g, atMs) => {
+      // The keyframe step is the image endpoint's generation step: its still becomes an image of
+      // the account, reusable as keyframe_id. Its price is part of the video's.
+      this.storeImage({
+        id: g.fate.keyframeImageId as string,
+        account: this.key,
+        prompt: g.request.prompt,
+        aspectRatio: '16:9',
+        model: this.scenario.models.keyframe,
+        costCents: this.scenario.pricing.keyframe_cents,
+        createdAt: atMs,
+      });
+    },
+    settled: (g, chargeCents) => {
+      this.reservedCents -= g.fate.priceCents;
+      if (this.balanceCents !== null) this.balanceCents -= chargeCents;
+    },
+    changed: (g) => this.hooks.onChange(g),
+    resolved: (g) => this.evictPastCap(g),
+  };
 
-  private leaveStage(g: Generation, atMs: number): void {
-    g.pending = null;
-    const stage = g.fate.stageNames[g.stageIndex];
-    if (stage === undefined) return;
-    const failedHere = g.fate.failure?.stage === stage;
-    switch (stage) {
-      case 'keyframe':
-        if (!failedHere && g.fate.keyframeImageId) {
-          g.keyframeReady = true;
-          if (g.fate.keyframeMode === 'generated') {
-            // The keyframe step is the image endpoint's generation step: its still becomes an image
-            // of the account, reusable as keyframe_id. Its price is part of the video's.
-            const image: Image = {
-              id: g.fate.keyframeImageId,
-              account: this.key,
-              prompt: g.request.prompt,
-              aspectRatio: '16:9',
-              model: this.scenario.models.keyframe,
-              costCents: this.scenario.pricing.keyframe_cents,
-              createdAt: atMs,
-            };
-            this.storeImage(image);
-          }
-        }
-        break;
-      case 'routing':
-        if (!failedHere) g.routedModel = g.fate.routedModel;
-        break;
-      case 'output_verification':
-        g.compliance = g.fate.compliance;
-        break;
-      default:
-        break;
-    }
-    if (failedHere) {
-      g.status = 'failed';
-      g.error = failureError(g.fate);
-      g.costCents = g.fate.failureCostCents;
-      this.settle(g, g.fate.failureCostCents, atMs);
-    } else if (g.stageIndex + 1 < g.fate.durationsMs.length) {
-      this.enterStage(g, g.stageIndex + 1, atMs);
-    } else {
-      g.status = 'succeeded';
-      g.costCents = g.fate.priceCents;
-      this.settle(g, g.fate.priceCents, atMs);
-    }
-  }
-
-  /** Turns the reservation into the charge. */
-  private settle(g: Generation, chargeCents: number, atMs: number): void {
-    g.completedAt = atMs;
-    this.reservedCents -= g.fate.priceCents;
-    if (this.balanceCents !== null) this.balanceCents -= chargeCents;
-    this.hooks.onChange(g);
-    this.resolved(g);
-  }
-
-  private resolved(g: Generation): void {
-    if (!RESOLVED_STATUSES.has(g.status)) return;
+  /** A resolved generation joins the eviction queue; past the cap, the oldest resolved ones go. */
+  private evictPastCap(g: Generation): void {
     this.resolvedQueue.push(g);
     const cap = this.scenario.limits.max_stored_generations;
     while (this.resolvedQueue.length - this.resolvedHead > cap) {
@@ -270,14 +200,4 @@ export class Account {
       this.evictedInList = 0;
     }
   }
-}
-
-/** FNV-1a, 32 bits, as 8 hex digits: a stable tag of a string. */
-function fnv1a32(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(16).padStart(8, '0');
 }

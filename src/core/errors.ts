@@ -6,6 +6,8 @@
  * enum) all read from here; a test checks that this list and the OpenAPI enum are the same.
  */
 
+import type { PipelineStageName } from './pipeline.js';
+
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -24,13 +26,7 @@ export const STATUS_OF_TYPE: Readonly<Record<ErrorType, number>> = {
   api_error: 500,
 };
 
-export type PipelineStageName =
-  | 'claim_linking'
-  | 'queue'
-  | 'keyframe'
-  | 'routing'
-  | 'render'
-  | 'output_verification';
+export type { PipelineStageName };
 
 interface CatalogueEntry {
   readonly type: ErrorType;

@@ -4,7 +4,7 @@
  */
 import { ERROR_CATALOGUE, STATUS_OF_TYPE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { matchesPath } from './pathPattern.js';
-import type { ForcedOutcome } from './pipeline.js';
+import type { ForcedOutcome } from './fate.js';
 
 export interface FaultRequest {
   path: string;

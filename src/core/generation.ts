@@ -3,7 +3,8 @@
  */
 import { isoTime } from './clock.js';
 import { errorObject, type ErrorObject, type PipelineStageName } from './errors.js';
-import type { Compliance, Fate, VideoStatus } from './pipeline.js';
+import type { Compliance, Fate } from './fate.js';
+import type { VideoStatus } from './pipeline.js';
 import type { Resolution } from './scenario.js';
 import type { ScheduledEntry } from './scheduler.js';
 
@@ -30,7 +31,6 @@ export interface Generation {
   /** Creation order within the account. */
   readonly index: number;
   readonly request: VideoRequest;
-  readonly effectiveNegativePrompt: string | null;
   readonly createdAt: number;
   status: VideoStatus;
   /** Index into fate.stageNames of the current (or, once resolved, the last) stage. */

@@ -2,6 +2,7 @@
  * The scenario model: what a scenario file sets, its JSON schema, the built-in base every file is
  * merged over, and `extends` merging. Loading files (fs, YAML) lives in `src/scenarios/`.
  */
+import { TIMED_STAGES, type TimedStage } from './pipeline.js';
 import type { RandomStream } from './random.js';
 
 /** A duration (seconds) or latency (milliseconds) distribution. */
@@ -66,7 +67,8 @@ export interface Scenario {
   name: string;
   description: string;
   seed: number;
-  clock: { mode: 'manual' | 'realtime'; speed: number; start: string };
+  /** `start`: where virtual time starts; null: the wall-clock time of start in realtime mode, 2026-01-01T00:00:00.000Z on the manual clock. */
+  clock: { mode: 'manual' | 'realtime'; speed: number; start: string | null };
   auth: {
     /** Any Bearer token with this prefix is an account of its own; null: only keys under `accounts`. */
     key_prefix: string | null;
@@ -77,13 +79,7 @@ export interface Scenario {
   models: { video: string[]; keyframe: string };
   routing: RoutingRule[];
   keyframe_first_share: number;
-  stages: {
-    queue: StageSpec;
-    keyframe: StageSpec;
-    routing: StageSpec;
-    render: StageSpec;
-    output_verification: StageSpec;
-  };
+  stages: Record<TimedStage, StageSpec>;
   compliance: {
     claim_linking: {
       /** A create or image request whose prompt matches one of these is rejected with a 422. */
@@ -131,7 +127,7 @@ export const BASE_SCENARIO: Scenario = {
   name: 'base',
   description: 'Built-in base values.',
   seed: 1,
-  clock: { mode: 'realtime', speed: 1, start: '2026-01-01T00:00:00.000Z' },
+  clock: { mode: 'realtime', speed: 1, start: null },
   auth: { key_prefix: 'sk_test_', revoked_keys: ['sk_test_revoked'] },
   account_defaults: { balance_cents: null, negative_prompt: null },
   accounts: {},
@@ -163,8 +159,9 @@ export const BASE_SCENARIO: Scenario = {
   limits: { max_stored_generations: 100_000, journal_size: 10_000 },
 };
 
-export const PROCESSING_STAGES = ['queue', 'keyframe', 'routing', 'render', 'output_verification'] as const;
-export type TimedStage = (typeof PROCESSING_STAGES)[number];
+/** The stages whose durations and failures a scenario sets (the pipeline's timed stages). */
+export const PROCESSING_STAGES = TIMED_STAGES;
+export type { TimedStage };
 
 /**
  * Deep merge for `extends`: objects merge key by key, arrays and scalars replace. A child that
@@ -320,13 +317,7 @@ export const SCENARIO_FILE_SCHEMA = obj({
     ),
   },
   keyframe_first_share: probability,
-  stages: obj({
-    queue: stageSchema,
-    keyframe: stageSchema,
-    routing: stageSchema,
-    render: stageSchema,
-    output_verification: stageSchema,
-  }),
+  stages: obj(Object.fromEntries(TIMED_STAGES.map((stage) => [stage, stageSchema]))),
   compliance: obj({
     claim_linking: obj({
       rules: {
@@ -433,7 +424,7 @@ export function checkScenario(s: Scenario, apiErrorCodes: readonly string[], fai
       problems.push(`compliance.claim_linking.rules[${i}].pattern: expected a valid regular expression, got '${rule.pattern}' (${(e as Error).message})`);
     }
   });
-  if (Number.isNaN(Date.parse(s.clock.start))) problems.push(`clock.start: expected an ISO 8601 date-time, got '${s.clock.start}'`);
+  if (s.clock.start !== null && Number.isNaN(Date.parse(s.clock.start))) problems.push(`clock.start: expected an ISO 8601 date-time, got '${s.clock.start}'`);
   const ov = s.compliance.output_verification;
   if (ov.flag_share > 0 && !ov.flags.some((f) => f.severity !== 'block')) {
     problems.push('compliance.output_verification.flags: expected at least one info or warning flag when flag_share > 0');

@@ -11,13 +11,17 @@ export interface ScheduledEntry<T> {
   cancelled: boolean;
 }
 
-/** Fails loudly instead of spinning forever when transitions keep scheduling transitions. */
-export const MAX_TRANSITIONS_PER_RUN = 10_000_000;
-
 export class Scheduler<T> {
   private heap: ScheduledEntry<T>[] = [];
   private nextSeq = 0;
   private live = 0;
+
+  /**
+   * @param maxChain how many entries one entry may lead to in a run, itself included (a generation
+   * walks at most one entry per stage). A run that goes past that for the entries it started with
+   * fails loudly, instead of spinning, when entries keep scheduling entries.
+   */
+  constructor(private readonly maxChain = 1000) {}
 
   /** Number of scheduled entries not yet run or cancelled. */
   get size(): number {
@@ -51,6 +55,7 @@ export class Scheduler<T> {
    */
   runUntil(until: number, run: (payload: T, due: number) => void): number {
     let count = 0;
+    const limit = (this.live + 1) * this.maxChain;
     for (;;) {
       this.dropCancelled();
       const top = this.heap[0];
@@ -59,9 +64,9 @@ export class Scheduler<T> {
       top.cancelled = true;
       this.live--;
       run(top.payload, top.due);
-      if (++count > MAX_TRANSITIONS_PER_RUN) {
+      if (++count > limit) {
         throw new Error(
-          `Scheduler: more than ${MAX_TRANSITIONS_PER_RUN} transitions in one run; a transition keeps rescheduling itself.`,
+          `Scheduler: ${count} entries ran in one run that started with ${this.live} live; each may lead to at most ${this.maxChain}. An entry keeps rescheduling itself.`,
         );
       }
     }

@@ -6,7 +6,8 @@
  * states and stages in `pipeline.ts`, fields in `generation.ts`, errors in `errors.ts`, accounts in
  * `account.ts`, rate limits in `rateLimit.ts`, idempotency in `idempotency.ts`.
  */
-import { Account, imageView, type AspectRatio, type Image } from './account.js';
+import { Account } from './account.js';
+import { imageView, type AspectRatio, type Image } from './image.js';
 import { VirtualClock, isoTime, secondsToMs, type ClockMode, type ClockState } from './clock.js';
 import { SimError, fail } from './errors.js';
 import { FaultQueue } from './faults.js';
@@ -22,7 +23,8 @@ import { Journal } from './journal.js';
 import { matchesPath } from './pathPattern.js';
 import { createStream } from './random.js';
 import { firstAfter, takePage } from './paging.js';
-import { CANCELABLE_STATUSES, drawFate, type ForcedOutcome, type VideoStatus } from './pipeline.js';
+import { drawFate, type ForcedOutcome } from './fate.js';
+import { CANCELABLE_STATUSES, type VideoStatus } from './pipeline.js';
 import { sample, type Resolution, type Scenario } from './scenario.js';
 
 export interface SimulatorOptions {
@@ -66,6 +68,9 @@ export interface Health {
   clock: ClockState;
 }
 
+/** Where the manual clock starts unless the scenario sets `clock.start`. */
+export const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
+
 /** What the simulator does to a request before handling it (see `Simulator.requestFate`). */
 export interface RequestFate {
   /** An injected error to answer with instead. */
@@ -78,32 +83,56 @@ export interface RequestFate {
   note: string | undefined;
 }
 
+/**
+ * Everything a global reset drops: made anew by `reset`, so no field can be forgotten.
+ */
+class SimulatorState {
+  readonly faults = new FaultQueue();
+  readonly accounts = new Map<string, Account>();
+  readonly journal: Journal;
+  /** Every stored generation across accounts, in creation order; evicted ones are dropped lazily. */
+  allGenerations: Generation[] = [];
+  /** Evicted generations still in `allGenerations`: the stored ones are the rest. */
+  removedFromAll = 0;
+  nextGlobalSeq = 0;
+  requestCount = 0;
+  /** Every change to a generation gets the next number. */
+  changeSeq = 0;
+  /** The change log as two parallel arrays (sequence numbers, generations), oldest first. */
+  changeSeqs: number[] = [];
+  changed: Generation[] = [];
+
+  constructor(
+    readonly clock: VirtualClock,
+    journalSize: number,
+  ) {
+    this.journal = new Journal(journalSize);
+  }
+}
+
 export class Simulator {
   scenario: Scenario;
   seed: number;
-  clock: VirtualClock;
-  journal: Journal;
-  readonly faults = new FaultQueue();
   cdnUrl: string;
-  private accounts = new Map<string, Account>();
-  /** Every stored generation across accounts, in creation order; evicted ones are dropped lazily. */
-  private allGenerations: Generation[] = [];
-  /** Evicted generations still in `allGenerations`: the stored ones are the rest. */
-  private removedFromAll = 0;
-  private nextGlobalSeq = 0;
-  private requestCount = 0;
-  /** Every change to a generation gets the next number (a global reset starts again from 0). */
-  private changeSeq = 0;
-  /** The change log as two parallel arrays (sequence numbers, generations), oldest first. */
-  private changeSeqs: number[] = [];
-  private changed: Generation[] = [];
+  private state: SimulatorState;
 
   constructor(private readonly options: SimulatorOptions) {
     this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
     this.scenario = options.scenario;
     this.seed = options.seed ?? options.scenario.seed;
-    this.clock = this.makeClock();
-    this.journal = new Journal(this.scenario.limits.journal_size);
+    this.state = this.newState();
+  }
+
+  get clock(): VirtualClock {
+    return this.state.clock;
+  }
+
+  get journal(): Journal {
+    return this.state.journal;
+  }
+
+  get faults(): FaultQueue {
+    return this.state.faults;
   }
 
   // ---- accounts and authentication (interface document, section 5) ----
@@ -136,13 +165,13 @@ export class Simulator {
 
   /** The account of a key, created on first use. */
   account(key: string): Account {
-    let account = this.accounts.get(key);
+    let account = this.state.accounts.get(key);
     if (!account) {
       account = new Account(key, this.scenario, this.seed, this.clock.now(), {
         onEvicted: (g) => this.forgetGeneration(g),
         onChange: (g) => this.recordChange(g),
       });
-      this.accounts.set(key, account);
+      this.state.accounts.set(key, account);
     }
     return account;
   }
@@ -155,19 +184,20 @@ export class Simulator {
    */
   nextRequestId(account?: Account): string {
     if (account) return `req_${account.tag}_${String(++account.requestCount).padStart(6, '0')}`;
-    return `req_${String(++this.requestCount).padStart(10, '0')}`;
+    return `req_${String(++this.state.requestCount).padStart(10, '0')}`;
   }
 
-  /** The account's virtual time, with every due transition applied. */
-  sync(account: Account): number {
+  /** The account's virtual time, once every transition due by then has been applied. */
+  catchUp(account: Account): number {
     const now = account.now(this.clock.now());
-    account.runDue(now);
+    account.applyDueTransitions(now);
     return now;
   }
 
-  syncAll(): void {
+  /** Every account caught up with its clock (see `catchUp`). */
+  catchUpAll(): void {
     const global = this.clock.now();
-    for (const account of this.accounts.values()) account.runDue(account.now(global));
+    for (const account of this.state.accounts.values()) account.applyDueTransitions(account.now(global));
   }
 
   /**
@@ -231,7 +261,7 @@ export class Simulator {
   // ---- videos (sections 2.1, 3, 4.1-4.4) ----
 
   createVideo(account: Account, input: CreateVideoInput, forced?: ForcedOutcome | null): VideoView {
-    const now = this.sync(account);
+    const now = this.catchUp(account);
     const request: VideoRequest = {
       model: input.model,
       prompt: input.prompt,
@@ -270,10 +300,9 @@ export class Simulator {
     const generation: Generation = {
       fate,
       account: account.key,
-      globalSeq: this.nextGlobalSeq++,
+      globalSeq: this.state.nextGlobalSeq++,
       index,
       request,
-      effectiveNegativePrompt: mergeNegativePrompts(account.negativePrompt, request.negative_prompt),
       createdAt: now,
       status: 'queued',
       stageIndex: 0,
@@ -287,18 +316,18 @@ export class Simulator {
       changeSeq: 0,
       pending: null,
     };
-    this.allGenerations.push(generation);
+    this.state.allGenerations.push(generation);
     account.addGeneration(generation);
     return videoView(generation, this.cdnUrl);
   }
 
   getVideo(account: Account, id: string): VideoView {
-    this.sync(account);
+    this.catchUp(account);
     return videoView(this.ownGeneration(account, id), this.cdnUrl);
   }
 
   listVideos(account: Account, input: ListInput): { object: 'list'; data: VideoView[]; has_more: boolean } {
-    this.sync(account);
+    this.catchUp(account);
     const page = account.page(input.after ?? null, input.limit ?? 20, input.status ?? null);
     if (!page) {
       throw fail('invalid_parameter', {
@@ -310,7 +339,7 @@ export class Simulator {
   }
 
   cancelVideo(account: Account, id: string): ReturnType<typeof cancelView> {
-    const now = this.sync(account);
+    const now = this.catchUp(account);
     const generation = this.ownGeneration(account, id);
     if (!CANCELABLE_STATUSES.has(generation.status)) {
       const why =
@@ -328,7 +357,7 @@ export class Simulator {
   // ---- images (sections 2.2, 4.5) ----
 
   createImage(account: Account, input: CreateImageInput, forced?: ForcedOutcome | null): ReturnType<typeof imageView> {
-    const now = this.sync(account);
+    const now = this.catchUp(account);
     const rng = account.streamFor('image', account.imageDraws++);
     const image: Image = {
       id: rng.token(24, 'img_'),
@@ -353,17 +382,17 @@ export class Simulator {
     if (apiKey) {
       const account = this.account(apiKey);
       account.offsetMs += ms;
-      this.sync(account);
+      this.catchUp(account);
       return this.clockState(apiKey);
     }
     this.clock.advance(ms);
-    this.syncAll();
+    this.catchUpAll();
     return this.clockState();
   }
 
   /** The global clock, or an account's (the global one for a key never used). */
   clockState(apiKey?: string | null): ClockState {
-    const account = apiKey ? this.accounts.get(apiKey) : undefined;
+    const account = apiKey ? this.state.accounts.get(apiKey) : undefined;
     return this.clock.state(account?.offsetMs ?? 0);
   }
 
@@ -399,17 +428,7 @@ export class Simulator {
       }
     }
     this.seed = input.seed ?? this.options.seed ?? this.scenario.seed;
-    this.clock = this.makeClock();
-    this.journal = new Journal(this.scenario.limits.journal_size);
-    this.faults.clear();
-    this.accounts.clear();
-    this.allGenerations = [];
-    this.removedFromAll = 0;
-    this.nextGlobalSeq = 0;
-    this.requestCount = 0;
-    this.changeSeq = 0;
-    this.changeSeqs = [];
-    this.changed = [];
+    this.state = this.newState();
     return this.health();
   }
 
@@ -425,23 +444,23 @@ export class Simulator {
     after?: string | null;
     changedSince?: number | null;
   }) {
-    this.syncAll();
+    this.catchUpAll();
     const limit = input.limit ?? 20;
     const keep = (g: Generation): boolean =>
       !g.evicted && (!input.apiKey || g.account === input.apiKey) && (!input.status || g.status === input.status);
     if (input.changedSince != null) {
       // The change log holds an entry per change; only a generation's latest one counts.
       const page = takePage(
-        this.changed,
-        firstAfter(this.changeSeqs, input.changedSince, (seq) => seq),
+        this.state.changed,
+        firstAfter(this.state.changeSeqs, input.changedSince, (seq) => seq),
         limit,
-        (g, i) => g.changeSeq === this.changeSeqs[i] && keep(g),
+        (g, i) => g.changeSeq === this.state.changeSeqs[i] && keep(g),
       );
       return {
         object: 'list' as const,
         data: page.data.map((g) => controlView(g, this.cdnUrl)),
         has_more: page.hasMore,
-        cursor: page.hasMore ? (this.changeSeqs[page.last] as number) : this.changeSeq,
+        cursor: page.hasMore ? (this.state.changeSeqs[page.last] as number) : this.state.changeSeq,
       };
     }
     let start = 0;
@@ -450,19 +469,19 @@ export class Simulator {
       if (!anchor) {
         throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
       }
-      start = firstAfter(this.allGenerations, anchor.globalSeq, (g) => g.globalSeq);
+      start = firstAfter(this.state.allGenerations, anchor.globalSeq, (g) => g.globalSeq);
     }
-    const page = takePage(this.allGenerations, start, limit, keep);
+    const page = takePage(this.state.allGenerations, start, limit, keep);
     return {
       object: 'list' as const,
       data: page.data.map((g) => controlView(g, this.cdnUrl)),
       has_more: page.hasMore,
-      cursor: this.changeSeq,
+      cursor: this.state.changeSeq,
     };
   }
 
   controlGeneration(id: string) {
-    this.syncAll();
+    this.catchUpAll();
     const g = this.storedGeneration(id);
     if (!g) throw fail('resource_not_found', { param: 'id', message: `No generation '${id}' is stored in the simulator.` });
     return controlView(g, this.cdnUrl);
@@ -472,7 +491,7 @@ export class Simulator {
   findGeneration(id: string): Generation | undefined {
     const g = this.storedGeneration(id);
     if (!g) return undefined;
-    this.sync(this.account(g.account));
+    this.catchUp(this.account(g.account));
     return g.evicted ? undefined : g; // the transitions just applied may have evicted it
   }
 
@@ -483,7 +502,7 @@ export class Simulator {
 
   /** Time in the journal's terms, in milliseconds: an account's clock, or the global one. */
   timeMsOf(apiKey: string | null): number {
-    const account = apiKey ? this.accounts.get(apiKey) : undefined;
+    const account = apiKey ? this.state.accounts.get(apiKey) : undefined;
     return this.clock.now() + (account?.offsetMs ?? 0);
   }
 
@@ -500,7 +519,7 @@ export class Simulator {
    * a generation).
    */
   private acrossAccounts<T>(find: (account: Account) => T | undefined): T | undefined {
-    for (const account of this.accounts.values()) {
+    for (const account of this.state.accounts.values()) {
       const found = find(account);
       if (found !== undefined) return found;
     }
@@ -557,29 +576,29 @@ export class Simulator {
   }
 
   private recordChange(g: Generation): void {
-    g.changeSeq = ++this.changeSeq;
-    this.changeSeqs.push(g.changeSeq);
-    this.changed.push(g);
-    if (this.changeSeqs.length > 4096 && this.changeSeqs.length > 2 * (this.allGenerations.length - this.removedFromAll)) {
+    g.changeSeq = ++this.state.changeSeq;
+    this.state.changeSeqs.push(g.changeSeq);
+    this.state.changed.push(g);
+    if (this.state.changeSeqs.length > 4096 && this.state.changeSeqs.length > 2 * (this.state.allGenerations.length - this.state.removedFromAll)) {
       const seqs: number[] = [];
       const gens: Generation[] = [];
-      for (let i = 0; i < this.changeSeqs.length; i++) {
-        const gen = this.changed[i] as Generation;
-        if (gen.changeSeq === this.changeSeqs[i] && !gen.evicted) {
+      for (let i = 0; i < this.state.changeSeqs.length; i++) {
+        const gen = this.state.changed[i] as Generation;
+        if (gen.changeSeq === this.state.changeSeqs[i] && !gen.evicted) {
           seqs.push(gen.changeSeq);
           gens.push(gen);
         }
       }
-      this.changeSeqs = seqs;
-      this.changed = gens;
+      this.state.changeSeqs = seqs;
+      this.state.changed = gens;
     }
   }
 
   private forgetAccount(key: string): void {
-    const account = this.accounts.get(key);
+    const account = this.state.accounts.get(key);
     if (account) {
       for (const g of account.generations()) this.forgetGeneration(g);
-      this.accounts.delete(key);
+      this.state.accounts.delete(key);
     }
     this.journal.forget(key);
     this.faults.forget(key);
@@ -587,24 +606,32 @@ export class Simulator {
 
   private forgetGeneration(g: Generation): void {
     g.evicted = true;
-    this.removedFromAll++;
-    if (this.removedFromAll > 1024 && this.removedFromAll * 2 > this.allGenerations.length) {
-      this.allGenerations = this.allGenerations.filter((x) => !x.evicted);
-      this.removedFromAll = 0;
+    this.state.removedFromAll++;
+    if (this.state.removedFromAll > 1024 && this.state.removedFromAll * 2 > this.state.allGenerations.length) {
+      this.state.allGenerations = this.state.allGenerations.filter((x) => !x.evicted);
+      this.state.removedFromAll = 0;
     }
   }
 
-  private makeClock(): VirtualClock {
-    return new VirtualClock(
-      this.options.clockMode ?? this.scenario.clock.mode,
+  private newState(): SimulatorState {
+    const mode = this.options.clockMode ?? this.scenario.clock.mode;
+    // The manual clock starts at the scenario's start (a fixed default, for determinism); the
+    // realtime clock at the wall-clock time unless the scenario sets a start.
+    const start = this.scenario.clock.start ?? (mode === 'manual' ? DEFAULT_MANUAL_START : null);
+    const clock = new VirtualClock(
+      mode,
       this.options.speed ?? this.scenario.clock.speed,
-      Date.parse(this.scenario.clock.start),
+      start === null ? Math.round(this.options.wallClock()) : Date.parse(start),
       this.options.wallClock,
     );
+    return new SimulatorState(clock, this.scenario.limits.journal_size);
   }
 }
 
-/** Section 4.1: the request's negative prompt is merged with the account's default, not replacing it. */
+/**
+ * Section 4.1: the request's negative prompt is merged with the account's default, not replacing
+ * it. The simulator renders nothing, so the merged prompt shows in the journal only.
+ */
 export function mergeNegativePrompts(accountDefault: string | null, requested: string | null): string | null {
   const parts = [accountDefault, requested].filter((p): p is string => p !== null && p.trim() !== '');
   return parts.length > 0 ? parts.join(', ') : null;

@@ -9,8 +9,10 @@
  */
 
 import { deflateSync } from 'node:zlib';
+import { fnv1a32 } from '../core/hash.js';
+import type { AspectRatio } from '../core/image.js';
 
-export type AspectRatio = '16:9' | '9:16' | '1:1';
+export type { AspectRatio };
 
 export interface PlaceholderPngOptions {
   /** Drives the colours and shapes, typically the resource id. */
@@ -71,15 +73,6 @@ export function crc32(bytes: Uint8Array, previous = 0): number {
 // ---------------------------------------------------------------------------------------------
 // Hashing and a small seeded generator (FNV-1a + mulberry32), so colours follow the seed.
 
-function fnv1a(text: string): number {
-  const bytes = Buffer.from(text, 'utf8');
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) {
-    h ^= bytes[i]!;
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
 
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -221,7 +214,7 @@ export function renderPlaceholderPng(options: PlaceholderPngOptions): Buffer {
   assertDimension('width', width);
   assertDimension('height', height);
 
-  const rand = mulberry32(fnv1a(seed));
+  const rand = mulberry32(fnv1a32(seed));
   const hue = rand();
   const c0 = hsl(hue, 0.55 + rand() * 0.3, 0.32 + rand() * 0.12);
   const c1 = hsl((hue + 0.25 + rand() * 0.25) % 1, 0.55 + rand() * 0.3, 0.55 + rand() * 0.12);

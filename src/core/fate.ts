@@ -1,0 +1,198 @@
+/**
+ * The fate of a generation: everything about its future, drawn once, when it is created, from its
+ * own stream, so nothing outside the generation (polling, other accounts, the timing of advances)
+ * can change it.
+ */
+import { DIRECT_STAGES, KEYFRAME_FIRST_STAGES, TIMED_STAGES, type TimedStage } from './pipeline.js';
+import type { RandomStream } from './random.js';
+import { sample, type ComplianceFlagSpec, type Resolution, type Scenario } from './scenario.js';
+
+/** How the generation gets its keyframe. */
+export type KeyframeMode = 'generated' | 'reused' | 'none';
+
+export interface ComplianceFlag {
+  code: string;
+  severity: ComplianceFlagSpec['severity'];
+  message: string;
+}
+
+export interface Compliance {
+  verified: boolean;
+  flags: ComplianceFlag[];
+}
+
+export interface PlannedFailure {
+  stage: TimedStage;
+  type: 'api_error' | 'compliance_error';
+  code: string;
+  message: string;
+}
+
+/** Everything about a generation's future, decided at creation. */
+export interface Fate {
+  id: string;
+  keyframeMode: KeyframeMode;
+  /** Id of the keyframe image (generated: a new `img_` id; reused: the request's keyframe_id). */
+  keyframeImageId: string | null;
+  routedModel: string;
+  /** The timed stages the generation walks through, in order (shared, read-only lists). */
+  stageNames: readonly TimedStage[];
+  /** Milliseconds spent in each stage it walks through; shorter than stageNames when it fails early. */
+  durationsMs: number[];
+  /** Set when the generation fails: it resolves as `failed` at the end of `failure.stage`. */
+  failure: PlannedFailure | null;
+  /** What output verification reports (when the generation reaches its end). */
+  compliance: Compliance;
+  /** Price in cents if it succeeds. */
+  priceCents: number;
+  /** Cost in cents if it fails as planned. */
+  failureCostCents: number;
+}
+
+export interface FateRequest {
+  model: string;
+  resolution: Resolution;
+  durationSeconds: number;
+  keyframeId: string | null;
+}
+
+/** Optional outcome forced by a queued fault (see the control endpoint /_sim/faults). */
+export interface ForcedOutcome {
+  /** Fail with an api_error at the end of this stage. */
+  fail_stage?: 'keyframe' | 'routing' | 'render';
+  /** Reject the create at once with a 422 (stage claim_linking). */
+  claim_linking_rejected?: boolean;
+  /** Reject the output (failed, compliance_error, stage output_verification). */
+  output_rejected?: boolean;
+  /** The compliance flags output verification reports (a block flag rejects). */
+  flags?: ComplianceFlag[];
+}
+
+/** The usual outcome, shared by every generation that has it (views copy it). */
+const COMPLIANCE_PASSED: Compliance = Object.freeze({ verified: true, flags: Object.freeze([]) as unknown as ComplianceFlag[] });
+
+const DEFAULT_BLOCK_FLAG: ComplianceFlag = {
+  code: 'policy_violation',
+  severity: 'block',
+  message: 'The output was found to violate the content policy.',
+};
+
+/**
+ * Draws a generation's fate. The draws happen in a fixed order from `rng`, which is the stream of
+ * this generation alone, so nothing outside the generation can change the result.
+ */
+export function drawFate(
+  scenario: Scenario,
+  request: FateRequest,
+  rng: RandomStream,
+  forced?: ForcedOutcome,
+): Fate {
+  const id = rng.token(24, 'vid_');
+  const keyframeFirst = rng.chance(scenario.keyframe_first_share);
+  // A forced keyframe failure needs a keyframe stage to fail in.
+  const keyframeMode: KeyframeMode = request.keyframeId
+    ? 'reused'
+    : keyframeFirst || forced?.fail_stage === 'keyframe'
+      ? 'generated'
+      : 'none';
+  const keyframeImageId =
+    keyframeMode === 'reused' ? request.keyframeId : keyframeMode === 'generated' ? rng.token(24, 'img_') : null;
+
+  const rule =
+    scenario.routing.find(
+      (r) =>
+        (r.when?.model === undefined || r.when.model === request.model) &&
+        (r.when?.resolution === undefined || r.when.resolution === request.resolution) &&
+        (r.when?.keyframe_first === undefined || r.when.keyframe_first === (keyframeMode !== 'none')),
+    ) ?? scenario.routing[scenario.routing.length - 1];
+  const routedModel = rule ? rng.weighted(rule.targets, (t) => t.weight ?? 1).model : 'render-core-1';
+
+  const durationsMs: number[] = [];
+  let failure: PlannedFailure | null = null;
+  for (const stage of TIMED_STAGES) {
+    const spec = scenario.stages[stage];
+    let seconds = sample(spec.duration, rng);
+    if (spec.per_output_second) seconds *= request.durationSeconds;
+    const failDraw = rng.next();
+    if (stage === 'keyframe' && keyframeMode === 'none') continue;
+    // A reused keyframe is looked up, not generated: the stage passes at once.
+    const durationMs = stage === 'keyframe' && keyframeMode === 'reused' ? 0 : Math.round(seconds * 1000);
+    if (failure) continue;
+    durationsMs.push(durationMs);
+    const forcedHere = forced?.fail_stage === stage;
+    const canFail = stage !== 'keyframe' || keyframeMode === 'generated';
+    if (forcedHere) {
+      failure = {
+        stage,
+        type: 'api_error',
+        code: spec.failure?.code ?? `${stage}_failed`,
+        message: `The ${stage} stage failed (forced by a queued fault).`,
+      };
+    } else if (!forced && canFail && spec.failure && failDraw < spec.failure.probability) {
+      // A forced outcome replaces the scenario's random failures, so that it always happens.
+      failure = {
+        stage,
+        type: 'api_error',
+        code: spec.failure.code,
+        message:
+          spec.failure.message ??
+          `The ${stage} stage failed (injected by scenario '${scenario.name}', failure probability ${spec.failure.probability}).`,
+      };
+    }
+  }
+
+  const verification = scenario.compliance.output_verification;
+  const rejectDraw = rng.next();
+  const flagDraw = rng.next();
+  const flagPick = rng.next();
+  let compliance: Compliance = COMPLIANCE_PASSED;
+  const rejected =
+    forced?.output_rejected ??
+    (forced?.flags ? forced.flags.some((f) => f.severity === 'block') : rejectDraw < verification.reject_share);
+  if (forced?.flags) {
+    compliance = { verified: !forced.flags.some((f) => f.severity === 'block'), flags: forced.flags };
+  } else if (rejected) {
+    const blocks = verification.flags.filter((f) => f.severity === 'block');
+    const flag = blocks.length > 0 ? (blocks[Math.floor(flagPick * blocks.length)] as ComplianceFlag) : DEFAULT_BLOCK_FLAG;
+    compliance = { verified: false, flags: [{ ...flag }] };
+  } else if (flagDraw < verification.flag_share) {
+    const soft = verification.flags.filter((f) => f.severity !== 'block');
+    const flag = soft[Math.floor(flagPick * soft.length)];
+    if (flag) compliance = { verified: true, flags: [{ ...flag }] };
+  }
+  if (rejected && !failure) {
+    const blockFlag = compliance.flags.find((f) => f.severity === 'block');
+    failure = {
+      stage: 'output_verification',
+      type: 'compliance_error',
+      code: 'output_rejected',
+      message: `The output was rejected by output verification${blockFlag ? ` (${blockFlag.code})` : ''}.`,
+    };
+  }
+
+  const priceCents =
+    scenario.pricing.per_second_cents[request.resolution] * request.durationSeconds +
+    (keyframeMode === 'generated' ? scenario.pricing.keyframe_cents : 0);
+  const renderHappened = failure?.stage === 'output_verification';
+  const failureCostCents =
+    scenario.pricing.failure_charge === 'full'
+      ? priceCents
+      : scenario.pricing.failure_charge === 'render_if_happened' && renderHappened
+        ? priceCents
+        : 0;
+
+  return {
+    id,
+    keyframeMode,
+    keyframeImageId,
+    routedModel,
+    stageNames: keyframeMode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES,
+    // A copy holds exactly its elements; the array grown by push keeps spare capacity (kept for
+    // every stored generation).
+    durationsMs: durationsMs.slice(),
+    failure,
+    compliance,
+    priceCents: Math.round(priceCents),
+    failureCostCents: Math.round(failureCostCents),
+  };
+}
