@@ -107,7 +107,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     },
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
-        server = createAppServer(handle.app);
+        server = createAppServer(handle.app, () => core.nextRequestId());
         server.once('error', reject);
         server.listen(requestedPort, host, () => {
           const actual = (server?.address() as AddressInfo).port;

@@ -90,6 +90,7 @@ const CONTRACT_CODES = [
   'internal_error',
   'unknown_route',
   'request_too_large',
+  'invalid_request',
   'unsupported_content_type',
 ] as const;
 
@@ -114,6 +115,7 @@ const CONTRACT_TYPES: Record<(typeof CONTRACT_CODES)[number], string> = {
   internal_error: 'api_error',
   unknown_route: 'invalid_request_error',
   request_too_large: 'invalid_request_error',
+  invalid_request: 'invalid_request_error',
   unsupported_content_type: 'invalid_request_error',
 };
 

@@ -11,7 +11,9 @@ import { SimError, fail } from '../core/errors.js';
 /** An Ajv error, as the compiled validators report it (with `verbose`: the data and its schema). */
 export interface SchemaIssue {
   instancePath: string;
+  schemaPath?: string;
   keyword: string;
+  schema?: unknown;
   params: Record<string, unknown>;
   message?: string;
   data?: unknown;
@@ -126,9 +128,23 @@ export function matchRoute(method: string, path: string): (Omit<MatchedRoute, 'p
   return undefined;
 }
 
-/** Every operation's documented statuses, to decide whether an injected error fits it. */
-export function documents(operation: Operation, status: number): boolean {
-  return operation.statuses.includes(status);
+/**
+ * Whether a path pattern of a queued fault can match a `/v1` route: exactly (a path some route
+ * matches, whatever the method), or, ending with `*`, as a prefix of such a path.
+ */
+export function patternMatchesServiceRoute(pattern: string): boolean {
+  const prefix = pattern.endsWith('*');
+  const parts = (prefix ? pattern.slice(0, -1) : pattern).split('/').slice(1);
+  return ROUTES.some((route) => {
+    if (route.segments[0] && 'literal' in route.segments[0] && route.segments[0].literal !== 'v1') return false;
+    if (prefix ? parts.length > route.segments.length : parts.length !== route.segments.length) return false;
+    return parts.every((part, i) => {
+      const segment = route.segments[i] as Segment;
+      const last = i === parts.length - 1;
+      if ('param' in segment) return part !== '' || (prefix && last);
+      return prefix && last ? segment.literal.startsWith(part) : segment.literal === part;
+    });
+  });
 }
 
 // ---- requests ----
@@ -188,11 +204,11 @@ export function checkRequest(
   }
   const validateParams = compiled[`${operation.operationId}_params`] as CompiledValidator;
   if (!validateParams({ path: parts.params, query, headers })) {
-    for (const issue of validateParams.errors ?? []) problems.push(describe(issue, operation));
+    for (const issue of ownIssues(validateParams.errors)) problems.push(describe(issue, operation));
   }
   const validateBody = compiled[`${operation.operationId}_body`];
   if (validateBody && body !== undefined && !validateBody(body)) {
-    for (const issue of validateBody.errors ?? []) problems.push(describe(issue, operation, 'body'));
+    for (const issue of ownIssues(validateBody.errors)) problems.push(describe(issue, operation, 'body'));
   }
   const first = problems.sort((a, b) => CLASS_RANK[a.code] - CLASS_RANK[b.code] || paramRank(a.param) - paramRank(b.param))[0];
   return first ? { error: fail(first.code, { param: first.param, message: first.message }) } : { query, body: body ?? {} };
@@ -231,6 +247,14 @@ function readQuery(operation: Operation, raw: string, problems: ParameterProblem
   return query;
 }
 
+/**
+ * The issues to report: those of an `anyOf` or `not` are summed up by the issue of the `anyOf` or
+ * `not` itself (its branches' own issues would name one alternative as if it were required).
+ */
+function ownIssues(issues: SchemaIssue[] | null | undefined): SchemaIssue[] {
+  return (issues ?? []).filter((issue) => !/\/(anyOf|not)\//.test(issue.schemaPath ?? ''));
+}
+
 function paramRank(param: string | null): number {
   const i = param === null ? -1 : PARAM_ORDER.indexOf(param);
   return i < 0 ? PARAM_ORDER.length : i;
@@ -260,6 +284,27 @@ function describe(issue: SchemaIssue, operation: Operation, where?: 'body'): Par
     case 'required': {
       const param = nameOf([...segments, String(issue.params.missingProperty)]);
       return { code: 'missing_parameter', param, message: `Missing required parameter '${param}'.` };
+    }
+    case 'anyOf': {
+      // Each branch requires one field: at least one of them must be given.
+      const names = ((issue.schema ?? []) as { required?: string[] }[]).flatMap((branch) => branch.required ?? []);
+      return {
+        code: 'missing_parameter',
+        param: nameOf([...segments, names[0] ?? '']),
+        message: `Give at least one of ${names.map((n) => `'${n}'`).join(', ')}.`,
+      };
+    }
+    case 'not': {
+      // A field given with one it excludes: the schema is { required: [a], anyOf: [{ required: [b] }, ...] }.
+      const excluded = (issue.schema ?? {}) as { required?: string[]; anyOf?: { required?: string[] }[] };
+      const data = (issue.data ?? {}) as Record<string, unknown>;
+      const given = (excluded.anyOf ?? []).flatMap((b) => b.required ?? []).find((n) => Object.hasOwn(data, n));
+      const by = (excluded.required ?? []).map((n) => `'${n}'`).join(' and ');
+      return {
+        code: 'invalid_parameter',
+        param: given ? nameOf([...segments, given]) : null,
+        message: `'${given}' cannot be given together with ${by}. ${issue.parentSchema?.description ?? ''}`.trim(),
+      };
     }
     default: {
       const param = nameOf(segments);

@@ -5,6 +5,7 @@
  */
 import type { Account } from '../core/account.js';
 import { fail } from '../core/errors.js';
+import { patternMatchesServiceRoute } from './contract.js';
 import type { FaultRequest } from '../core/faults.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import type { VideoStatus } from '../core/pipeline.js';
@@ -83,7 +84,16 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);
     return { object: 'list', data, has_more };
   },
-  simQueueFault: ({ sim, body }) => ({ queued: sim.faults.add(body as unknown as FaultRequest) }),
+  simQueueFault({ sim, body }) {
+    const fault = body as unknown as FaultRequest;
+    if (!patternMatchesServiceRoute(fault.path)) {
+      throw fail('invalid_parameter', {
+        param: 'path',
+        message: `'${fault.path}' matches no route of the service's API (/v1/videos, /v1/videos/{id}, /v1/images), exactly or as a prefix ending with '*'.`,
+      });
+    }
+    return { queued: sim.faults.add(fault) };
+  },
   simListFaults: ({ sim }) => ({ queued: sim.faults.waiting(), faults: sim.faults.list() }),
   simClearFaults({ sim, query }) {
     const apiKey = str(query.api_key);

@@ -56,6 +56,7 @@ export const ERROR_CATALOGUE = {
     'POST requests must send Content-Type: application/json.',
   ),
   request_too_large: entry('invalid_request_error', 'The request body exceeds 1 MiB.'),
+  invalid_request: entry('invalid_request_error', 'The request is not valid HTTP.'),
   model_not_found: entry('invalid_request_error', 'The requested model does not exist.'),
   keyframe_not_found: entry('invalid_request_error', 'No keyframe image with this id exists.'),
   resource_not_found: entry('invalid_request_error', 'No such resource.', 404),

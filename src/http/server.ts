@@ -15,11 +15,52 @@
  * and leaves the objects exactly as Express would have made them.
  */
 import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
+import { fail } from '../core/errors.js';
 
-/** A `node:http` server for `app` whose requests and responses are born with the app's prototypes. */
-export function createAppServer(app: Express): Server {
+/**
+ * A `node:http` server for `app` whose requests and responses are born with the app's prototypes,
+ * and which answers malformed HTTP in the service's error shape. `requestId` gives those answers
+ * their `X-Request-Id`.
+ */
+export function createAppServer(app: Express, requestId: () => string = () => 'req_malformed'): Server {
+  const server = hostApp(app);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
+  return server;
+}
+
+/**
+ * A request line or headers too large for the server (431 in Node's terms), or bytes that are not
+ * HTTP, get a 400 in the section-7 shape (where the connection still allows an answer), then the
+ * connection is closed.
+ */
+function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, requestId: () => string): void {
+  if (!socket.writable || (err as { code?: string }).code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW' || err.code === 'HPE_URI_TOO_LONG';
+  const error = tooLarge
+    ? fail('request_too_large', { message: 'The request line or headers are too large. Send shorter headers and URL.' })
+    : fail('invalid_request', { message: `The request is not valid HTTP (${err.code ?? 'parse error'}).` });
+  const body = JSON.stringify(error.toBody());
+  socket.end(
+    [
+      'HTTP/1.1 400 Bad Request',
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${requestId()}`,
+      'Access-Control-Allow-Origin: *',
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
+}
+
+function hostApp(app: Express): Server {
   // Node's own constructors are plain functions; a later Node that made them classes could not be
   // called this way, and then Express's default (re-prototyping each request) is kept.
   if (isClass(IncomingMessage) || isClass(ServerResponse)) return createServer(app);
