@@ -21,7 +21,8 @@ import { createAppServer } from './http/server.js';
 import { loadScenario } from './scenarios/load.js';
 
 export { openapiPath } from './openapi.js';
-export { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, type ErrorBody } from './core/errors.js';
+export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
+export type { ApiError, CancelResponse, ErrorCode, Image, Video, VideoList, VideoStatus } from './api-types.js';
 export { loadScenario, listBundledScenarios, validateScenarioFile, ScenarioError } from './scenarios/load.js';
 export type { Scenario } from './core/scenario.js';
 export type { VideoView } from './core/generation.js';
