@@ -37,6 +37,14 @@ export interface CreateSimulatorOptions {
   clock?: ClockMode;
   /** Realtime multiplier. Default: the scenario's, else 1. */
   speed?: number;
+  /**
+   * The wall clock that realtime mode follows, in epoch milliseconds. Default: the process's clock.
+   * Pass `() => Date.now()` under a test runner's fake timers (vitest's `vi.useFakeTimers()`,
+   * Jest's, `@sinonjs/fake-timers`): advancing the fake timers then moves the simulator's time
+   * with the client's, so a client that polls every 2 s sees a generation resolve as fast as the
+   * timers are advanced.
+   */
+  now?: () => number;
   /** The base address written into responses. Default `http://localhost:PORT` once listening. */
   baseUrl?: string;
   /** The media address written into responses. Default: the base URL plus `/cdn`. */
@@ -78,7 +86,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     seed: options.seed,
     clockMode: options.clock,
     speed: options.speed,
-    wallClock: () => performance.timeOrigin + performance.now(),
+    wallClock: options.now ?? (() => performance.timeOrigin + performance.now()),
     cdnUrl: explicitCdn ?? 'http://localhost/cdn',
   });
   const app = createApp(core, { log: options.log });
