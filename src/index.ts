@@ -20,7 +20,8 @@ import { createAppServer } from './http/server.js';
 import { loadScenario } from './scenarios/load.js';
 
 export { openapiPath } from './openapi.js';
-export { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, type ErrorBody } from './core/errors.js';
+export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
+export type { ApiError, CancelResponse, ErrorCode, Image, Video, VideoList, VideoStatus } from './api-types.js';
 export { loadScenario, listBundledScenarios, validateScenarioFile, ScenarioError } from './scenarios/load.js';
 export type { Scenario } from './core/scenario.js';
 export type { VideoView } from './core/generation.js';
@@ -35,6 +36,14 @@ export interface CreateSimulatorOptions {
   clock?: ClockMode;
   /** Realtime multiplier. Default: the scenario's, else 1. */
   speed?: number;
+  /**
+   * The wall clock that realtime mode follows, in epoch milliseconds. Default: the process's clock.
+   * Pass `() => Date.now()` under a test runner's fake timers (vitest's `vi.useFakeTimers()`,
+   * Jest's, `@sinonjs/fake-timers`): advancing the fake timers then moves the simulator's time
+   * with the client's, so a client that polls every 2 s sees a generation resolve as fast as the
+   * timers are advanced.
+   */
+  now?: () => number;
   /** The base address written into responses. Default `http://localhost:PORT` once listening. */
   baseUrl?: string;
   /** The media address written into responses. Default: the base URL plus `/cdn`. */
@@ -78,7 +87,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     seed: options.seed,
     clockMode: options.clock,
     speed: options.speed,
-    wallClock: () => performance.timeOrigin + performance.now(),
+    wallClock: options.now ?? (() => performance.timeOrigin + performance.now()),
     cdnUrl: explicitCdn ?? 'http://localhost/cdn',
   });
   let server: Server | undefined;

@@ -150,6 +150,8 @@ describe('the tarball', () => {
       'dist/cli.js',
       'dist/index.js',
       'dist/index.d.ts',
+      'dist/api-types.d.ts',
+      'dist/generated/openapi-types.d.ts',
       'scenarios/default.yaml',
       'scenarios/fast.yaml',
       'scenarios/flaky.yaml',
@@ -236,6 +238,59 @@ describe('installed into a fresh project', () => {
     // The repository's own compiler, on the downstream example copied into the project.
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     await runOk('node', [tsc, '-p', join(project, 'tsconfig.json')], project);
+  });
+
+  it("compiles a fresh TypeScript project that imports the API's types from the package", async () => {
+    const dir = join(project, 'types-consumer');
+    mkdirSync(dir);
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          lib: ['ES2022', 'DOM'],
+          types: [],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        include: ['*.ts'],
+      }),
+    );
+    writeFileSync(
+      join(dir, 'client.ts'),
+      `import type { ApiError, CancelResponse, ErrorCode, Image, Video, VideoList, VideoStatus } from 'video-service-sim';
+
+const RESOLVED: VideoStatus[] = ['succeeded', 'failed', 'canceled'];
+
+export async function waitForVideo(baseUrl: string, apiKey: string, id: string): Promise<Video> {
+  for (;;) {
+    const res = await fetch(baseUrl + '/v1/videos/' + id, { headers: { Authorization: 'Bearer ' + apiKey } });
+    if (!res.ok) {
+      const body = (await res.json()) as ApiError;
+      const code: ErrorCode = body.error.code;
+      const param = body.error.type === 'invalid_request_error' ? body.error.param : null;
+      throw new Error(code + ' ' + String(param));
+    }
+    const video = (await res.json()) as Video;
+    if (RESOLVED.includes(video.status)) return video;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+export const firstPage = (list: VideoList): Video[] => list.data;
+export const imageUrl = (image: Image): string => image.url;
+export const canceledAt = (answer: CancelResponse): string => answer.completed_at;
+// @ts-expect-error: not a status of the API
+export const running: VideoStatus = 'running';
+// @ts-expect-error: not a code of the API
+export const oops: ErrorCode = 'oops';
+`,
+    );
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    await runOk('node', [tsc, '-p', join(dir, 'tsconfig.json')], dir);
   });
 
   it('runs vitest suites that import the package: a smoke test and examples/vitest-downstream', async () => {
