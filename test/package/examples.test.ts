@@ -14,8 +14,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLES = join(ROOT, 'examples');
 const read = (path: string) => readFileSync(join(EXAMPLES, path), 'utf8');
 
-/** The environment variables behind the CLI's flags, read from src/cli.ts. */
-const CLI_ENV = [...readFileSync(join(ROOT, 'src', 'cli.ts'), 'utf8').matchAll(/\.env\('([A-Z_]+)'\)/g)].map((m) => m[1]!);
+/** The environment variables behind the server's flags, read from src/commands/start.ts. */
+const CLI_ENV = [...readFileSync(join(ROOT, 'src', 'commands', 'start.ts'), 'utf8').matchAll(/\.env\('([A-Z_]+)'\)/g)].map((m) => m[1]!);
 const SCENARIOS = listBundledScenarios().map((s) => s.name);
 
 function expectSimEnvironment(env: Record<string, string>): void {
