@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +88,17 @@ async function runOk(cmd: string, args: string[], cwd: string, timeoutMs?: numbe
   const shown = `${cmd} ${args.join(' ')}`.replace(/\s+/g, ' ');
   log(`  ${shown.length > 110 ? `${shown.slice(0, 107)}...` : shown}: ok in ${took}`);
   return r.stdout;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** Kills a process started by this file, with its process group (npx starts sim as a grandchild). */
@@ -251,6 +263,31 @@ describe('installed into a fresh project', () => {
     expect(result.viaExport).toBe(result.openapiPath);
     expect(result.createSimulator).toBe('function');
     expect(result.codes).toBeGreaterThan(10);
+  });
+
+  it("runs the README's Running in CI recipe as written (a free port for 8080): start, wait for health, stop", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Running in CI\n'));
+    const recipe = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(recipe, 'a sh block under "## Running in CI"').toBeDefined();
+    expect(recipe).toContain('/_sim/health');
+    expect(recipe).toContain('-X POST http://localhost:8080/_sim/shutdown || kill "$(cat sim.pid)"');
+    const port = await freePort();
+    const result = await run('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', recipe!.replaceAll('8080', String(port))], project, 60_000);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    // The health answer (curl adds no newline; the shutdown answer, when there is one, follows it).
+    expect(result.stdout).toMatch(/^\{"status":"ok","scenario":"fast",.*"clock":\{"mode":"manual"/);
+    const pid = Number(readFileSync(join(project, 'sim.pid'), 'utf8'));
+    let gone = false;
+    for (const deadline = Date.now() + 3000; !gone && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        gone = true;
+      }
+    }
+    expect(gone, `the simulator (pid ${pid}) still runs after the recipe's last line`).toBe(true);
+    expect(readFileSync(join(project, 'sim.log'), 'utf8')).toMatch(/^sim listening on http:\/\/127\.0\.0\.1:\d+ \(scenario fast/);
   });
 
   it('loads with require() from a CommonJS script, and runs a simulator from it', async () => {
