@@ -154,11 +154,6 @@ describe('sim (start)', () => {
     await page.text();
   });
 
-  it('prints the dashboard at --base-url when one is given', async () => {
-    const sim = await startServer([...MANUAL_FAST, '--base-url', 'http://example.test:1234/']);
-    expect((await sim.lines(2))[1]).toBe('dashboard: http://example.test:1234/_sim/');
-  });
-
   it('takes flags in the --flag=value form', async () => {
     const sim = await startServer(['--port=0', '--clock=manual', '--scenario=fast', '--seed=7']);
     expect(sim.firstLine).toMatch(LISTENING);
@@ -200,8 +195,9 @@ describe('sim (start)', () => {
     await file.arrayBuffer();
   });
 
-  it('writes --base-url into output urls', async () => {
-    const sim = await startServer([...MANUAL_FAST, '--base-url', 'http://example.test:1234']);
+  it('writes --base-url into output urls, and prints the dashboard there', async () => {
+    const sim = await startServer([...MANUAL_FAST, '--base-url', 'http://example.test:1234/']);
+    expect((await sim.lines(2))[1]).toBe('dashboard: http://example.test:1234/_sim/');
     const video = await succeededVideo(sim.url);
     expect(video.output.url).toBe(`http://example.test:1234/cdn/videos/${video.id}.mp4`);
     expect(video.output.thumbnail_url.startsWith('http://example.test:1234/cdn/')).toBe(true);
