@@ -1,6 +1,6 @@
 /**
- * The `sim` command (contract.md, "Command line"), run as a real process: `node dist/cli.js`
- * (built by `npm run build`, which `npm test` runs first).
+ * The `sim` command, run as a real process: `node dist/cli.js` (built by `npm run build`, which
+ * `npm test` runs first).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,6 +39,8 @@ interface Running {
   port: number;
   url: string;
   stderr: () => string;
+  /** Resolves to the first `n` lines of stdout once they are out. */
+  lines: (n: number) => Promise<string[]>;
 }
 
 /** Starts the server and resolves once its first stdout line is out. */
@@ -48,6 +50,19 @@ function startServer(args: string[], env: Record<string, string> = {}): Promise<
   let out = '';
   let err = '';
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const lines = (n: number) =>
+    new Promise<string[]>((resolve, reject) => {
+      const check = () => {
+        const complete = out.split('\n').slice(0, -1);
+        if (complete.length < n) return false;
+        child.stdout!.off('data', check);
+        resolve(complete.slice(0, n));
+        return true;
+      };
+      if (check()) return;
+      child.stdout!.on('data', check);
+      child.once('exit', () => reject(new Error(`exited before printing ${n} lines; stdout: ${out}`)));
+    });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no first line within 10 s; stdout: ${out}; stderr: ${err}`)), 10_000);
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -57,7 +72,7 @@ function startServer(args: string[], env: Record<string, string> = {}): Promise<
       clearTimeout(timer);
       const firstLine = out.slice(0, newline);
       const port = Number(/:(\d+)/.exec(firstLine)?.[1]);
-      resolve({ child, firstLine, port, url: `http://127.0.0.1:${port}`, stderr: () => err });
+      resolve({ child, firstLine, port, url: `http://127.0.0.1:${port}`, stderr: () => err, lines });
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
@@ -128,6 +143,23 @@ describe('sim (start)', () => {
     expect(sim.firstLine).toContain(`seed ${health.body.seed}`);
   });
 
+  it("prints the dashboard's address, at the base URL written into responses, as the second line", async () => {
+    const sim = await startServer(MANUAL_FAST);
+    const [first, second] = await sim.lines(2);
+    expect(first).toMatch(LISTENING);
+    expect(second).toBe(`dashboard: http://localhost:${sim.port}/_sim/`);
+    const page = await fetch(`${sim.url}/_sim/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    await page.text();
+  });
+
+  it('takes flags in the --flag=value form', async () => {
+    const sim = await startServer(['--port=0', '--clock=manual', '--scenario=fast', '--seed=7']);
+    expect(sim.firstLine).toMatch(LISTENING);
+    expect(sim.firstLine).toContain('seed 7');
+  });
+
   it('reads PORT, SIM_SCENARIO, SIM_CLOCK and SIM_SEED from the environment', async () => {
     const sim = await startServer([], { PORT: '0', SIM_SCENARIO: 'fast', SIM_CLOCK: 'manual', SIM_SEED: '99' });
     expect(sim.firstLine).toMatch(LISTENING);
@@ -163,8 +195,9 @@ describe('sim (start)', () => {
     await file.arrayBuffer();
   });
 
-  it('writes --base-url into output urls', async () => {
-    const sim = await startServer([...MANUAL_FAST, '--base-url', 'http://example.test:1234']);
+  it('writes --base-url into output urls, and prints the dashboard there', async () => {
+    const sim = await startServer([...MANUAL_FAST, '--base-url', 'http://example.test:1234/']);
+    expect((await sim.lines(2))[1]).toBe('dashboard: http://example.test:1234/_sim/');
     const video = await succeededVideo(sim.url);
     expect(video.output.url).toBe(`http://example.test:1234/cdn/videos/${video.id}.mp4`);
     expect(video.output.thumbnail_url.startsWith('http://example.test:1234/cdn/')).toBe(true);
@@ -245,6 +278,18 @@ describe('sim (shutdown under load)', () => {
   });
 });
 
+describe('sim (POST /_sim/shutdown)', () => {
+  it('answers shutting_down, then the process exits 0 and the port is free again', async () => {
+    const sim = await startServer(MANUAL_FAST);
+    const res = await fetch(`${sim.url}/_sim/shutdown`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'shutting_down' });
+    const { code } = await exitWithin(sim.child, 5000);
+    expect(code).toBe(0);
+    await expect(fetch(`${sim.url}/_sim/health`)).rejects.toThrow();
+  });
+});
+
 describe('sim (refused flags)', () => {
   const cases: [string[], RegExp][] = [
     [['--port', 'abc'], /--port/],
@@ -265,6 +310,23 @@ describe('sim (refused flags)', () => {
       expect(result.stdout).not.toMatch(/listening/);
     });
   }
+
+  for (const args of [['--scenari', 'flaky'], ['--sceanrio=flaky'], ['--scenari=flaky']]) {
+    it(`exits 2 suggesting --scenario for ${args.join(' ')}`, () => {
+      const result = run([...args, '--port', '0']);
+      expect(result.status).toBe(2);
+      const name = args[0]!.replace(/=.*/, '');
+      expect(result.stderr.split('\n').slice(0, 2)).toEqual([`error: unknown option '${name}'`, '(Did you mean --scenario?)']);
+      expect(result.stdout).toBe('');
+    });
+  }
+
+  it('exits 2 naming an unknown command, and the one it was likely meant to be', () => {
+    const result = run(['valdate', 'my-scenario.yaml']);
+    expect(result.status).toBe(2);
+    expect(result.stderr.split('\n').slice(0, 2)).toEqual(["error: unknown command 'valdate'", '(Did you mean validate?)']);
+    expect(result.stdout).toBe('');
+  });
 
   it('exits 2 naming an unknown bundled scenario', () => {
     const result = run(['--port', '0', '--scenario', 'nope']);
@@ -372,6 +434,34 @@ describe('sim validate', () => {
     expect(r.stderr).toMatch(/YAML: .*line \d+/);
   });
 
+  it('exits 2 naming a misspelled key inside a distribution', () => {
+    const r = validate('v-nested.yaml', 'extends: fast\nstages:\n  queue:\n    duration: { tpye: fixed, value: 3 }\n');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(
+      [
+        `${r.path}: 2 problems`,
+        '  - stages.queue.duration.tpye: unknown key, did you mean type? (expected one of: type, value, min, max, median, p95)',
+        '  - stages.queue.duration.type: required, but missing (expected one of "fixed", "uniform", "lognormal")',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('exits 2 for a YAML syntax error, showing the offending line and a caret under the column', () => {
+    const r = validate('v-indent.yaml', 'name: x\nclock:\n  mode: manual\n speed: 2\n');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(
+      [
+        `${r.path}: 1 problem`,
+        '  - YAML: All mapping items must start at the same column at line 4, column 1:',
+        '    3 |   mode: manual',
+        '    4 |  speed: 2',
+        '      | ^',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('exits 2 printing every problem of a file with several', () => {
     const r = validate(
       'v-all.yaml',
@@ -410,6 +500,32 @@ describe('sim openapi', () => {
     expect(result.status).toBe(0);
     expect(result.stdout.startsWith('openapi: 3.1')).toBe(true);
     expect(result.stdout).toBe(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
+  });
+});
+
+describe('sim help', () => {
+  it('prints the help, every flag and command, and exits 0', () => {
+    const result = run(['help']);
+    expect(result.status).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.startsWith('Usage: sim [options] [command]\n')).toBe(true);
+    for (const text of ['--port <n>', '--scenario <name|path>', 'env: SIM_SCENARIO', 'scenarios', 'validate <file>', 'openapi', 'help [command]']) {
+      expect(result.stdout).toContain(text);
+    }
+    expect(run(['--help']).stdout).toBe(result.stdout);
+  });
+
+  it("prints one command's help with sim help <command>, as sim <command> --help does", () => {
+    const result = run(['help', 'validate']);
+    expect(result.status).toBe(0);
+    expect(result.stdout.startsWith('Usage: sim validate [options] <file>\n')).toBe(true);
+    expect(run(['validate', '--help']).stdout).toBe(result.stdout);
+  });
+
+  it('exits 2 naming a command it does not have', () => {
+    const result = run(['help', 'scenaros']);
+    expect(result.status).toBe(2);
+    expect(result.stderr.split('\n').slice(0, 2)).toEqual(["error: unknown command 'scenaros'", '(Did you mean scenarios?)']);
   });
 });
 

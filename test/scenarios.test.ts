@@ -1,6 +1,6 @@
 /**
- * Scenario files (contract.md, "Scenarios" and "Bundled scenarios' numbers"): the bundled ones,
- * `extends`, validation messages, and the promises of `default` and `fast`.
+ * Scenario files: the bundled ones, `extends`, validation messages, and the promises of `default`
+ * and `fast`.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -191,8 +191,7 @@ describe('scenario validation', () => {
     const problems = loadError(yamlFile('extends: fast\nstages:\n  render:\n    duraton: { type: fixed, value: 1 }\n')).problems;
     expect(problems).toHaveLength(1);
     // "What was expected": the keys a stage may have.
-    expect(problems[0]).toMatch(/^stages\.render\.duraton: unknown key .*duration/);
-    expect(problems[0]).toMatch(/per_output_second/);
+    expect(problems[0]).toBe('stages.render.duraton: unknown key, did you mean duration? (expected one of: duration, per_output_second, failure)');
   });
 
   it('reports every problem, one line each', () => {
@@ -226,10 +225,75 @@ describe('scenario validation', () => {
     expect(problems.some((p) => p.startsWith('compliance.claim_linking.rules[0].pattern:')), problems.join(' | ')).toBe(true);
   });
 
+  it('names a misspelled key inside a distribution, with the key it was likely meant to be', () => {
+    const problems = validateScenarioFile(yamlFile('extends: fast\nstages:\n  queue:\n    duration: { tpye: fixed, value: 3 }\n'));
+    expect(problems).toEqual([
+      'stages.queue.duration.tpye: unknown key, did you mean type? (expected one of: type, value, min, max, median, p95)',
+      'stages.queue.duration.type: required, but missing (expected one of "fixed", "uniform", "lognormal")',
+    ]);
+  });
+
+  it('names a misspelled key of a latency distribution, without complaining that it is not null', () => {
+    const problems = validateScenarioFile(yamlFile('extends: fast\nhttp:\n  latency: { tpye: uniform, min: 1, max: 2 }\n'));
+    expect(problems).toEqual([
+      'http.latency.tpye: unknown key, did you mean type? (expected one of: type, value, min, max, median, p95)',
+      'http.latency.type: required, but missing (expected one of "fixed", "uniform", "lognormal")',
+    ]);
+  });
+
+  it("names a key that the distribution's type does not have, listing the keys it has", () => {
+    const problems = validateScenarioFile(yamlFile('extends: fast\nstages:\n  queue:\n    duration: { type: fixed, value: 3, vlaue: 4 }\n'));
+    expect(problems).toEqual(['stages.queue.duration.vlaue: unknown key, did you mean value? (expected one of: type, value)']);
+  });
+
+  it('says what a misspelled distribution type got', () => {
+    const problems = validateScenarioFile(yamlFile('extends: fast\nstages:\n  queue:\n    duration: { type: fixd, value: 3 }\n'));
+    expect(problems).toEqual(['stages.queue.duration.type: expected one of "fixed", "uniform", "lognormal", got string "fixd"']);
+  });
+
+  it('suggests the key a misspelled one was likely meant to be, at any depth', () => {
+    const problems = validateScenarioFile(yamlFile('extends: fast\nrate_limits:\n  capacty: 5\n'));
+    expect(problems).toEqual(['rate_limits.capacty: unknown key, did you mean capacity? (expected one of: capacity, refill_per_second, groups)']);
+  });
+
   it('refuses a YAML syntax error, saying where it is', () => {
     const problems = validateScenarioFile(yamlFile('name: x\nseed: [1, 2\nfoo: : bar\n'));
     expect(problems.length).toBeGreaterThan(0);
     expect(problems[0]).toMatch(/^YAML: .*line \d+/);
+  });
+
+  it('shows the line of a YAML syntax error, the line before it, and a caret under the column', () => {
+    const problems = validateScenarioFile(yamlFile('name: x\nclock:\n  mode: manual\n speed: 2\nseed: 3\n'));
+    expect(problems).toEqual([
+      ['YAML: All mapping items must start at the same column at line 4, column 1:', '3 |   mode: manual', '4 |  speed: 2', '  | ^'].join('\n'),
+    ]);
+  });
+
+  it('lines the caret up under a column past a tab', () => {
+    const problems = validateScenarioFile(yamlFile('a:\n  b: 1\n\tc: 2\n'));
+    expect(problems[0]).toMatch(/^YAML: .*at line 3, column 1:\n2 \|   b: 1\n3 \| \tc: 2\n {2}\| \^$/);
+  });
+
+  it('indents the lines of a multi-line problem under its item in the error message', () => {
+    const error = loadError(yamlFile('name: x\nclock:\n  mode: manual\n speed: 2\n'));
+    expect(error.message.split('\n').slice(1)).toEqual([
+      '  - YAML: All mapping items must start at the same column at line 4, column 1:',
+      '    3 |   mode: manual',
+      '    4 |  speed: 2',
+      '      | ^',
+    ]);
+  });
+
+  it('names the file only once for a relative path (each problem is its own file\'s)', () => {
+    const path = yamlFile('extends: fast\nbogus: 1\n', 'relative.yaml');
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      expect(validateScenarioFile('relative.yaml')).toEqual([expect.stringMatching(/^bogus: unknown key/)]);
+    } finally {
+      process.chdir(cwd);
+    }
+    expect(validateScenarioFile(path)).toEqual([expect.stringMatching(/^bogus: unknown key/)]);
   });
 
   it('refuses a duplicate key', () => {

@@ -206,6 +206,9 @@ export function sample(dist: Distribution, rng: RandomStream): number {
 const distributionSchema = {
   type: 'object',
   required: ['type'],
+  // The keys of every kind of distribution: a key outside them is named as unknown even when
+  // `type` is missing or misspelled (the discriminator then picks no branch to report it).
+  propertyNames: { enum: ['type', 'value', 'min', 'max', 'median', 'p95'] },
   discriminator: { propertyName: 'type' },
   oneOf: [
     {

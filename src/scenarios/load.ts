@@ -2,7 +2,6 @@
  * Loading scenario files: a bundled name (`flaky`) or a path to a YAML file, `extends` resolved,
  * checked against the JSON schema; every problem names the file, the field and what was expected.
  */
-import type { ErrorObject } from 'ajv';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +15,7 @@ import {
   type Scenario,
   type ScenarioFile,
 } from '../core/scenario.js';
+import { describeSchemaErrors, describeYamlError, formatProblems } from './problems.js';
 import { scenarioFileValidator } from './schemaValidator.js';
 
 /** The bundled scenarios' folder (next to src/ in the repository, next to dist/ in the package). */
@@ -26,11 +26,10 @@ export class ScenarioError extends Error {
     readonly file: string,
     readonly problems: string[],
   ) {
-    super(`Invalid scenario ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super(`Invalid scenario ${file}:\n${formatProblems(problems)}`);
     this.name = 'ScenarioError';
   }
 }
-
 
 const API_ERROR_CODES = ERROR_CODES.filter((c) => ERROR_CATALOGUE[c].type === 'api_error');
 
@@ -67,13 +66,19 @@ export function loadScenario(nameOrPath: string, relativeTo?: string): Scenario 
   return resolveFile(scenarioFile(nameOrPath, relativeTo), []);
 }
 
-/** Every problem of a scenario file, or an empty list: `sim validate`. */
+/**
+ * Every problem of a scenario file, or an empty list: `sim validate`. A problem of another file
+ * (one it extends) starts with that file's path.
+ */
 export function validateScenarioFile(path: string): string[] {
   try {
     loadScenario(path);
     return [];
   } catch (e) {
-    if (e instanceof ScenarioError) return e.problems.map((p) => (e.file === path ? p : `${e.file}: ${p}`));
+    if (e instanceof ScenarioError) {
+      const ownFile = e.file === path || e.file === resolve(path);
+      return e.problems.map((p) => (ownFile ? p : `${e.file}: ${p}`));
+    }
     throw e;
   }
 }
@@ -108,7 +113,7 @@ function readScenarioFile(path: string): { file: ScenarioFile; problems: string[
   }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    throw new ScenarioError(path, doc.errors.map((e) => `YAML: ${e.message.split('\n')[0]}`));
+    throw new ScenarioError(path, doc.errors.map((e) => describeYamlError(e, text)));
   }
   const value: unknown = doc.toJS() ?? {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -117,59 +122,4 @@ function readScenarioFile(path: string): { file: ScenarioFile; problems: string[
   const validateFile = scenarioFileValidator();
   const problems = validateFile(value) ? [] : describeSchemaErrors(validateFile.errors ?? []);
   return { file: value as ScenarioFile, problems };
-}
-
-function describeSchemaErrors(errors: ErrorObject[]): string[] {
-  const out = new Set<string>();
-  for (const e of errors) {
-    const field = fieldPath(e.instancePath);
-    const where = field || '(top level)';
-    switch (e.keyword) {
-      case 'additionalProperties': {
-        const key = (e.params as { additionalProperty: string }).additionalProperty;
-        out.add(`${field ? `${field}.` : ''}${key}: unknown key (expected one of: ${allowedKeys(e)})`);
-        break;
-      }
-      case 'type':
-        out.add(`${where}: expected ${(e.params as { type: string }).type}, got ${describe(e.data)}`);
-        break;
-      case 'enum':
-        out.add(`${where}: expected one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}, got ${describe(e.data)}`);
-        break;
-      case 'required':
-        out.add(`${field ? `${field}.` : ''}${(e.params as { missingProperty: string }).missingProperty}: required, but missing`);
-        break;
-      case 'discriminator':
-        out.add(`${where}.type: expected one of "fixed", "uniform", "lognormal"`);
-        break;
-      case 'oneOf':
-      case 'if':
-        break;
-      default:
-        out.add(`${where}: expected a value that ${e.message ?? 'is valid'}, got ${describe(e.data)}`);
-    }
-  }
-  return [...out];
-}
-
-function allowedKeys(e: ErrorObject): string {
-  const props = (e.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
-  return props ? Object.keys(props).join(', ') : 'see the README';
-}
-
-function fieldPath(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`))
-    .join('')
-    .replace(/^\./, '');
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${JSON.stringify(value)}`;
 }

@@ -1,9 +1,14 @@
 /**
  * The examples in examples/ stay in step with the simulator: they parse, use only environment
- * variables the CLI reads, name bundled scenarios, and point at files that exist. (The downstream
- * vitest example is run for real by package.test.ts, against the packed tarball.)
+ * variables the CLI reads, name bundled scenarios, and point at files that exist. The simulator's
+ * steps of the GitHub Actions job are run here as written (bash, a free port for 8080); the
+ * downstream vitest example is run for real by package.test.ts, against the packed tarball. The
+ * compose file needs a Docker engine and is checked for shape only.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -14,8 +19,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLES = join(ROOT, 'examples');
 const read = (path: string) => readFileSync(join(EXAMPLES, path), 'utf8');
 
-/** The environment variables behind the CLI's flags, read from src/cli.ts. */
-const CLI_ENV = [...readFileSync(join(ROOT, 'src', 'cli.ts'), 'utf8').matchAll(/\.env\('([A-Z_]+)'\)/g)].map((m) => m[1]!);
+/** The environment variables behind the server's flags, read from src/commands/start.ts. */
+const CLI_ENV = [...readFileSync(join(ROOT, 'src', 'commands', 'start.ts'), 'utf8').matchAll(/\.env\('([A-Z_]+)'\)/g)].map((m) => m[1]!);
 const SCENARIOS = listBundledScenarios().map((s) => s.name);
 
 function expectSimEnvironment(env: Record<string, string>): void {
@@ -24,6 +29,34 @@ function expectSimEnvironment(env: Record<string, string>): void {
   }
   if (env.SIM_SCENARIO) expect(SCENARIOS).toContain(env.SIM_SCENARIO);
   if (env.SIM_CLOCK) expect(['manual', 'realtime']).toContain(env.SIM_CLOCK);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a process (not a child of this one) is gone within `ms`, checked every 50 ms. */
+async function exitedWithin(pid: number, ms: number): Promise<boolean> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    if (!isRunning(pid)) return true;
+  }
+  return !isRunning(pid);
 }
 
 describe('examples/', () => {
@@ -43,18 +76,89 @@ describe('examples/', () => {
     expect(promised(readme, /Every flag has an environment variable \(/, ')')).toEqual(cli);
   });
 
-  it('github-actions.yml: a job with the image as a service container on 8080', () => {
-    const workflow = parse(read('github-actions.yml')) as {
-      jobs: Record<string, { services: Record<string, { image: string; env: Record<string, string>; ports: string[]; options: string }>; steps: unknown[] }>;
-    };
+  describe('github-actions.yml', () => {
+    interface Step {
+      name?: string;
+      uses?: string;
+      run?: string;
+      if?: string;
+      env?: Record<string, string>;
+      with?: Record<string, string>;
+      'working-directory'?: string;
+    }
+    const workflow = parse(read('github-actions.yml')) as { jobs: Record<string, { env: Record<string, string>; steps: Step[] }> };
     const job = Object.values(workflow.jobs)[0]!;
-    const service = Object.values(job.services)[0]!;
-    expect(service.image).toMatch(/video-service-sim/);
-    expect(service.ports).toContain('8080:8080');
-    expect(service.env).toMatchObject({ SIM_SCENARIO: 'fast', SIM_CLOCK: 'manual' });
-    expectSimEnvironment(service.env);
-    expect(service.options).toMatch(/--health-interval/);
-    expect(job.steps.length).toBeGreaterThan(2);
+    const step = (name: string): Step => {
+      const found = job.steps.find((s) => s.name === name);
+      if (!found) throw new Error(`no step named '${name}' in github-actions.yml`);
+      return found;
+    };
+
+    it('checks out and builds the simulator, starts it in the background, waits for its health, stops it always', () => {
+      expect(step('Check out the simulator').with).toMatchObject({ path: 'video-service-sim' });
+      expect(step('Install the simulator')).toMatchObject({ 'working-directory': 'video-service-sim', run: expect.stringMatching(/^npm ci\b/) });
+      const start = step('Start the simulator');
+      expect(start.env).toMatchObject({ PORT: '8080', SIM_SCENARIO: 'fast', SIM_CLOCK: 'manual' });
+      expectSimEnvironment(start.env!);
+      expect(step('Wait for the simulator').run).toContain('$SIM_URL/_sim/health');
+      const stop = step('Stop the simulator');
+      expect(stop.if).toBe('always()');
+      expect(stop.run).toMatch(/curl .*-X POST "\$SIM_URL\/_sim\/shutdown" \|\| kill "\$\(cat sim\.pid\)"/);
+      expect(job.env.SIM_URL).toBe('http://localhost:8080');
+      const names = job.steps.map((s) => s.name);
+      expect(names.indexOf('Stop the simulator')).toBe(names.length - 1);
+    });
+
+    it("runs as written: the simulator's steps start it from a built clone, it answers, and the last step stops it", async () => {
+      if (!existsSync(join(ROOT, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run "npm run build" first.');
+      // The runner's workspace: the app's checkout, with the simulator checked out under
+      // video-service-sim/ (here a link to this repository, built). A free port stands in for 8080.
+      const workspace = mkdtempSync(join(tmpdir(), 'sim-gha-'));
+      symlinkSync(ROOT, join(workspace, 'video-service-sim'));
+      const port = await freePort();
+      const simUrl = `http://localhost:${port}`;
+      const env: NodeJS.ProcessEnv = { ...process.env };
+      for (const name of Object.keys(env)) if (name === 'PORT' || name.startsWith('SIM_')) delete env[name];
+      Object.assign(env, job.env, { SIM_URL: simUrl, VIDEO_API_BASE_URL: simUrl });
+      // GitHub's default shell for `run` on Linux.
+      const runStep = (s: Step) =>
+        spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', s.run!], {
+          cwd: join(workspace, s['working-directory'] ?? '.'),
+          env: { ...env, ...s.env, ...(s.env?.PORT ? { PORT: String(port) } : {}) },
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+          timeout: 60_000,
+        });
+      let pid: number | undefined;
+      try {
+        const started = runStep(step('Start the simulator'));
+        expect(started.status, started.stderr).toBe(0);
+        pid = Number(readFileSync(join(workspace, 'sim.pid'), 'utf8'));
+        const waited = runStep(step('Wait for the simulator'));
+        expect(waited.status, waited.stderr).toBe(0);
+        expect(JSON.parse(waited.stdout)).toMatchObject({ status: 'ok', scenario: 'fast', seed: 42, clock: { mode: 'manual' } });
+
+        // What the app's tests would do, then the step that runs when they fail.
+        const created = await fetch(`${simUrl}/v1/videos`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${job.env.VIDEO_API_KEY}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ model: 'video-3.2', prompt: 'A kite over a windy beach.' }),
+        });
+        expect(created.status).toBe(200);
+        const shown = runStep(step('Show what the tests sent to the video service'));
+        expect(shown.status, shown.stderr).toBe(0);
+        expect(shown.stdout).toContain((await created.json()).id);
+        expect(shown.stdout).toContain('sim listening on');
+
+        const stopped = runStep(step('Stop the simulator'));
+        expect(stopped.status, stopped.stderr).toBe(0);
+        expect(await exitedWithin(pid, 3_000), `pid ${pid} still running after the stop step`).toBe(true);
+        pid = undefined;
+      } finally {
+        if (pid !== undefined && isRunning(pid)) process.kill(pid, 'SIGKILL');
+        rmSync(workspace, { recursive: true, force: true });
+      }
+    });
   });
 
   it('docker-compose.yml: the simulator (built from this repository) and a static app', () => {

@@ -1,10 +1,13 @@
 /**
- * The npm package as a user gets it: `npm pack`, a fresh project, `npm install <tarball>`, then the
- * `sim` binary through npx, the package's exports, and vitest suites (a smoke test and the
- * downstream example from examples/vitest-downstream) that import 'video-service-sim'.
+ * The npm package as a user gets it: `npm pack`, then the downstream example
+ * (examples/vitest-downstream, its package.json included) as a fresh project that installs the
+ * tarball with `npm install --save-dev <tarball>`, as its README says; then both bins (`sim`,
+ * `video-service-sim`) through npx, the package's exports through `import` and `require`, and the
+ * example's own `npm test` and `npm run typecheck` with a smoke test added.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +90,17 @@ async function runOk(cmd: string, args: string[], cwd: string, timeoutMs?: numbe
   return r.stdout;
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 /** Kills a process started by this file, with its process group (npx starts sim as a grandchild). */
 function killGroup(child: ChildProcess): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -108,19 +122,16 @@ beforeAll(async () => {
   packedFiles = info.files.map((f) => f.path);
   log(`packed ${info.filename}: ${(info.size / 1024).toFixed(0)} KiB, ${packedFiles.length} files`);
 
-  log('creating a fresh project (npm init -y, "type": "module")');
+  log('a fresh project: examples/vitest-downstream as it is, its package.json included');
   cpSync(EXAMPLE_DIR, project, {
     recursive: true,
-    // The example's own package.json names the published package; the fresh project gets the tarball.
-    filter: (src) => !/(^|[\\/])(node_modules|package\.json|package-lock\.json|README\.md)$/.test(src),
+    filter: (src) => !/(^|[\\/])(node_modules|package-lock\.json)$/.test(src),
   });
-  await runOk('npm', ['init', '-y'], project);
-  const projectPkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as Record<string, unknown>;
-  projectPkg.type = 'module';
-  writeFileSync(join(project, 'package.json'), `${JSON.stringify(projectPkg, null, 2)}\n`);
 
-  log('npm install <tarball> vitest@4 (a few minutes on a busy machine)');
-  await runOk('npm', ['install', '--no-audit', '--no-fund', tarball, 'vitest@4'], project, 14 * 60_000);
+  // The example's README: `npm install --save-dev ./video-service-sim-0.1.0.tgz`. It replaces the
+  // example's own `file:../..` (the clone it sits in) and installs the rest of its package.json.
+  log('npm install --save-dev <tarball> (a few minutes on a busy machine)');
+  await runOk('npm', ['install', '--save-dev', '--no-audit', '--no-fund', tarball], project, 14 * 60_000);
 });
 
 afterAll(() => {
@@ -131,8 +142,8 @@ afterAll(() => {
 
 describe('package.json', () => {
   it('declares the bin, typed exports, files and engines a user needs', () => {
-    expect(pkg.bin).toEqual({ sim: './dist/cli.js' });
-    expect(pkg.exports['.']).toMatchObject({ types: './dist/index.d.ts', import: './dist/index.js' });
+    expect(pkg.bin).toEqual({ sim: './dist/cli.js', 'video-service-sim': './dist/cli.js' });
+    expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', import: './dist/index.js', require: './dist/index.js' });
     expect(Object.keys(pkg.exports['.'] as object)[0], 'types must come first in the export conditions').toBe('types');
     expect(pkg.exports['./openapi.yaml']).toBe('./openapi.yaml');
     expect([...pkg.files].sort()).toEqual(['!dist/**/*.map', 'README.md', 'assets', 'dist', 'openapi.yaml', 'scenarios']);
@@ -168,39 +179,61 @@ describe('the tarball', () => {
 });
 
 describe('installed into a fresh project', () => {
-  it('npx sim starts a server (flaky scenario, port 0) whose /_sim/health answers', async () => {
-    log('npx sim --scenario=flaky --port 0');
-    const child = spawn('npx', ['sim', '--scenario=flaky', '--port', '0'], {
-      cwd: project,
-      env: ENV,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true, // its own process group, so that killGroup reaches sim behind npx
-    });
-    started.push(child);
-    let stdout = '';
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const firstLine = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line within 60 s; stdout: ${stdout} stderr: ${stderr}`)), 60_000);
-      child.stdout!.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        if (stdout.includes('\n')) {
-          clearTimeout(timer);
-          resolve(stdout.split('\n')[0]!);
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`npx sim exited ${code}: ${stderr}`)));
-    });
-    log(`  ${firstLine}`);
-    const match = /^sim listening on (http:\/\/127\.0\.0\.1:(\d+)) \(scenario flaky, seed -?\d+, clock (realtime|manual)\)$/.exec(firstLine);
-    expect(match, firstLine).not.toBeNull();
-    const res = await fetch(`${match![1]}/_sim/health`);
-    expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: 'ok', scenario: 'flaky' });
+  it('installed the tarball in place of the clone the example names', () => {
+    const projectPkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    expect(projectPkg.devDependencies[pkg.name]).toMatch(/^file:.*\.tgz$/);
+    expect(readFileSync(join(installed, 'package.json'), 'utf8')).toBe(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  });
 
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    killGroup(child);
-    await exited;
+  for (const bin of ['sim', 'video-service-sim']) {
+    it(`npx ${bin} starts a server (flaky scenario, port 0) whose /_sim/health answers`, async () => {
+      log(`npx ${bin} --scenario=flaky --port 0`);
+      const child = spawn('npx', [bin, '--scenario=flaky', '--port', '0'], {
+        cwd: project,
+        env: ENV,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // its own process group, so that killGroup reaches sim behind npx
+      });
+      started.push(child);
+      let stdout = '';
+      let stderr = '';
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      const [firstLine, secondLine] = await new Promise<string[]>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no start-up lines within 60 s; stdout: ${stdout} stderr: ${stderr}`)), 60_000);
+        child.stdout!.on('data', (d: Buffer) => {
+          stdout += d.toString();
+          const lines = stdout.split('\n');
+          if (lines.length > 2) {
+            clearTimeout(timer);
+            resolve(lines.slice(0, 2));
+          }
+        });
+        child.on('exit', (code) => reject(new Error(`npx ${bin} exited ${code}: ${stderr}`)));
+      });
+      log(`  ${firstLine}`);
+      const match = /^sim listening on (http:\/\/127\.0\.0\.1:(\d+)) \(scenario flaky, seed -?\d+, clock (realtime|manual)\)$/.exec(firstLine!);
+      expect(match, firstLine).not.toBeNull();
+      expect(secondLine).toBe(`dashboard: http://localhost:${match![2]}/_sim/`);
+      const res = await fetch(`${match![1]}/_sim/health`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ status: 'ok', scenario: 'flaky' });
+
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      killGroup(child);
+      await exited;
+    });
+  }
+
+  it('npx video-service-sim runs the commands that npx sim runs', async () => {
+    for (const args of [['scenarios'], ['--version'], ['help', 'validate']]) {
+      expect(await runOk('npx', ['video-service-sim', ...args], project)).toBe(await runOk('npx', ['sim', ...args], project));
+    }
+  });
+
+  it('links both bins into node_modules/.bin, for npm scripts that call either name', async () => {
+    for (const bin of ['sim', 'video-service-sim']) {
+      expect(await runOk(join(project, 'node_modules', '.bin', bin), ['--version'], project)).toBe(`${pkg.version}\n`);
+    }
   });
 
   it('npx sim scenarios lists the bundled scenarios, flaky among them', async () => {
@@ -234,8 +267,58 @@ describe('installed into a fresh project', () => {
     expect(result.codes).toBeGreaterThan(10);
   });
 
-  it('type-checks a TypeScript consumer against the packaged types', async () => {
-    // The repository's own compiler, on the downstream example copied into the project.
+  it("runs the README's Running in CI recipe as written (a free port for 8080): start, wait for health, stop", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Running in CI\n'));
+    const recipe = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(recipe, 'a sh block under "## Running in CI"').toBeDefined();
+    expect(recipe).toContain('/_sim/health');
+    expect(recipe).toContain('-X POST http://localhost:8080/_sim/shutdown || kill "$(cat sim.pid)"');
+    const port = await freePort();
+    const result = await run('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', recipe!.replaceAll('8080', String(port))], project, 60_000);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    // The health answer (curl adds no newline; the shutdown answer, when there is one, follows it).
+    expect(result.stdout).toMatch(/^\{"status":"ok","scenario":"fast",.*"clock":\{"mode":"manual"/);
+    const pid = Number(readFileSync(join(project, 'sim.pid'), 'utf8'));
+    let gone = false;
+    for (const deadline = Date.now() + 3000; !gone && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        gone = true;
+      }
+    }
+    expect(gone, `the simulator (pid ${pid}) still runs after the recipe's last line`).toBe(true);
+    expect(readFileSync(join(project, 'sim.log'), 'utf8')).toMatch(/^sim listening on http:\/\/127\.0\.0\.1:\d+ \(scenario fast/);
+  });
+
+  it('loads with require() from a CommonJS script, and runs a simulator from it', async () => {
+    writeFileSync(
+      join(project, 'require-check.cjs'),
+      `const { createSimulator, openapiPath, ERROR_CODES } = require('video-service-sim');
+const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
+sim.listen(0).then(async (url) => {
+  const res = await fetch(url + '/_sim/health');
+  const health = await res.json();
+  await sim.close();
+  console.log(JSON.stringify({ status: res.status, scenario: health.scenario, openapiPath, codes: ERROR_CODES.length }));
+});
+`,
+    );
+    const result = await run('node', ['require-check.cjs'], project, 60_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      status: 200,
+      scenario: 'fast',
+      openapiPath: join(installed, 'openapi.yaml'),
+      codes: expect.any(Number),
+    });
+    // No ERR_REQUIRE_ASYNC_MODULE: nothing the package's entry loads has a top-level await.
+    expect(result.stderr).not.toMatch(/ERR_REQUIRE|top-level await/i);
+  });
+
+  it("type-checks the example with its own npm run typecheck, and with this repository's compiler", async () => {
+    await runOk('npm', ['run', 'typecheck'], project);
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     await runOk('node', [tsc, '-p', join(project, 'tsconfig.json')], project);
   });
@@ -327,7 +410,8 @@ it('drives a video to succeeded in-process (fast scenario, manual clock)', async
     const copied = readdirSync(project).filter((f) => f.endsWith('.test.ts'));
     log(`  vitest run in the fresh project: ${copied.join(', ')}`);
     expect(copied).toEqual(expect.arrayContaining(['package-smoke.test.ts', 'video-client.test.ts', 'in-process.test.ts']));
-    const out = await runOk('npx', ['vitest', 'run', '--reporter=verbose'], project, 4 * 60_000);
+    // The example's own script (`vitest run`), as its README says.
+    const out = await runOk('npm', ['test', '--', '--reporter=verbose'], project, 4 * 60_000);
     for (const line of out.split('\n').filter((l) => /✓|✗|×|Tests\s/.test(l))) log(`    ${line.trim()}`);
     expect(out).toMatch(/Tests\s+\d+ passed/);
     expect(out).not.toMatch(/\d+ failed/);
@@ -335,7 +419,8 @@ it('drives a video to succeeded in-process (fast scenario, manual clock)', async
 
   it('installed nothing but production dependencies for the package', () => {
     expect(existsSync(join(installed, 'dist', 'cli.js'))).toBe(true);
-    expect(existsSync(join(project, 'node_modules', 'typescript'))).toBe(false);
-    expect(existsSync(join(project, 'node_modules', 'supertest'))).toBe(false);
+    for (const dev of ['supertest', '@redocly/cli', '@stoplight/spectral-cli', 'autocannon', 'fast-check']) {
+      expect(existsSync(join(project, 'node_modules', dev)), dev).toBe(false);
+    }
   });
 });

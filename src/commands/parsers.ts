@@ -1,0 +1,34 @@
+/**
+ * Parsers of flag values, shared by the commands: each returns the value or throws commander's
+ * InvalidArgumentError, which commander reports naming the flag (exit status 2).
+ */
+import { InvalidArgumentError } from 'commander';
+
+/** Exit status of a usage error: a bad flag, a bad value, an invalid scenario file. */
+export const EXIT_USAGE = 2;
+
+export function integer(name: string, min: number, max: number) {
+  return (value: string): number => {
+    if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`${name} must be an integer.`);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max}.`);
+    return n;
+  };
+}
+
+export function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number above 0.');
+  return n;
+}
+
+/** An http(s) URL, without trailing slashes. */
+export function url(value: string): string {
+  try {
+    const parsed = new URL(value);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new InvalidArgumentError(`must be an http(s) URL, got '${value}'.`);
+  }
+  return value.replace(/\/+$/, '');
+}

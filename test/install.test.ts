@@ -1,0 +1,55 @@
+/**
+ * Installing the repository stays quiet and sends nothing: `@scarf/scarf` (pulled in by the
+ * Spectral CLI, a dev dependency) would print a notice at install and report the install to
+ * scarf.sh. Its own switch is `scarfSettings.enabled: false` in the root package.json, and npm's
+ * install-script review (`allowScripts`) records its postinstall as denied.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+
+describe('npm install of the repository', () => {
+  it("turns off @scarf/scarf's analytics in the root package.json and denies its install script", () => {
+    expect(pkg.scarfSettings).toEqual({ enabled: false });
+    expect(pkg.allowScripts).toMatchObject({ '@scarf/scarf': false });
+  });
+
+  it("@scarf/scarf's postinstall, run as npm runs it, says analytics are off and reports nothing", async () => {
+    // Scarf's SCARF_LOCAL_PORT sends its report to http://localhost:PORT instead of scarf.sh.
+    const reports: string[] = [];
+    const server = createServer((req, res) => {
+      reports.push(`${req.method} ${req.url}`);
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of ['SCARF_ANALYTICS', 'SCARF_NO_ANALYTICS', 'DO_NOT_TRACK', 'npm_config_global']) delete env[name];
+    try {
+      const scarfDir = join(ROOT, 'node_modules', '@scarf', 'scarf');
+      const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(process.execPath, [join(scarfDir, 'report.js')], {
+          cwd: scarfDir,
+          // INIT_CWD: where npm was run (the root whose package.json scarf reads).
+          env: { ...env, INIT_CWD: ROOT, SCARF_LOCAL_PORT: String((server.address() as AddressInfo).port), SCARF_VERBOSE: 'true' },
+        });
+        let output = '';
+        child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+        child.on('close', (code) => resolve({ code, output }));
+      });
+      expect(result.code).toBe(0);
+      expect(result.output).toMatch(/Scarf has been disabled via a package\.json|User has opted out/);
+      expect(result.output).not.toMatch(/is tracking installation\s+statistics/);
+      expect(reports).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+});
