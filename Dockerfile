@@ -18,8 +18,9 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json openapi.yaml ./
 COPY scripts ./scripts
 COPY src ./src
-# The build also writes dist/openapi.json (quicker to load than the YAML). Source maps point at
-# src/ and declarations serve the npm package: neither is needed at run time.
+# The build also compiles openapi.yaml's validators into dist/generated/ (the simulator never
+# parses the YAML at run time). Source maps point at src/ and declarations serve the npm package:
+# neither is needed at run time.
 RUN npm run build && find dist \( -name '*.map' -o -name '*.d.ts' \) -delete
 
 # ---- runtime: production dependencies only, non-root, node as PID 1 -------------------------

@@ -137,7 +137,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   return handle;
 }
 
-/** `http://localhost:PORT` for a wildcard or loopback host, else `http://HOST:PORT` (contract.md). */
+/** `http://localhost:PORT` for a wildcard or loopback host, else `http://HOST:PORT` (the addresses written into responses). */
 export function defaultBaseUrl(host: string, port: number): string {
   const local = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost', ''].includes(host) || host.startsWith('127.');
   const shown = local ? 'localhost' : host.includes(':') ? `[${host}]` : host;

@@ -1,7 +1,7 @@
 /**
  * The error catalogue: every error the simulator can answer with, in one place.
  *
- * Section 7 of the interface document fixes the shape and the type/status pairs; contract.md fixes
+ * Section 7 of the interface document fixes the shape and the type/status pairs; the simulator fixes
  * the codes. The HTTP routes, the request-validator mapping and `openapi.yaml` (the `ErrorCode`
  * enum) all read from here; a test checks that this list and the OpenAPI enum are the same.
  */
@@ -128,7 +128,7 @@ export interface SimErrorOptions {
   headers?: Record<string, string>;
 }
 
-/** The `param` a code names when the thrower gives none (contract.md, "More precisions"). */
+/** The `param` a code names when the thrower gives none (README, "Errors"). */
 const DEFAULT_PARAM: Readonly<Record<string, string>> = {
   resource_not_found: 'id',
   idempotency_key_reused: 'Idempotency-Key',
