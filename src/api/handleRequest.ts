@@ -17,7 +17,7 @@ import type { JournalRecord } from '../core/journal.js';
 import type { Simulator } from '../core/simulator.js';
 import { readJsonBody, type RawBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
-import { OPERATION_HANDLERS, RawAnswer, type Control, type OperationEffects } from './operations.js';
+import { OPERATION_HANDLERS, RawAnswer, type Control, type OperationEffects, type OperationInput } from './operations.js';
 
 /** A request as the HTTP adapter hands it over. */
 export interface ApiRequest {
@@ -100,23 +100,25 @@ function handleServiceRequest(state: ApiState, request: ApiRequest): ApiAnswer {
   // Faults and latency: the core decides; the adapter only waits `delayMs`.
   const fate = sim.requestFate(account, request.method, request.path, operation && ((status) => operation.statuses.includes(status)));
   const effects: OperationEffects = {};
-  const reply = (status: number, body: unknown, extra?: Record<string, string>): ApiAnswer =>
-    finish(state, request, operation, account, jsonDraft(status, { ...headers, ...extra }, body, fate.delayMs), now, fate.note, effects);
+  const reply = (draft: Draft): ApiAnswer => finish(state, request, operation, account, draft, now, fate.note, effects);
+  const replyError = (e: SimError): ApiAnswer => reply(errorDraft(e, headers, fate.delayMs));
   const bucket = account.bucketFor(request.method, request.path, now);
   if (fate.error) {
     // An injected fault spends no token, but carries the rate-limit headers like a real answer.
     Object.assign(headers, rateLimitHeaders(bucket.peek(now), fate.error));
-    return reply(fate.error.status, fate.error.toBody(), fate.error.headers);
+    return replyError(fate.error);
   }
 
   // Rate limit: every authenticated request spends a token.
   const limit = bucket.take(now);
   Object.assign(headers, rateLimitHeaders(limit));
   if (!limit.allowed) {
-    const e = fail('rate_limit_exceeded', {
-      message: `Rate limit of ${limit.limit} requests exceeded. Retry after ${limit.retryAfterSeconds} s (of virtual time).`,
-    });
-    return reply(429, e.toBody(), { 'Retry-After': String(limit.retryAfterSeconds) });
+    return replyError(
+      fail('rate_limit_exceeded', {
+        message: `Rate limit of ${limit.limit} requests exceeded. Retry after ${limit.retryAfterSeconds} s (of virtual time).`,
+        headers: { 'Retry-After': String(limit.retryAfterSeconds) },
+      }),
+    );
   }
 
   // Idempotent replay: a stored success under the same key and the same request is answered again.
@@ -125,92 +127,102 @@ function handleServiceRequest(state: ApiState, request: ApiRequest): ApiAnswer {
       ? { value: undefined }
       : readJsonBody(request.body, request.headers, request.method === 'DELETE' ? 'none' : 'error');
   const key = request.method === 'POST' ? request.headers['idempotency-key'] : undefined;
-  const idempotency = key ? { endpoint: request.path, key, fingerprint: 'error' in body ? '\u0000unreadable' : requestFingerprint(body.value) } : undefined;
+  const idempotency = key
+    ? { endpoint: request.path, key, fingerprint: 'error' in body ? '\u0000unreadable' : requestFingerprint(body.value) }
+    : undefined;
   if (idempotency) {
     const found = account.idempotency.lookup(idempotency.endpoint, idempotency.key, idempotency.fingerprint, now);
     if (found.kind === 'replay') {
-      const replayed = { status: found.status, text: found.text, contentType: JSON_TYPE, headers: { ...headers, 'Idempotent-Replayed': 'true' }, delayMs: fate.delayMs };
-      return finish(state, request, operation, account, replayed, now, fate.note);
+      const replayHeaders = { ...headers, 'Idempotent-Replayed': 'true' };
+      return reply({ status: found.status, headers: replayHeaders, text: found.text, contentType: JSON_TYPE, delayMs: fate.delayMs });
     }
     if (found.kind === 'conflict') {
-      const e = fail('idempotency_key_reused', {
-        message: `Idempotency-Key '${idempotency.key}' was already used with a different request on ${idempotency.endpoint}. Use a new key for a new request.`,
-      });
-      return reply(400, e.toBody());
+      return replyError(
+        fail('idempotency_key_reused', {
+          message: `Idempotency-Key '${key}' was already used with a different request on ${request.path}. Use a new key for a new request.`,
+        }),
+      );
     }
   }
 
   // The route: an unknown route or method is 404 before anything about its body is judged.
-  if (!route || !operation) return reply(404, unknownRoute(request).toBody());
+  if (!route || !operation) return replyError(unknownRoute(request));
 
-  // The body, then the parameters.
-  if ('error' in body) return reply(body.error.status, body.error.toBody());
-  if (route.params === null) {
-    return reply(404, fail('resource_not_found', { message: 'No resource has this id (its percent-encoding is malformed).' }).toBody());
-  }
+  // The body, then the parameters (unknown, missing, invalid).
+  if ('error' in body) return replyError(body.error);
+  if (route.params === null) return replyError(malformedId());
   const checked = checkRequest(operation, { params: route.params, query: request.query, headers: request.headers, body: body.value });
-  if ('error' in checked) return reply(checked.error.status, checked.error.toBody());
+  if ('error' in checked) return replyError(checked.error);
 
   // The operation: existence, balance and claim linking are the core's checks, in that order.
-  let result: unknown;
-  try {
-    result = OPERATION_HANDLERS[operation.operationId]?.({
-      sim,
-      control: state.control,
-      account,
-      params: route.params,
-      query: checked.query,
-      body: checked.body,
-      forcedOutcome: fate.forcedOutcome,
-      effects,
-    });
-  } catch (e) {
-    return finish(state, request, operation, account, errorDraft(e, headers, fate.delayMs, state, request), now, fate.note, effects);
-  }
-  const answer = reply(200, result);
-  // Only a success is stored under its key (and only once it passed validation).
+  const done = perform(operation, {
+    sim,
+    control: state.control,
+    account,
+    params: route.params,
+    query: checked.query,
+    body: checked.body,
+    forcedOutcome: fate.forcedOutcome,
+    effects,
+  });
+  if ('error' in done) return reply(errorDraft(done.error, headers, fate.delayMs, state, request));
+  const answer = reply(jsonDraft(200, headers, done.value, fate.delayMs));
+
+  // Only a success is stored under its key, once it passed validation.
   if (idempotency && answer.status === 200) {
     account.idempotency.store(idempotency.endpoint, idempotency.key, idempotency.fingerprint, 200, answer.body, now);
   }
   return answer;
 }
 
-/** A request to the control API: no key, no rate limit, no journal. */
+/** A request to the control API: no key, no rate limit, no journal; route, body, parameters, operation. */
 function handleControlRequest(state: ApiState, request: ApiRequest): ApiAnswer {
   const { sim } = state;
   const headers = { 'X-Request-Id': sim.nextRequestId() };
   const route = matchRoute(request.method, request.path);
   const operation = route?.operation;
-  const reply = (status: number, body: unknown): ApiAnswer => finish(state, request, operation, null, jsonDraft(status, headers, body, 0));
-  if (!route || !operation) return reply(404, unknownRoute(request).toBody());
+  const reply = (draft: Draft): ApiAnswer => finish(state, request, operation, null, draft);
+  const replyError = (e: SimError): ApiAnswer => reply(errorDraft(e, headers));
+
+  if (!route || !operation) return replyError(unknownRoute(request));
   const body = request.method === 'POST' ? readJsonBody(request.body, request.headers, 'object') : { value: undefined };
-  if ('error' in body) return reply(body.error.status, body.error.toBody());
-  if (route.params === null) {
-    return reply(404, fail('resource_not_found', { message: 'No resource has this id (its percent-encoding is malformed).' }).toBody());
-  }
+  if ('error' in body) return replyError(body.error);
+  if (route.params === null) return replyError(malformedId());
   const checked = checkRequest(operation, { params: route.params, query: request.query, headers: request.headers, body: body.value });
-  if ('error' in checked) return reply(checked.error.status, checked.error.toBody());
-  let result: unknown;
-  try {
-    result = OPERATION_HANDLERS[operation.operationId]?.({
-      sim,
-      control: state.control,
-      account: null,
-      params: route.params,
-      query: checked.query,
-      body: checked.body,
-      forcedOutcome: null,
-      effects: {},
-    });
-  } catch (e) {
-    return finish(state, request, operation, null, errorDraft(e, headers, 0, state, request));
+  if ('error' in checked) return replyError(checked.error);
+
+  const done = perform(operation, {
+    sim,
+    control: state.control,
+    account: null,
+    params: route.params,
+    query: checked.query,
+    body: checked.body,
+    forcedOutcome: null,
+    effects: {},
+  });
+  if ('error' in done) return reply(errorDraft(done.error, headers, 0, state, request));
+  if (done.value instanceof RawAnswer) {
+    return reply({ status: 200, headers, text: done.value.text, contentType: done.value.contentType, delayMs: 0 });
   }
-  if (result instanceof RawAnswer) {
-    return finish(state, request, operation, null, { status: 200, headers, text: result.text, contentType: result.contentType, delayMs: 0 });
-  }
-  const answer = reply(200, result);
+  const answer = reply(jsonDraft(200, headers, done.value, 0));
   if (operation.operationId === 'simShutdown') answer.shutdown = true;
   return answer;
+}
+
+/** Runs an operation: its answer's value, or what it threw (a catalogue error, or a bug). */
+function perform(operation: Operation, input: OperationInput): { value: unknown } | { error: unknown } {
+  const handler = OPERATION_HANDLERS[operation.operationId];
+  if (!handler) return { error: new Error(`openapi.yaml's operation ${operation.operationId} has no handler`) };
+  try {
+    return { value: handler(input) };
+  } catch (e) {
+    return { error: e };
+  }
+}
+
+function malformedId(): SimError {
+  return fail('resource_not_found', { message: 'No resource has this id (its percent-encoding is malformed).' });
 }
 
 /**
