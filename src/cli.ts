@@ -4,10 +4,11 @@
  * process's heap policy when asked (it owns the process; the programmatic API does not touch it).
  *
  *   sim [--port N] [--host ADDR] [--scenario NAME|PATH] [--seed N] [--clock manual|realtime]
- *       [--speed X] [--base-url URL] [--cdn-url URL] [--heap-growing-percent N]
+ *       [--speed X] [--base-url URL] [--cdn-url URL] [--record FILE] [--heap-growing-percent N]
  *   sim scenarios          list the bundled scenarios
  *   sim validate FILE      check a scenario file (exit 0 valid, 2 otherwise)
  *   sim openapi            print the contract (openapi.yaml)
+ *   sim replay FILE        replay a transcript and compare every answer (exit 0 identical, 1 not)
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,8 @@ import { setFlagsFromString } from 'node:v8';
 import { createSimulator, type SimulatorHandle } from './index.js';
 import { openapiPath } from './openapi.js';
 import { ScenarioError, listBundledScenarios, validateScenarioFile } from './scenarios/load.js';
+import { TranscriptFileError } from './transcript/file.js';
+import { registerReplayCommand } from './transcript/replayCommand.js';
 
 const EXIT_USAGE = 2;
 
@@ -52,6 +55,7 @@ interface StartOptions {
   speed?: number;
   baseUrl?: string;
   cdnUrl?: string;
+  record?: string;
   heapGrowingPercent: number;
 }
 
@@ -87,9 +91,10 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       speed: opts.speed,
       baseUrl: opts.baseUrl,
       cdnUrl: opts.cdnUrl,
+      record: opts.record,
     });
   } catch (e) {
-    if (e instanceof ScenarioError) {
+    if (e instanceof ScenarioError || e instanceof TranscriptFileError) {
       process.stderr.write(`sim: ${e.message}\n`);
       process.exit(EXIT_USAGE);
     }
@@ -132,6 +137,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--speed <x>', "realtime multiplier (default: the scenario's)").env('SIM_SPEED').argParser(positiveNumber))
     .addOption(new Option('--base-url <url>', 'the base address written into responses').env('SIM_BASE_URL').argParser(url))
     .addOption(new Option('--cdn-url <url>', 'the media address written into responses (default: base URL + /cdn)').env('SIM_CDN_URL').argParser(url))
+    .addOption(new Option('--record <file>', 'write a transcript of every request to FILE, for sim replay').env('SIM_RECORD'))
     .addOption(
       new Option('--heap-growing-percent <n>', "how far V8's heap may grow past what is live before a full collection; 0: V8's own policy (larger)")
         .env('SIM_HEAP_GROWING_PERCENT')
@@ -170,6 +176,8 @@ export function buildProgram(): Command {
     .action(() => {
       process.stdout.write(readFileSync(openapiPath, 'utf8'));
     });
+
+  registerReplayCommand(program);
 
   return program;
 }

@@ -97,6 +97,9 @@ export class Simulator {
   /** The change log as two parallel arrays (sequence numbers, generations), oldest first. */
   private changeSeqs: number[] = [];
   private changed: Generation[] = [];
+  /** The wall-clock reading that `atOneInstant` holds while it runs, if it runs. */
+  private heldWallMs: number | undefined;
+  private instantStartMs: number | undefined;
 
   constructor(private readonly options: SimulatorOptions) {
     this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
@@ -104,6 +107,32 @@ export class Simulator {
     this.seed = options.seed ?? options.scenario.seed;
     this.clock = this.makeClock();
     this.journal = new Journal(this.scenario.limits.journal_size);
+  }
+
+  /**
+   * Runs `fn` at one instant: every reading of the clock within it (a reset's new clock included)
+   * gives the same time, in realtime mode too. So one request's timestamps agree with each other
+   * and with the time it was handled at, which is what makes a realtime run replay identically on a
+   * clock that moves only between requests. Nested calls share the outer instant.
+   */
+  atOneInstant<T>(fn: () => T): T {
+    if (this.heldWallMs !== undefined) return fn();
+    this.heldWallMs = this.options.wallClock();
+    this.instantStartMs = this.clock.now();
+    try {
+      return fn();
+    } finally {
+      this.heldWallMs = undefined;
+      this.instantStartMs = undefined;
+    }
+  }
+
+  /**
+   * The global time at which the current instant (see `atOneInstant`) began, before anything done
+   * within it moved the clock (an advance, a reset); outside an instant, the global time.
+   */
+  instantStart(): number {
+    return this.instantStartMs ?? this.clock.now();
   }
 
   // ---- accounts and authentication (interface document, section 5) ----
@@ -599,7 +628,7 @@ export class Simulator {
       this.options.clockMode ?? this.scenario.clock.mode,
       this.options.speed ?? this.scenario.clock.speed,
       Date.parse(this.scenario.clock.start),
-      this.options.wallClock,
+      () => this.heldWallMs ?? this.options.wallClock(),
     );
   }
 }
