@@ -18,7 +18,7 @@ import { Simulator, type Health } from './core/simulator.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { createAppServer } from './http/server.js';
 import { loadScenario } from './scenarios/load.js';
-import { recordTo } from './transcript/recording.js';
+import { recordCall, recordTo } from './transcript/recording.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode, type ErrorBody } from './core/errors.js';
@@ -131,11 +131,16 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
         });
       });
     },
+    // Recorded as the control requests they stand for, so that a transcript replays them too.
     clock: {
-      advance: (seconds, apiKey) => core.advance(seconds, apiKey),
+      advance: (seconds, apiKey) =>
+        recordCall(recording, core, '/_sim/clock/advance', { seconds, api_key: apiKey }, () => core.advance(seconds, apiKey)),
       state: (apiKey) => core.clockState(apiKey),
     },
-    reset: (o = {}) => core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),
+    reset: (o = {}) =>
+      recordCall(recording, core, '/_sim/reset', { scenario: o.scenario, seed: o.seed, api_key: o.apiKey }, () =>
+        core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),
+      ),
     close,
   };
   return handle;

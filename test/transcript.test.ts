@@ -227,6 +227,31 @@ describe('replay', () => {
     expect(replay(transcript).differences).toEqual([]);
   });
 
+  it("records the in-process API's clock advances and resets as the control requests they stand for", async () => {
+    const file = tmpFile();
+    const sim = makeSim({ scenario: 'fast', clock: 'manual', record: file });
+    const create = () => request(sim.app).post('/v1/videos').set('Authorization', 'Bearer sk_test_p').send({ model: 'video-3.2', prompt: PROMPT });
+    const { body: video } = await create();
+    sim.clock.advance(4, 'sk_test_p');
+    sim.clock.advance(1.5);
+    await request(sim.app).get(`/v1/videos/${video.id}`).set('Authorization', 'Bearer sk_test_p');
+    sim.reset({ apiKey: 'sk_test_p' });
+    expect(() => sim.reset({ apiKey: 'sk_test_p', seed: 3 })).toThrow(); // refused: nothing changed, nothing recorded
+    sim.reset({ seed: 5 });
+    await create();
+    const transcript = readTranscript(file);
+    expect(transcript.lines.map((l) => `${l.now} ${l.method} ${l.path} ${l.body}`)).toEqual([
+      '2026-01-01T00:00:00.000Z POST /v1/videos {"model":"video-3.2","prompt":"A slow dolly shot across a rain-soaked neon street at night."}',
+      '2026-01-01T00:00:00.000Z POST /_sim/clock/advance {"seconds":4,"api_key":"sk_test_p"}',
+      '2026-01-01T00:00:00.000Z POST /_sim/clock/advance {"seconds":1.5}',
+      '2026-01-01T00:00:01.500Z GET /v1/videos/' + video.id + ' null',
+      '2026-01-01T00:00:01.500Z POST /_sim/reset {"api_key":"sk_test_p"}',
+      '2026-01-01T00:00:01.500Z POST /_sim/reset {"seed":5}',
+      '2026-01-01T00:00:00.000Z POST /v1/videos {"model":"video-3.2","prompt":"A slow dolly shot across a rain-soaked neon street at night."}',
+    ]);
+    expect(replay(transcript).differences).toEqual([]);
+  });
+
   describe('a realtime run (flaky, speed 20) with latency, concurrent clients, retries, cancels and control requests', () => {
     let transcript: Transcript;
     let file: string;
