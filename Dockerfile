@@ -4,7 +4,7 @@
 #   docker run --rm -p 8080:8080 -e SIM_SCENARIO=fast -e SIM_CLOCK=manual video-service-sim
 #
 # Every flag of `sim` has an environment variable: PORT, SIM_HOST, SIM_SCENARIO, SIM_SEED,
-# SIM_CLOCK, SIM_SPEED, SIM_BASE_URL, SIM_CDN_URL, SIM_HEAP_GROWING_PERCENT. Flags can also be passed as arguments
+# SIM_CLOCK, SIM_SPEED, SIM_BASE_URL, SIM_CDN_URL, SIM_RECORD, SIM_HEAP_GROWING_PERCENT. Flags can also be passed as arguments
 # (`docker run ... video-service-sim --scenario flaky`), and so can the subcommands
 # (`docker run --rm video-service-sim scenarios`).
 

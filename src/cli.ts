@@ -3,10 +3,11 @@
  * The `sim` command (also installed as `video-service-sim`):
  *
  *   sim [--port N] [--host ADDR] [--scenario NAME|PATH] [--seed N] [--clock manual|realtime]
- *       [--speed X] [--base-url URL] [--cdn-url URL] [--heap-growing-percent N]
+ *       [--speed X] [--base-url URL] [--cdn-url URL] [--record FILE] [--heap-growing-percent N]
  *   sim scenarios          list the bundled scenarios
  *   sim validate FILE      check a scenario file (exit 0 valid, 2 otherwise)
  *   sim openapi            print the contract (openapi.yaml)
+ *   sim replay FILE        replay a transcript and compare every answer (exit 0 identical, 1 not)
  *   sim help [COMMAND]     print the help of sim or of one command
  *
  * Each command lives in its own module under commands/ and is registered here with one line.
@@ -20,6 +21,7 @@ import { EXIT_USAGE } from './commands/parsers.js';
 import { addScenariosCommand } from './commands/scenarios.js';
 import { addStartOptions } from './commands/start.js';
 import { addValidateCommand } from './commands/validate.js';
+import { registerReplayCommand } from './transcript/replayCommand.js';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -34,6 +36,7 @@ export function buildProgram(): Command {
   addScenariosCommand(program);
   addValidateCommand(program);
   addOpenapiCommand(program);
+  registerReplayCommand(program);
   addHelpCommand(program);
 
   refuseUnknownCommands(program);
@@ -67,7 +70,7 @@ function detachValuesOfUnknownOptions(program: Command, argv: readonly string[])
 
 try {
   const program = buildProgram();
-  program.parse(detachValuesOfUnknownOptions(program, process.argv));
+  await program.parseAsync(detachValuesOfUnknownOptions(program, process.argv));
 } catch (e) {
   if (e instanceof CommanderError) {
     // Help and version exit 0; a usage error exits 2 (commander has already printed the message).

@@ -18,6 +18,7 @@ import { Simulator, type Health } from './core/simulator.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { createAppServer } from './http/server.js';
 import { loadScenario } from './scenarios/load.js';
+import { recordCall, recordTo } from './transcript/recording.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
@@ -52,6 +53,11 @@ export interface CreateSimulatorOptions {
   log?: (line: string) => void;
   /** Called after `POST /_sim/shutdown` has been answered and the server closed. */
   onShutdown?: () => void;
+  /**
+   * Writes a transcript of every request to this file (JSON Lines, one line per request as it is
+   * handled), for `sim replay FILE`; `GET /_sim/transcript` answers its most recent lines.
+   */
+  record?: string;
 }
 
 export interface SimulatorHandle {
@@ -93,16 +99,22 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   let server: Server | undefined;
   let url: string | undefined;
   let port: number | undefined;
+  const recording = options.record === undefined ? undefined : recordTo(options.record, core, () => url ?? options.baseUrl ?? null);
   const close = (): Promise<void> =>
-    new Promise((resolveClose) => {
+    new Promise<void>((resolveClose) => {
       if (!server) return resolveClose();
       server.close(() => resolveClose());
       server.closeAllConnections();
       server = undefined;
-    });
+    }).then(() => recording?.close());
   const app = createApp(core, {
     log: options.log,
     onShutdown: () => void close().then(() => options.onShutdown?.()),
+    // Recording off: no hook at all on the request path.
+    ...(recording && {
+      onExchange: (exchange) => recording.recorder.record(exchange),
+      transcript: () => recording.recorder.text(),
+    }),
   });
 
   const handle: SimulatorHandle = {
@@ -123,15 +135,21 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
           port = actual;
           url = options.baseUrl?.replace(/\/+$/, '') ?? defaultBaseUrl(host, actual);
           if (!explicitCdn) core.cdnUrl = `${url}/cdn`;
+          recording?.recorder.start();
           resolveUrl(url);
         });
       });
     },
+    // Recorded as the control requests they stand for, so that a transcript replays them too.
     clock: {
-      advance: (seconds, apiKey) => core.advance(seconds, apiKey),
+      advance: (seconds, apiKey) =>
+        recordCall(recording, core, '/_sim/clock/advance', { seconds, api_key: apiKey }, () => core.advance(seconds, apiKey)),
       state: (apiKey) => core.clockState(apiKey),
     },
-    reset: (o = {}) => core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),
+    reset: (o = {}) =>
+      recordCall(recording, core, '/_sim/reset', { scenario: o.scenario, seed: o.seed, api_key: o.apiKey }, () =>
+        core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),
+      ),
     close,
   };
   return handle;

@@ -49,7 +49,7 @@ type Draft = Omit<ApiAnswer, 'body'> & ({ value: unknown } | { text: string });
 
 /** One request and its answer, as a transcript records it. */
 export interface Exchange {
-  /** The global virtual time at which the request was handled (ms). */
+  /** The global virtual time at which the request was handled (ms), before it moved the clock. */
   nowMs: number;
   /** The account's virtual time then (ms), or null (no account). */
   atMs: number | null;
@@ -75,10 +75,15 @@ export interface ApiState {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Answers one request to the JSON API (`/v1` and `/_sim`); anything else is 404 `unknown_route`. */
+/**
+ * Answers one request to the JSON API (`/v1` and `/_sim`); anything else is 404 `unknown_route`.
+ * The request is handled at one instant of the clock (realtime mode included): all its timestamps
+ * are the time it was handled at.
+ */
 export function handleRequest(state: ApiState, request: ApiRequest): ApiAnswer {
-  if (request.path === '/v1' || request.path.startsWith('/v1/')) return handleServiceRequest(state, request);
-  return handleControlRequest(state, request);
+  return state.sim.atOneInstant(() =>
+    request.path === '/v1' || request.path.startsWith('/v1/') ? handleServiceRequest(state, request) : handleControlRequest(state, request),
+  );
 }
 
 /** A request to the service's API, in the contract's order of checks. */
@@ -279,7 +284,7 @@ function finish(
   }
   if (state.onExchange && (isService || (request.method !== 'GET' && request.method !== 'HEAD' && sent.status === 200))) {
     state.onExchange({
-      nowMs: sim.clock.now(),
+      nowMs: sim.instantStart(),
       atMs: account ? (atMs ?? null) : null,
       method: request.method,
       path: pathWithQuery(request),

@@ -7,6 +7,7 @@ import { Option, type Command } from 'commander';
 import { setFlagsFromString } from 'node:v8';
 import { createSimulator, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
+import { TranscriptFileError } from '../transcript/file.js';
 import { EXIT_USAGE, integer, positiveNumber, url } from './parsers.js';
 
 export interface StartOptions {
@@ -18,6 +19,7 @@ export interface StartOptions {
   speed?: number;
   baseUrl?: string;
   cdnUrl?: string;
+  record?: string;
   heapGrowingPercent: number;
 }
 
@@ -43,6 +45,7 @@ export function addStartOptions(program: Command): void {
     .addOption(new Option('--speed <x>', "realtime multiplier (default: the scenario's)").env('SIM_SPEED').argParser(positiveNumber))
     .addOption(new Option('--base-url <url>', 'the base address written into responses').env('SIM_BASE_URL').argParser(url))
     .addOption(new Option('--cdn-url <url>', 'the media address written into responses (default: base URL + /cdn)').env('SIM_CDN_URL').argParser(url))
+    .addOption(new Option('--record <file>', 'write a transcript of every request to FILE, for sim replay').env('SIM_RECORD'))
     .addOption(
       new Option('--heap-growing-percent <n>', "how far V8's heap may grow past what is live before a full collection; 0: V8's own policy (larger)")
         .env('SIM_HEAP_GROWING_PERCENT')
@@ -63,11 +66,12 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       speed: opts.speed,
       baseUrl: opts.baseUrl,
       cdnUrl: opts.cdnUrl,
+      record: opts.record,
       // POST /_sim/shutdown: the server is closed; the process exits as on SIGTERM.
       onShutdown: () => process.exit(0),
     });
   } catch (e) {
-    if (e instanceof ScenarioError) {
+    if (e instanceof ScenarioError || e instanceof TranscriptFileError) {
       process.stderr.write(`sim: ${e.message}\n`);
       process.exit(EXIT_USAGE);
     }

@@ -20,7 +20,8 @@ export class VirtualClock {
   constructor(
     readonly mode: ClockMode,
     readonly speed: number,
-    private readonly startMs: number,
+    /** Virtual time when the clock was made (epoch milliseconds). */
+    readonly startMs: number,
     private readonly wallClock: () => number,
   ) {
     this.wallStart = wallClock();

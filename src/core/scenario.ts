@@ -274,7 +274,7 @@ export const SCENARIO_FILE_SCHEMA = obj({
   clock: obj({
     mode: { enum: ['manual', 'realtime'] },
     speed: { type: 'number', exclusiveMinimum: 0 },
-    start: { type: 'string', format: 'date-time' },
+    start: { type: ['string', 'null'], format: 'date-time' },
   }),
   auth: obj({
     key_prefix: { type: ['string', 'null'], minLength: 1 },

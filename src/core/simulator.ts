@@ -115,6 +115,9 @@ export class Simulator {
   seed: number;
   cdnUrl: string;
   private state: SimulatorState;
+  /** The wall-clock reading that `atOneInstant` holds while it runs, if it runs. */
+  private heldWallMs: number | undefined;
+  private instantStartMs: number | undefined;
 
   constructor(private readonly options: SimulatorOptions) {
     this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
@@ -133,6 +136,32 @@ export class Simulator {
 
   get faults(): FaultQueue {
     return this.state.faults;
+  }
+
+  /**
+   * Runs `fn` at one instant: every reading of the clock within it (a reset's new clock included)
+   * gives the same time, in realtime mode too. So one request's timestamps agree with each other
+   * and with the time it was handled at, which is what makes a realtime run replay identically on a
+   * clock that moves only between requests. Nested calls share the outer instant.
+   */
+  atOneInstant<T>(fn: () => T): T {
+    if (this.heldWallMs !== undefined) return fn();
+    this.heldWallMs = this.options.wallClock();
+    this.instantStartMs = this.clock.now();
+    try {
+      return fn();
+    } finally {
+      this.heldWallMs = undefined;
+      this.instantStartMs = undefined;
+    }
+  }
+
+  /**
+   * The global time at which the current instant (see `atOneInstant`) began, before anything done
+   * within it moved the clock (an advance, a reset); outside an instant, the global time.
+   */
+  instantStart(): number {
+    return this.instantStartMs ?? this.clock.now();
   }
 
   // ---- accounts and authentication (interface document, section 5) ----
@@ -621,8 +650,8 @@ export class Simulator {
     const clock = new VirtualClock(
       mode,
       this.options.speed ?? this.scenario.clock.speed,
-      start === null ? Math.round(this.options.wallClock()) : Date.parse(start),
-      this.options.wallClock,
+      start === null ? Math.round(this.heldWallMs ?? this.options.wallClock()) : Date.parse(start),
+      () => this.heldWallMs ?? this.options.wallClock(),
     );
     return new SimulatorState(clock, this.scenario.limits.journal_size);
   }

@@ -67,6 +67,28 @@ export function loadScenario(nameOrPath: string, relativeTo?: string): Scenario 
 }
 
 /**
+ * A scenario given as a value rather than a file (a transcript's resolved scenario): checked as a
+ * file's contents would be and merged over the built-in base, without `extends`. Throws a
+ * ScenarioError naming `source`.
+ */
+export function scenarioFromValue(value: unknown, source: string): Scenario {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ScenarioError(source, ['(top level): expected a mapping of scenario keys']);
+  }
+  const validateFile = scenarioFileValidator();
+  const problems = validateFile(value) ? [] : describeSchemaErrors(validateFile.errors ?? []);
+  if ('extends' in value) problems.push('extends: expected a resolved scenario, without extends');
+  const merged = mergeScenario(BASE_SCENARIO, value);
+  try {
+    problems.push(...checkScenario(merged, API_ERROR_CODES, FAILABLE_STAGES));
+  } catch {
+    // the schema problems already explain why
+  }
+  if (problems.length > 0) throw new ScenarioError(source, problems);
+  return merged;
+}
+
+/**
  * Every problem of a scenario file, or an empty list: `sim validate`. A problem of another file
  * (one it extends) starts with that file's path.
  */

@@ -1,0 +1,206 @@
+/**
+ * The transcript format: JSON Lines, a header line, then one line per request the simulator
+ * handled, in the order it handled them. Formatting and parsing only (no files, no clock).
+ *
+ *   {"transcript":1,"version":"0.1.0","scenario":{...},"seed":42,
+ *    "clock":{"mode":"realtime","speed":20,"start":"2026-01-01T00:00:00.000Z"},
+ *    "base_url":"http://localhost:8080","cdn_url":"http://localhost:8080/cdn"}
+ *   {"seq":1,"now":"2026-01-01T00:00:01.250Z","at":"2026-01-01T00:00:01.250Z","method":"POST",
+ *    "path":"/v1/videos","headers":{"authorization":"Bearer sk_test_a","content-type":"application/json"},
+ *    "body":"{\"model\":...}","status":200,"response_headers":{},"response":"{\"id\":...}"}
+ */
+import type { Exchange } from '../api/handleRequest.js';
+import { isoTime } from '../core/clock.js';
+import type { ClockMode } from '../core/clock.js';
+import type { Scenario } from '../core/scenario.js';
+
+export const TRANSCRIPT_FORMAT = 1;
+
+export interface TranscriptHeader {
+  transcript: typeof TRANSCRIPT_FORMAT;
+  /** The simulator's version (its package's). */
+  version: string;
+  /** The scenario as resolved when recording began (`extends` applied, every field present). */
+  scenario: Scenario;
+  seed: number;
+  clock: { mode: ClockMode; speed: number; start: string };
+  /** The address the simulator listened on (null when it never listened: an app mounted elsewhere). */
+  base_url: string | null;
+  /** The media address written into responses. */
+  cdn_url: string;
+}
+
+/** The request headers a transcript keeps: the ones that change an answer. */
+export const RECORDED_REQUEST_HEADERS = ['authorization', 'idempotency-key', 'content-type'] as const;
+/** The response headers a transcript keeps, beside the status and the body. */
+export const RECORDED_RESPONSE_HEADERS = ['retry-after', 'idempotent-replayed'] as const;
+
+export interface TranscriptLine {
+  /** 1, 2, 3... in the order the simulator handled the requests. */
+  seq: number;
+  /** The global virtual time when the request was handled (before it moved the clock), ISO. */
+  now: string;
+  /** The account's virtual time then, ISO; null when no account was authenticated. */
+  at: string | null;
+  method: string;
+  /** The path with its query string, as received. */
+  path: string;
+  headers: Partial<Record<(typeof RECORDED_REQUEST_HEADERS)[number], string>>;
+  /** The request body as received (UTF-8), or null when it had none. */
+  body: string | null;
+  /** Present (true) only when the body was over the 1 MiB limit: its bytes were not kept. */
+  body_too_large?: true;
+  status: number;
+  response_headers: Partial<Record<(typeof RECORDED_RESPONSE_HEADERS)[number], string>>;
+  /** The response body as sent (empty for HEAD). */
+  response: string;
+}
+
+export interface Transcript {
+  header: TranscriptHeader;
+  lines: TranscriptLine[];
+}
+
+export function formatHeader(header: TranscriptHeader): string {
+  return JSON.stringify(header);
+}
+
+/** The transcript line of one exchange. */
+export function formatExchange(seq: number, exchange: Exchange): string {
+  const headers: TranscriptLine['headers'] = {};
+  for (const name of RECORDED_REQUEST_HEADERS) {
+    const value = exchange.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  const responseHeaders: TranscriptLine['response_headers'] = {};
+  for (const [name, value] of Object.entries(exchange.answer.headers)) {
+    const lower = name.toLowerCase();
+    if ((RECORDED_RESPONSE_HEADERS as readonly string[]).includes(lower)) {
+      responseHeaders[lower as (typeof RECORDED_RESPONSE_HEADERS)[number]] = value;
+    }
+  }
+  const line: TranscriptLine = {
+    seq,
+    now: isoTime(exchange.nowMs),
+    at: exchange.atMs === null ? null : isoTime(exchange.atMs),
+    method: exchange.method,
+    path: exchange.path,
+    headers,
+    body: Buffer.isBuffer(exchange.body) ? exchange.body.toString('utf8') : null,
+    ...(exchange.body === 'too_large' ? { body_too_large: true as const } : {}),
+    status: exchange.answer.status,
+    response_headers: responseHeaders,
+    response: sentBody(exchange.method, exchange.answer.body),
+  };
+  return JSON.stringify(line);
+}
+
+/** The body as it goes on the wire: none for HEAD. */
+export function sentBody(method: string, body: string): string {
+  return method === 'HEAD' ? '' : body;
+}
+
+/** A transcript that cannot be read: the line (1-based) and what is wrong with it. */
+export class TranscriptError extends Error {
+  constructor(
+    readonly line: number,
+    readonly problem: string,
+  ) {
+    super(`line ${line}: ${problem}`);
+    this.name = 'TranscriptError';
+  }
+}
+
+/**
+ * Reads a transcript's text. A last line cut short (the recording process was killed while writing
+ * it) is dropped and counted in `truncated`; any other line that is not what the format says throws
+ * a `TranscriptError` naming it. The header's scenario is checked by the caller (it needs the
+ * scenario loader).
+ */
+export function parseTranscript(text: string): Transcript & { truncated: number } {
+  const rows = text.split('\n');
+  // A complete line ends with a newline: what follows the last one is a line cut short, or nothing.
+  const tail = rows.pop() as string;
+  let truncated = 0;
+  if (tail.trim() !== '') {
+    if (rows.length === 0 || isJson(tail)) rows.push(tail);
+    else truncated = 1;
+  }
+  if (rows.length === 0 || rows[0]?.trim() === '') throw new TranscriptError(1, 'expected the header line, got an empty file');
+  const header = parseHeader(parseJson(rows[0] as string, 1));
+  const lines: TranscriptLine[] = [];
+  for (let i = 1; i < rows.length; i++) {
+    const row = rows[i] as string;
+    if (row.trim() === '') continue;
+    lines.push(parseLine(parseJson(row, i + 1), i + 1));
+  }
+  return { header, lines, truncated };
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function parseJson(text: string, line: number): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new TranscriptError(line, `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TranscriptError(line, 'expected a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function parseHeader(value: Record<string, unknown>): TranscriptHeader {
+  const at = (problem: string): never => {
+    throw new TranscriptError(1, `${problem} (line 1 is the transcript's header)`);
+  };
+  if (value.transcript !== TRANSCRIPT_FORMAT) {
+    at(`transcript: expected ${TRANSCRIPT_FORMAT}, got ${JSON.stringify(value.transcript)}`);
+  }
+  if (typeof value.scenario !== 'object' || value.scenario === null || Array.isArray(value.scenario)) at('scenario: expected an object');
+  if (!Number.isInteger(value.seed)) at(`seed: expected an integer, got ${JSON.stringify(value.seed)}`);
+  const clock = value.clock as Record<string, unknown> | null | undefined;
+  if (typeof clock !== 'object' || clock === null) at('clock: expected an object');
+  const { mode, speed, start } = clock as Record<string, unknown>;
+  if (mode !== 'manual' && mode !== 'realtime') at(`clock.mode: expected "manual" or "realtime", got ${JSON.stringify(mode)}`);
+  if (typeof speed !== 'number' || !(speed > 0)) at(`clock.speed: expected a number above 0, got ${JSON.stringify(speed)}`);
+  if (!isIsoTime(start)) at(`clock.start: expected an ISO 8601 time, got ${JSON.stringify(start)}`);
+  if (typeof value.cdn_url !== 'string') at(`cdn_url: expected a string, got ${JSON.stringify(value.cdn_url)}`);
+  if (value.base_url !== null && typeof value.base_url !== 'string') at(`base_url: expected a string or null, got ${JSON.stringify(value.base_url)}`);
+  return value as unknown as TranscriptHeader;
+}
+
+function parseLine(value: Record<string, unknown>, line: number): TranscriptLine {
+  const wrong = (field: string, expected: string): never => {
+    throw new TranscriptError(line, `${field}: expected ${expected}, got ${JSON.stringify(value[field]) ?? 'nothing'}`);
+  };
+  if (!Number.isInteger(value.seq)) wrong('seq', 'an integer');
+  if (!isIsoTime(value.now)) wrong('now', 'an ISO 8601 time');
+  if (value.at !== null && !isIsoTime(value.at)) wrong('at', 'an ISO 8601 time or null');
+  if (typeof value.method !== 'string' || value.method === '') wrong('method', 'an HTTP method');
+  if (typeof value.path !== 'string' || !value.path.startsWith('/')) wrong('path', 'a path starting with /');
+  if (!isStringMap(value.headers)) wrong('headers', 'an object of strings');
+  if (value.body !== null && typeof value.body !== 'string') wrong('body', 'a string or null');
+  if (value.body_too_large !== undefined && value.body_too_large !== true) wrong('body_too_large', 'true, or no such field');
+  if (!Number.isInteger(value.status)) wrong('status', 'an integer');
+  if (value.response_headers !== undefined && !isStringMap(value.response_headers)) wrong('response_headers', 'an object of strings');
+  if (typeof value.response !== 'string') wrong('response', 'a string');
+  return value as unknown as TranscriptLine;
+}
+
+function isIsoTime(value: unknown): value is string {
+  return typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value));
+}
+
+function isStringMap(value: unknown): value is Record<string, string> {
+  return (
+    typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string')
+  );
+}

@@ -1,0 +1,99 @@
+/**
+ * `sim replay FILE [--target URL]`: replays a transcript and compares every answer with the
+ * recorded one. Exit 0 when all are identical, 1 when some differ, 2 when the file cannot be read
+ * (or the target cannot be used).
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import type { Scenario } from '../core/scenario.js';
+import { ScenarioError, listBundledScenarios, loadScenario, scenarioFromValue } from '../scenarios/load.js';
+import { formatReport, type ReplayReport } from './compare.js';
+import { TranscriptError, parseTranscript, type Transcript } from './format.js';
+import { replayTranscript } from './replay.js';
+import { TargetError, replayAgainstTarget } from './replayTarget.js';
+
+const EXIT_DIFFERENT = 1;
+const EXIT_UNREADABLE = 2;
+
+export interface ReplayCommandOptions {
+  target?: string;
+}
+
+/** Adds `replay` to the `sim` program. */
+export function registerReplayCommand(program: Command): void {
+  program
+    .command('replay')
+    .description(
+      'replay a transcript (recorded with --record) on a fresh simulator and compare every answer byte for byte; exit 0 when all are identical, 1 when some differ, 2 when the file cannot be read',
+    )
+    .argument('<file>', 'the transcript (JSON Lines)')
+    .option('--target <url>', 'replay against a running simulator (started with --clock manual) instead of in-process', targetUrl)
+    .action(async (file: string, opts: ReplayCommandOptions) => {
+      process.exitCode = await runReplay(file, opts, {
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      });
+    });
+}
+
+function targetUrl(value: string): string {
+  try {
+    const parsed = new URL(value);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new InvalidArgumentError(`must be an http(s) URL, got '${value}'.`);
+  }
+  return value;
+}
+
+/** Runs the command; resolves to its exit status. */
+export async function runReplay(file: string, opts: ReplayCommandOptions, io: { out: (text: string) => void; err: (text: string) => void }): Promise<number> {
+  let transcript: Transcript;
+  try {
+    transcript = readTranscript(file, io.err);
+  } catch (e) {
+    if (e instanceof TranscriptError || e instanceof ScenarioError || e instanceof UnreadableFile) {
+      io.err(`sim replay: ${e instanceof ScenarioError ? e.message : `${file}: ${e.message}`}\n`);
+      return EXIT_UNREADABLE;
+    }
+    throw e;
+  }
+  let report: ReplayReport;
+  try {
+    report = opts.target
+      ? await replayAgainstTarget(transcript, opts.target, { bundledScenario })
+      : replayTranscript(transcript, { loadScenario: (name) => loadScenario(name), log: (line) => io.err(`sim replay: ${line}\n`) });
+  } catch (e) {
+    if (e instanceof TargetError) {
+      io.err(`sim replay: ${e.message}\n`);
+      return EXIT_UNREADABLE;
+    }
+    throw e;
+  }
+  for (const note of report.notes) io.err(`sim replay: note: ${note}\n`);
+  io.out(formatReport(report));
+  return report.differences.length === 0 ? 0 : EXIT_DIFFERENT;
+}
+
+class UnreadableFile extends Error {}
+
+/** Reads and checks a transcript file; its header's scenario is checked as a scenario file would be. */
+function readTranscript(file: string, warn: (text: string) => void): Transcript {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UnreadableFile(`cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  const parsed = parseTranscript(text);
+  const scenario = scenarioFromValue(parsed.header.scenario, `${file} line 1 (the header's scenario)`);
+  if (parsed.truncated > 0) {
+    warn(`sim replay: ${file}: its last line was cut short (the recording stopped while writing it); it is left out\n`);
+  }
+  return { header: { ...parsed.header, scenario }, lines: parsed.lines };
+}
+
+function bundledScenario(name: string): Scenario | undefined {
+  if (!listBundledScenarios().some((s) => s.name === name)) return undefined;
+  return loadScenario(name);
+}

@@ -1,0 +1,223 @@
+/**
+ * Replaying a transcript against a running simulator (`sim replay FILE --target URL`), to check that
+ * another build or version still answers an old transcript the same way.
+ *
+ * The target must run the manual clock (the replay moves it: to each line's `now` before its
+ * request, through `POST /_sim/clock/advance`), write the transcript's addresses into its responses
+ * (`--base-url`, `--cdn-url`), and be able to run the transcript's scenario. It is reset first with
+ * the transcript's seed and scenario: none named when it already runs that scenario; its name when
+ * the scenario is a bundled one, unchanged; else a file the replay writes (the target must be able to
+ * read it: the same machine).
+ *
+ * Since the target runs the manual clock, the `mode` and `speed` that advance and reset answers show
+ * are taken as the recorded ones; everything else is compared byte for byte. A recorded
+ * `POST /_sim/shutdown` is not sent (it would stop the target).
+ */
+import { request as httpRequest, Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { BODY_LIMIT_BYTES } from '../api/body.js';
+import type { Scenario } from '../core/scenario.js';
+import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
+import { sentBody, type Transcript, type TranscriptLine } from './format.js';
+
+/** The target cannot be used: unreachable, not on the manual clock, or refusing the reset. */
+export class TargetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TargetError';
+  }
+}
+
+export interface TargetReplayOptions {
+  /** The locally bundled scenario of that name, if there is one (to tell whether the target can load it by name). */
+  bundledScenario: (name: string) => Scenario | undefined;
+}
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+export async function replayAgainstTarget(transcript: Transcript, targetUrl: string, options: TargetReplayOptions): Promise<ReplayReport> {
+  const target = new Target(targetUrl);
+  try {
+    return await replay(target, transcript, options);
+  } finally {
+    target.close();
+  }
+}
+
+async function replay(target: Target, transcript: Transcript, options: TargetReplayOptions): Promise<ReplayReport> {
+  const { header } = transcript;
+  const report = emptyReport();
+
+  const health = await target.json('GET', '/_sim/health');
+  if (health.status !== 200) throw new TargetError(`${target.base}/_sim/health answered ${health.status}: is it a simulator?`);
+  if ((health.value as { clock?: { mode?: string } }).clock?.mode !== 'manual') {
+    throw new TargetError(`the target runs the realtime clock; start it with --clock manual (the replay moves its clock).`);
+  }
+
+  await resetTarget(target, header.scenario, header.seed, options, report);
+  let targetNowMs = await target.clockMs();
+
+  for (const line of transcript.lines) {
+    if (line.method === 'POST' && line.path === '/_sim/shutdown') {
+      report.skipped.push({ seq: line.seq, method: line.method, path: line.path, why: 'not sent, it would stop the target' });
+      continue;
+    }
+    const behindMs = Date.parse(line.now) - targetNowMs;
+    if (behindMs > 0) {
+      const moved = await target.json('POST', '/_sim/clock/advance', { seconds: behindMs / 1000 });
+      if (moved.status !== 200) throw new TargetError(`the target refused to advance its clock: ${moved.status} ${moved.text}`);
+      targetNowMs = Date.parse((moved.value as { now: string }).now);
+    }
+    const answer = await target.send(line);
+    const isControl = line.path.startsWith('/_sim/');
+    const body = isControl ? withRecordedClockSettings(line, answer.body) : answer.body;
+    compareAnswer(report, line, answer.status, sentBody(line.method, body));
+    // A control request may have moved the clock (an advance, a reset).
+    if (isControl && answer.status === 200) targetNowMs = await target.clockMs();
+  }
+  return report;
+}
+
+/**
+ * Resets the target to the transcript's scenario and seed: the scenario it runs already, the bundled
+ * one of that name when it is the same, or a file written for it.
+ */
+async function resetTarget(target: Target, scenario: Scenario, seed: number, options: TargetReplayOptions, report: ReplayReport): Promise<void> {
+  const running = await target.json('GET', '/_sim/scenario');
+  if (running.status === 200 && isDeepStrictEqual(running.value, scenario)) {
+    await target.reset({ seed });
+    return;
+  }
+  const bundled = options.bundledScenario(scenario.name);
+  if (bundled && isDeepStrictEqual(bundled, scenario)) {
+    await target.reset({ scenario: scenario.name, seed });
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'sim-replay-'));
+    const file = join(dir, `${scenario.name.replace(/[^\w.-]/g, '_') || 'scenario'}.yaml`);
+    // JSON is YAML: the resolved scenario as a scenario file.
+    writeFileSync(file, `${JSON.stringify(scenario, null, 2)}\n`);
+    try {
+      await target.reset({ scenario: file, seed }, `(the transcript's scenario '${scenario.name}' was written to ${file} for the target to load: the target must be able to read it, or be started with that scenario)`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const now = await target.json('GET', '/_sim/scenario');
+  if (now.status === 200 && !isDeepStrictEqual(now.value, scenario)) {
+    const fields = differingFields(now.value, scenario);
+    report.notes.push(`the target's scenario differs from the transcript's in: ${fields.join(', ')}`);
+  }
+}
+
+/**
+ * The target runs the manual clock: in an advance or reset answer, the clock's `mode` and `speed`
+ * are taken as recorded, so that a realtime transcript compares on everything else.
+ */
+function withRecordedClockSettings(line: TranscriptLine, body: string): string {
+  if (line.path !== '/_sim/clock/advance' && line.path !== '/_sim/reset') return body;
+  try {
+    const replayed = JSON.parse(body) as Record<string, unknown>;
+    const recorded = JSON.parse(line.response) as Record<string, unknown>;
+    const a = (replayed.clock ?? replayed) as Record<string, unknown>;
+    const b = (recorded.clock ?? recorded) as Record<string, unknown>;
+    if (typeof a.mode !== 'string' || typeof b.mode !== 'string') return body;
+    a.mode = b.mode;
+    a.speed = b.speed;
+    return JSON.stringify(replayed);
+  } catch {
+    return body;
+  }
+}
+
+/** Top-level fields (and one level down) where two scenarios differ. */
+function differingFields(a: unknown, b: unknown, prefix = '', depth = 0): string[] {
+  if (isDeepStrictEqual(a, b)) return [];
+  const objects = typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && !Array.isArray(a) && !Array.isArray(b);
+  if (!objects || depth >= 1) return [prefix || '(all)'];
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  const out: string[] = [];
+  for (const key of keys) {
+    out.push(...differingFields((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], prefix ? `${prefix}.${key}` : key, depth + 1));
+  }
+  return out;
+}
+
+/** A running simulator, over HTTP. */
+class Target {
+  readonly base: string;
+  private readonly url: URL;
+  private readonly agent: HttpAgent;
+
+  constructor(url: string) {
+    this.url = new URL(url);
+    this.base = url.replace(/\/+$/, '');
+    this.agent = this.url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  async reset(body: Record<string, unknown>, hint = ''): Promise<void> {
+    const answer = await this.json('POST', '/_sim/reset', body);
+    if (answer.status !== 200) throw new TargetError(`the target refused the reset ${JSON.stringify(body)}: ${answer.status} ${answer.text}${hint ? ` ${hint}` : ''}`);
+  }
+
+  async clockMs(): Promise<number> {
+    const clock = await this.json('GET', '/_sim/clock');
+    const now = (clock.value as { now?: unknown } | undefined)?.now;
+    if (clock.status !== 200 || typeof now !== 'string') throw new TargetError(`${this.base}/_sim/clock answered ${clock.status} ${clock.text}`);
+    return Date.parse(now);
+  }
+
+  async json(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; value: unknown }> {
+    const text = body === undefined ? null : JSON.stringify(body);
+    const answer = await this.request(method, path, text === null ? {} : { 'content-type': 'application/json' }, text === null ? null : Buffer.from(text));
+    let value: unknown;
+    try {
+      value = JSON.parse(answer.body);
+    } catch {
+      value = undefined;
+    }
+    return { status: answer.status, text: answer.body, value };
+  }
+
+  /** Sends a recorded request as it was received: path and query untouched, its headers and body. */
+  send(line: TranscriptLine): Promise<Answer> {
+    const body = line.body_too_large ? Buffer.alloc(BODY_LIMIT_BYTES + 1, ' ') : line.body === null ? null : Buffer.from(line.body, 'utf8');
+    return this.request(line.method, line.path, { ...line.headers }, body);
+  }
+
+  private request(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer | null): Promise<Answer> {
+    const prefix = this.url.pathname.replace(/\/+$/, '');
+    const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = send(
+        {
+          protocol: this.url.protocol,
+          hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
+          port: this.url.port,
+          method,
+          path: `${prefix}${path}`,
+          headers: body === null ? headers : { ...headers, 'content-length': String(body.length) },
+          agent: this.agent,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', (e: NodeJS.ErrnoException) => reject(new TargetError(`cannot reach ${this.base}: ${e.code ?? e.message}`)));
+      req.end(body ?? undefined);
+    });
+  }
+}

@@ -1,0 +1,6 @@
+/** The simulator's version: its package's. */
+import { readFileSync } from 'node:fs';
+
+export const SIMULATOR_VERSION: string = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
