@@ -13,6 +13,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { createSimulator, type SimulatorHandle } from './index.js';
+import { registerDriftCommand } from './drift/command.js';
 import { openapiPath } from './openapi.js';
 import { ScenarioError, listBundledScenarios, validateScenarioFile } from './scenarios/load.js';
 
@@ -171,6 +172,7 @@ export function buildProgram(): Command {
       process.stdout.write(readFileSync(openapiPath, 'utf8'));
     });
 
+  registerDriftCommand(program);
   return program;
 }
 
