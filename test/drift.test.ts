@@ -31,12 +31,34 @@ afterEach(async () => {
 const dir = mkdtempSync(join(tmpdir(), 'sim-drift-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The simulator on the default scenario and the manual clock, listening on 127.0.0.1. */
+/**
+ * The simulator on the default scenario and the manual clock, listening on 127.0.0.1 under that
+ * address (so that the media URLs in its answers name 127.0.0.1 too).
+ */
 async function startSim() {
-  const sim = makeSim({ scenario: 'default', clock: 'manual' });
-  const url = await sim.listen(0, '127.0.0.1');
-  closers.push(() => sim.close());
-  return { sim, url: url.replace('localhost', '127.0.0.1') };
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const sim = makeSim({ scenario: 'default', clock: 'manual', baseUrl: url });
+    try {
+      await sim.listen(port, '127.0.0.1');
+    } catch (e) {
+      // Another process took the port in between: take another.
+      if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 5) continue;
+      throw e;
+    }
+    closers.push(() => sim.close());
+    return { sim, url };
+  }
+}
+
+/** A port nothing listens on (just closed). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const ids = (report: DriftReport, result: string) => report.rows.filter((r) => r.result === result).map((r) => r.id).sort();
@@ -461,14 +483,6 @@ function drift(args: string[]): Promise<{ code: number | null; stdout: string; s
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe('sim drift (the command)', () => {
   it('exits 0 against the simulator, prints the rows and writes them as JSON', async () => {
     const { url } = await startSim();
@@ -491,7 +505,7 @@ describe('sim drift (the command)', () => {
   });
 
   it('exits 2 when the target cannot be reached', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const { code, stderr } = await drift(['--target', `http://127.0.0.1:${port}`, '--api-key', 'sk_test_cli']);
     expect(code).toBe(2);
     expect(stderr).toMatch(/stopped: cannot reach the target: GET http:\/\/127\.0\.0\.1:\d+\/v1\/videos\?limit=100: ECONNREFUSED/);
