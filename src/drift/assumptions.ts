@@ -100,7 +100,7 @@ export const ASSUMPTIONS: readonly Assumption[] = [
   {
     id: 'cost-pricing',
     says: 'cost is a price per output second by resolution plus the keyframe; failures charge the render if it happened',
-    notObserved: 'costs show only on resolved generations, which takes a paid render run to its end',
+    notObserved: 'the service publishes no prices to check a cost against (and a cost shows only once a paid render has run to its end)',
   },
 ];
 

@@ -224,9 +224,13 @@ export const ANSWER_CHECKS: readonly string[] = [
   'compliance-verified-iff-block',
   'compliance-flag-shape',
   'compliance-stage-values',
-  'output-media',
-  'cancel-not-cancelable',
 ];
+
+/**
+ * Assumptions probed on what the account already has (free): the media of a succeeded video it
+ * lists, a cancel of a video it lists as canceled (when the paid video probe did not run).
+ */
+export const ACCOUNT_CHECKS: readonly string[] = ['output-media', 'cancel-not-cancelable'];
 
 export interface ProbeTableEntry {
   id: string;
@@ -245,6 +249,7 @@ export function probeTable(): ProbeTableEntry[] {
     if (a.id in FREE_SEQUENCES) observedBy.push('a free probe sequence');
     for (const paid of PAID_PROBES) if (paid.assumptions.includes(a.id)) observedBy.push(`the paid ${paid.name} probe`);
     if (ANSWER_CHECKS.includes(a.id)) observedBy.push('every answer');
+    if (ACCOUNT_CHECKS.includes(a.id)) observedBy.push("the account's own videos");
     return a.notObserved === undefined ? { id: a.id, observedBy } : { id: a.id, observedBy, notObserved: a.notObserved };
   });
 }
