@@ -8,6 +8,8 @@
  *   sim validate FILE      check a scenario file (exit 0 valid, 2 otherwise)
  *   sim openapi            print the contract (openapi.yaml)
  *   sim replay FILE        replay a transcript and compare every answer (exit 0 identical, 1 not)
+ *   sim drift --target URL --api-key KEY
+ *                          put the simulator's assumptions to the real service (exit 1 on a contradiction)
  *   sim help [COMMAND]     print the help of sim or of one command
  *
  * Each command lives in its own module under commands/ and is registered here with one line.
@@ -21,6 +23,7 @@ import { EXIT_USAGE } from './commands/parsers.js';
 import { addScenariosCommand } from './commands/scenarios.js';
 import { addStartOptions } from './commands/start.js';
 import { addValidateCommand } from './commands/validate.js';
+import { registerDriftCommand } from './drift/command.js';
 import { registerReplayCommand } from './transcript/replayCommand.js';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -37,6 +40,7 @@ export function buildProgram(): Command {
   addValidateCommand(program);
   addOpenapiCommand(program);
   registerReplayCommand(program);
+  registerDriftCommand(program);
   addHelpCommand(program);
 
   refuseUnknownCommands(program);
