@@ -427,10 +427,23 @@ export class Simulator {
   }) {
     this.syncAll();
     const limit = input.limit ?? 20;
+    // `after` names a stored generation; only those created after it are listed.
+    let afterSeq = -1;
+    if (input.after != null) {
+      const anchor = this.storedGeneration(input.after);
+      if (!anchor) {
+        throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
+      }
+      afterSeq = anchor.globalSeq;
+    }
     const keep = (g: Generation): boolean =>
-      !g.evicted && (!input.apiKey || g.account === input.apiKey) && (!input.status || g.status === input.status);
+      !g.evicted &&
+      g.globalSeq > afterSeq &&
+      (!input.apiKey || g.account === input.apiKey) &&
+      (!input.status || g.status === input.status);
     if (input.changedSince != null) {
-      // The change log holds an entry per change; only a generation's latest one counts.
+      // What changed since the cursor, filtered like a page. The change log holds an entry per
+      // change; only a generation's latest one counts.
       const page = takePage(
         this.changed,
         firstAfter(this.changeSeqs, input.changedSince, (seq) => seq),
@@ -444,14 +457,7 @@ export class Simulator {
         cursor: page.hasMore ? (this.changeSeqs[page.last] as number) : this.changeSeq,
       };
     }
-    let start = 0;
-    if (input.after != null) {
-      const anchor = this.storedGeneration(input.after);
-      if (!anchor) {
-        throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
-      }
-      start = firstAfter(this.allGenerations, anchor.globalSeq, (g) => g.globalSeq);
-    }
+    const start = afterSeq < 0 ? 0 : firstAfter(this.allGenerations, afterSeq, (g) => g.globalSeq);
     const page = takePage(this.allGenerations, start, limit, keep);
     return {
       object: 'list' as const,
