@@ -23,7 +23,7 @@ const state = {
   health: null,
   globalNowMs: 0, // the global clock
   nowMs: 0, // the clock times are read against: the filtered account's, else the global one
-  accountClock: null, // the filtered account's clock, { mode, now, speed }
+  accountClock: null, // the filtered account's clock: { account, clock: { mode, now, speed } }
   scenarios: [], // the bundled scenarios, [{ name, purpose }]
   pipeline: [], // the pipeline's stages in order, [{ name, status, fills, failable }]
   firstId: undefined, // the oldest stored generation: when it vanishes, the simulator was reset
@@ -177,17 +177,18 @@ async function reload(message) {
 
 // ---- rendering ----
 
-/** The global clock (in health) and, when filtered to an account, that account's clock. */
+/** The global clock (in health) and, when filtered to an account, `{ account, clock }`. */
 function readClocks() {
   const account = state.filter.account;
-  return Promise.all([api.health(), account ? api.clock(account) : null]);
+  return Promise.all([api.health(), account ? api.clock(account).then((clock) => ({ account, clock })) : null]);
 }
 
 function applyHealth(health, accountClock) {
   state.health = health;
   state.globalNowMs = ms(health.clock.now);
-  state.accountClock = accountClock;
-  state.nowMs = accountClock ? ms(accountClock.now) : state.globalNowMs;
+  // A clock read under another filter (changed since) is not shown.
+  state.accountClock = accountClock?.account === state.filter.account ? accountClock : null;
+  state.nowMs = state.accountClock ? ms(state.accountClock.clock.now) : state.globalNowMs;
   $('clock-now').value = clockText(health.clock.now);
   $('clock-now').textContent = clockText(health.clock.now);
   $('clock-mode').textContent = health.clock.mode === 'manual' ? 'manual' : `realtime ×${health.clock.speed}`;
@@ -213,15 +214,15 @@ function applyHealth(health, accountClock) {
 /** The filtered account's time: its clock runs ahead of the global one once advanced on its own. */
 function renderAccountClock() {
   const el = $('account-clock');
-  const clock = state.accountClock;
-  el.hidden = !clock;
-  if (!clock) return;
+  el.hidden = !state.accountClock;
+  if (!state.accountClock) return;
+  const { account, clock } = state.accountClock;
   const offset = ms(clock.now) - state.globalNowMs;
   // Read in two requests, the offset is exact only on the manual clock.
   const ahead = clock.mode !== 'manual' ? '' : offset > 0 ? ` (${durationText(offset)} ahead of the global clock)` : ' (the global clock)';
   el.replaceChildren(
     'Clock of ',
-    h('code', { class: 'mono' }, state.filter.account),
+    h('code', { class: 'mono' }, account),
     ': ',
     h('output', { 'data-testid': 'account-clock-now', 'aria-label': 'Virtual time of the filtered account' }, clockText(clock.now)),
     h('span', { class: 'muted' }, ahead),
