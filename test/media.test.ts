@@ -192,6 +192,14 @@ describe('videos', () => {
     expect(other.headers['etag']).not.toBe(res.headers['etag']);
   });
 
+  it('ignores a query string: the file and its ETag are those of the path', async () => {
+    const plain = await get('/cdn/thumbnails/vid_720.png');
+    const queried = await get('/cdn/thumbnails/vid_720.png?view=3');
+    expect(queried.status).toBe(200);
+    expect(queried.headers['etag']).toBe(plain.headers['etag']);
+    expect(Buffer.compare(queried.body as Buffer, plain.body as Buffer)).toBe(0);
+  });
+
   it('answers HEAD with the headers and no body', async () => {
     const res = await request(app).head('/cdn/videos/vid_1080.mp4');
     expect(res.status).toBe(200);
