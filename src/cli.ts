@@ -23,8 +23,8 @@ import { EXIT_USAGE } from './commands/parsers.js';
 import { addScenariosCommand } from './commands/scenarios.js';
 import { addStartOptions } from './commands/start.js';
 import { addValidateCommand } from './commands/validate.js';
-import { registerDriftCommand } from './drift/command.js';
-import { registerReplayCommand } from './transcript/replayCommand.js';
+import { registerDriftCommand } from './commands/drift.js';
+import { registerReplayCommand } from './commands/replay.js';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 

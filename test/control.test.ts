@@ -299,6 +299,42 @@ describe('GET /_sim/scenario', () => {
   });
 });
 
+describe('GET /_sim/scenarios', () => {
+  it('answers the bundled scenarios by name, each with its purpose in one line', async () => {
+    const sim = makeSim();
+    const res = await request(sim.app).get('/_sim/scenarios');
+    expect(res.status).toBe(200);
+    noRateLimitHeaders(res.headers);
+    expect(res.body.object).toBe('list');
+    const data = res.body.data as { name: string; purpose: string }[];
+    expect(data.map((s) => s.name)).toEqual(['compliance', 'default', 'fast', 'flaky', 'low-balance', 'rate-limited', 'slow']);
+    expect(data.find((s) => s.name === 'fast')).toEqual({
+      name: 'fast',
+      purpose: 'the happy path at CI speed; every generation resolves within 10 virtual seconds, nothing injected.',
+    });
+    for (const s of data) expect(s.purpose).toMatch(/^\S.*\.$/);
+  });
+});
+
+describe('GET /_sim/pipeline', () => {
+  it('answers the six stages in order with the status shown in each, the field each fills and whether it can fail', async () => {
+    const sim = makeSim();
+    const res = await request(sim.app).get('/_sim/pipeline');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      object: 'list',
+      data: [
+        { name: 'claim_linking', status: null, fills: null, failable: false },
+        { name: 'queue', status: 'queued', fills: null, failable: false },
+        { name: 'keyframe', status: 'processing', fills: 'keyframe', failable: true },
+        { name: 'routing', status: 'processing', fills: 'routed_model', failable: true },
+        { name: 'render', status: 'processing', fills: null, failable: true },
+        { name: 'output_verification', status: 'verifying', fills: 'compliance', failable: false },
+      ],
+    });
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 
 describe('GET /_sim/requests', () => {
@@ -520,6 +556,55 @@ describe('GET /_sim/generations', () => {
     const sim = makeSim();
     await createVideo(sim);
     const res = await request(sim.app).get('/_sim/generations').query({ after: 'vid_unknown' });
+    expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'after');
+  });
+
+  it('with changed_since answers only what changed since that cursor, in the order of the latest change', async () => {
+    const sim = makeSim();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await createVideo(sim)).body.id as string);
+    const [a, , c] = ids as [string, string, string];
+    const cursor = (await request(sim.app).get('/_sim/generations')).body.cursor as number;
+    const changed = async (since: number, query: Record<string, string | number> = {}) => {
+      const res = await request(sim.app).get('/_sim/generations').query({ changed_since: since, ...query });
+      expect(res.status).toBe(200);
+      return { ids: (res.body.data as SimGeneration[]).map((g) => g.id), cursor: res.body.cursor as number, hasMore: res.body.has_more as boolean };
+    };
+    expect(await changed(cursor)).toEqual({ ids: [], cursor, hasMore: false });
+    await request(sim.app).delete(`/v1/videos/${c}`).set(bearer()).expect(200);
+    await request(sim.app).delete(`/v1/videos/${a}`).set(bearer()).expect(200);
+    const d = (await createVideo(sim)).body.id as string;
+    const after = await changed(cursor);
+    expect(after.ids).toEqual([c, a, d]);
+    expect(after.cursor).toBeGreaterThan(cursor);
+    expect((await changed(after.cursor)).ids).toEqual([]);
+    // Cut by limit, the cursor continues the page.
+    const first = await changed(cursor, { limit: 2 });
+    expect(first).toMatchObject({ ids: [c, a], hasMore: true });
+    expect(await changed(first.cursor, { limit: 2 })).toEqual({ ids: [d], cursor: after.cursor, hasMore: false });
+  });
+
+  it('with changed_since and after answers what changed among the generations created after that one', async () => {
+    const sim = makeSim();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await createVideo(sim)).body.id as string);
+    const [a, b, c, d] = ids as [string, string, string, string];
+    const cursor = (await request(sim.app).get('/_sim/generations')).body.cursor as number;
+    for (const id of [d, a, c]) await request(sim.app).delete(`/v1/videos/${id}`).set(bearer()).expect(200);
+    const changed = async (query: Record<string, string>) =>
+      ((await request(sim.app).get('/_sim/generations').query({ changed_since: cursor, ...query }).expect(200)).body.data as SimGeneration[]).map((g) => g.id);
+    expect(await changed({})).toEqual([d, a, c]);
+    expect(await changed({ after: a })).toEqual([d, c]);
+    expect(await changed({ after: b })).toEqual([d, c]);
+    expect(await changed({ after: c })).toEqual([d]);
+    expect(await changed({ after: d })).toEqual([]);
+    expect(await changed({ after: b, status: 'canceled', limit: '1' })).toEqual([d]);
+  });
+
+  it('with changed_since still refuses an unknown after with 400 param after', async () => {
+    const sim = makeSim();
+    await createVideo(sim);
+    const res = await request(sim.app).get('/_sim/generations').query({ changed_since: 0, after: 'vid_unknown' });
     expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'after');
   });
 });

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createMediaRouter, parseByteRange, type MediaCatalog } from '../src/http/media.js';
+import { advance, createVideo, getVideo, makeSim } from './helpers.js';
 import {
   crc32,
   pngDimensions,
@@ -182,13 +183,21 @@ describe('videos', () => {
     }
   });
 
-  it('marks file answers immutable and cacheable, with a strong ETag and Accept-Ranges', async () => {
+  it('makes caches revalidate every file answer (no-cache, never immutable), with a strong ETag and Accept-Ranges', async () => {
     const res = await get('/cdn/videos/vid_1080.mp4');
-    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(res.headers['cache-control']).toBe('no-cache');
     expect(res.headers['accept-ranges']).toBe('bytes');
     expect(res.headers['etag']).toMatch(/^"[A-Za-z0-9_-]+"$/);
     const other = await get('/cdn/videos/vid_720.mp4');
     expect(other.headers['etag']).not.toBe(res.headers['etag']);
+  });
+
+  it('ignores a query string: the file and its ETag are those of the path', async () => {
+    const plain = await get('/cdn/thumbnails/vid_720.png');
+    const queried = await get('/cdn/thumbnails/vid_720.png?view=3');
+    expect(queried.status).toBe(200);
+    expect(queried.headers['etag']).toBe(plain.headers['etag']);
+    expect(Buffer.compare(queried.body as Buffer, plain.body as Buffer)).toBe(0);
   });
 
   it('answers HEAD with the headers and no body', async () => {
@@ -302,7 +311,7 @@ describe('ranges and caching', () => {
       const res = await get('/cdn/videos/vid_1080.mp4').set('If-None-Match', header);
       expect(res.status).toBe(304);
       expect(res.headers['etag']).toBe(etag);
-      expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(res.headers['cache-control']).toBe('no-cache');
       expect((res.body as Buffer).length).toBe(0);
     }
   });
@@ -342,7 +351,7 @@ describe('images and thumbnails', () => {
     const res = await get(`/cdn/images/${id}.png`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('image/png');
-    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(res.headers['cache-control']).toBe('no-cache');
     expect(res.headers['accept-ranges']).toBe('bytes');
     const body = res.body as Buffer;
     expect(res.headers['content-length']).toBe(String(body.length));
@@ -475,6 +484,58 @@ describe('renderPlaceholderPng', () => {
       bytes += renderPlaceholderPng({ seed: `img_${i}`, label: 'A quick brown fox jumps over the lazy dog', width: 640, height: 360 }).length;
     }
     expect(bytes / 10).toBeLessThan(40_000);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Ids repeat across runs: one URL, other content.
+
+describe('media URLs across a reset', () => {
+  const thumbnailOf = async (sim: ReturnType<typeof makeSim>, prompt: string) => {
+    const created = await createVideo(sim, { prompt });
+    expect(created.status).toBe(200);
+    await advance(sim, 10).expect(200);
+    const video = await getVideo(sim, created.body.id as string);
+    expect(video.body.status).toBe('succeeded');
+    return { id: created.body.id as string, path: new URL(video.body.output.thumbnail_url as string).pathname };
+  };
+  const fetchPng = (sim: ReturnType<typeof makeSim>, path: string, etag?: string) => {
+    const req = request(sim.app).get(path).buffer(true).parse(binary);
+    return etag ? req.set('If-None-Match', etag) : req;
+  };
+
+  it('serves the new thumbnail under the same URL after a reset with a new prompt: the old ETag no longer matches', async () => {
+    const sim = makeSim();
+    const before = await thumbnailOf(sim, 'A red kite over a green hill.');
+    const old = await fetchPng(sim, before.path);
+    expect(old.status).toBe(200);
+    expect(old.headers['cache-control']).toBe('no-cache');
+    const oldEtag = old.headers['etag'] as string;
+    expect((await fetchPng(sim, before.path, oldEtag)).status).toBe(304);
+
+    await request(sim.app).post('/_sim/reset').send({}).expect(200);
+    const after = await thumbnailOf(sim, 'A blue boat on a grey sea.');
+    expect(after).toEqual(before); // same seed, same id, same URL
+
+    const fresh = await fetchPng(sim, after.path, oldEtag);
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers['cache-control']).toBe('no-cache');
+    expect(fresh.headers['etag']).not.toBe(oldEtag);
+    expect(Buffer.compare(fresh.body as Buffer, old.body as Buffer)).not.toBe(0);
+    const revalidated = await fetchPng(sim, after.path, fresh.headers['etag'] as string);
+    expect(revalidated.status).toBe(304);
+    expect(revalidated.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('derives the ETag from the bytes served, not from the URL: two videos of one resolution share the clip and its ETag', async () => {
+    const sim = makeSim();
+    const a = (await createVideo(sim, { resolution: '720p' })).body.id as string;
+    const b = (await createVideo(sim, { resolution: '720p', prompt: 'Another prompt entirely.' })).body.id as string;
+    await advance(sim, 10).expect(200);
+    const [ra, rb] = [await fetchPng(sim, `/cdn/videos/${a}.mp4`), await fetchPng(sim, `/cdn/videos/${b}.mp4`)];
+    expect([ra.status, rb.status]).toEqual([200, 200]);
+    expect(ra.headers['etag']).toBe(rb.headers['etag']);
+    expect((await fetchPng(sim, `/cdn/videos/${b}.mp4`, ra.headers['etag'] as string)).status).toBe(304);
   });
 });
 

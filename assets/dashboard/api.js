@@ -4,7 +4,16 @@
 
 const SIM = new URL('./', window.location.href); // .../_sim/
 
-/** GET or POST a control endpoint; resolves to the JSON body, rejects with the section-7 message. */
+/** A control endpoint's error answer: the section-7 message, with the status and code. */
+export class ControlError extends Error {
+  constructor(message, status, code) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** GET or POST a control endpoint; resolves to the JSON body, rejects with a ControlError. */
 export async function control(path, { method = 'GET', query, body } = {}) {
   const url = new URL(path, SIM);
   for (const [name, value] of Object.entries(query ?? {})) {
@@ -19,7 +28,7 @@ export async function control(path, { method = 'GET', query, body } = {}) {
   const json = await response.json().catch(() => null);
   if (!response.ok) {
     const message = json?.error?.message ?? `${method} ${url.pathname} answered ${response.status}`;
-    throw new Error(message);
+    throw new ControlError(message, response.status, json?.error?.code ?? null);
   }
   return json;
 }
@@ -27,6 +36,12 @@ export async function control(path, { method = 'GET', query, body } = {}) {
 export const api = {
   health: () => control('health'),
   scenario: () => control('scenario'),
+  /** The bundled scenarios: { data: [{ name, purpose }] }. */
+  scenarios: () => control('scenarios'),
+  /** The pipeline's stages in order: { data: [{ name, status, fills, failable }] }. */
+  pipeline: () => control('pipeline'),
+  /** The global clock, or an account's (its own offset included). */
+  clock: (account) => control('clock', { query: { api_key: account } }),
   advance: (seconds) => control('clock/advance', { method: 'POST', body: { seconds } }),
   reset: (scenario) => control('reset', { method: 'POST', body: scenario ? { scenario } : {} }),
   /** A page in creation order: { data, has_more, cursor }. */
@@ -36,6 +51,9 @@ export const api = {
   changes: ({ cursor, account, limit = 1000 }) =>
     control('generations', { query: { changed_since: cursor, limit, api_key: account } }),
   journal: ({ limit, account }) => control('requests', { query: { limit, api_key: account } }),
+  /** How well an account's client follows the interface document: coverage and findings. */
+  report: (account) => control('report', { query: { api_key: account } }),
+  generation: (id) => control(`generations/${encodeURIComponent(id)}`),
 };
 
 // The CDN address (--cdn-url may move it): learnt from the first output URL seen, else <base>/cdn.
@@ -49,5 +67,24 @@ export function learnCdn(generation) {
 
 /** A keyframe image's PNG. */
 export function keyframeUrl(imageId) {
-  return `${cdnBase}images/${encodeURIComponent(imageId)}.png`;
+  return mediaUrl(`${cdnBase}images/${encodeURIComponent(imageId)}.png`);
+}
+
+// Ids repeat across runs (same seed, same ids), so after a reset a media URL can name other
+// content. The server makes caches ask again (no-cache, ETag), but a document that has shown an
+// image reuses it for the same URL without asking (the HTML standard's list of available images).
+// So each time the page starts over it gives media URLs a new `view` query, which the CDN ignores.
+let view = 0;
+
+/** Called when the page starts over: media shown from now on is fetched (or revalidated) anew. */
+export function newMediaView() {
+  view += 1;
+}
+
+/** A media URL as this page shows it: the simulator's URL plus the page's current `view`. */
+export function mediaUrl(url) {
+  if (!url) return url;
+  const shown = new URL(url, window.location.href);
+  shown.searchParams.set('view', String(view));
+  return shown.href;
 }

@@ -4,11 +4,15 @@
 // changed since (`GET /_sim/generations?changed_since=<cursor>`) and merges it into the page and
 // the selected generation. Polling runs every POLL_MS (never faster than once a second) and stops
 // while the tab is hidden.
-import { api, control, learnCdn } from './api.js';
-import { IN_FLIGHT, STAGES, STAGE_LABELS, clockText, durationText, isInFlight, ms, signature } from './format.js';
-import { generationRow, h, journalRow, renderDetail, scaleTimelines } from './views.js';
+//
+// What the page knows about the simulator it learns from it: the bundled scenarios
+// (`GET /_sim/scenarios`) and the pipeline's stages (`GET /_sim/pipeline`) are read at every
+// (re)load. Filtered to one account, times are that account's (`GET /_sim/clock?api_key=`), since
+// an account's clock can run ahead of the global one, and its client report is shown.
+import { api, learnCdn, newMediaView } from './api.js';
+import { IN_FLIGHT, clockText, durationText, isInFlight, ms, signature, stageLabel } from './format.js';
+import { generationRow, h, journalRow, renderDetail, renderMissing, renderReport, scaleTimelines } from './views.js';
 
-const BUNDLED_SCENARIOS = ['default', 'fast', 'flaky', 'compliance', 'rate-limited', 'low-balance', 'slow'];
 const POLL_MS = 1500;
 const MAX_CHANGE_PAGES_PER_TICK = 10; // 10 x 1000 changes; the rest waits for the next tick
 const UNTIL_RESOLVED_MAX_STEPS = 60;
@@ -17,7 +21,11 @@ const $ = (id) => document.getElementById(id);
 const state = {
   epoch: 0, // bumped by every reload: answers of an older epoch are dropped
   health: null,
-  nowMs: 0,
+  globalNowMs: 0, // the global clock
+  nowMs: 0, // the clock times are read against: the filtered account's, else the global one
+  accountClock: null, // the filtered account's clock: { account, clock: { mode, now, speed } }
+  scenarios: [], // the bundled scenarios, [{ name, purpose }]
+  pipeline: [], // the pipeline's stages in order, [{ name, status, fills, failable }]
   firstId: undefined, // the oldest stored generation: when it vanishes, the simulator was reset
   cursor: null,
   filter: { status: '', account: '' },
@@ -26,8 +34,10 @@ const state = {
   rows: [],
   hasMore: false,
   selected: null,
+  missing: null, // a linked generation that could not be shown: { id, error }
   journalLimit: 50,
   journalKey: '',
+  reportMissing: false, // this simulator has no GET /_sim/report: stop asking
   busy: false,
 };
 
@@ -53,21 +63,21 @@ async function tick() {
   ticking = true;
   const epoch = state.epoch;
   try {
-    const [health, first] = await Promise.all([api.health(), api.generations({ limit: 1 })]);
+    const [[health, accountClock], first] = await Promise.all([readClocks(), api.generations({ limit: 1 })]);
     if (epoch !== state.epoch) return;
     const firstId = first.data[0]?.id ?? null;
     const wasReset =
       state.health &&
       (health.scenario !== state.health.scenario ||
         health.seed !== state.health.seed ||
-        ms(health.clock.now) < state.nowMs ||
+        ms(health.clock.now) < state.globalNowMs ||
         (state.firstId && firstId !== state.firstId));
     if (wasReset) {
       await reload('The simulator was reset elsewhere; reloaded.');
       return;
     }
     state.firstId = firstId;
-    applyHealth(health);
+    applyHealth(health, accountClock);
 
     let refetchPage = false;
     for (let i = 0; i < MAX_CHANGE_PAGES_PER_TICK; i++) {
@@ -142,13 +152,23 @@ async function loadPage() {
 /** Drops everything and starts again from the first page (after a reset or a scenario switch). */
 async function reload(message) {
   state.epoch += 1;
-  Object.assign(state, { health: null, nowMs: 0, firstId: undefined, cursor: null, afters: [null], rows: [], hasMore: false, selected: null, journalKey: '' });
+  Object.assign(state, { health: null, globalNowMs: 0, nowMs: 0, firstId: undefined, cursor: null, afters: [null], rows: [], hasMore: false, selected: null, missing: null, journalKey: '', reportMissing: false });
   rowCache.clear();
+  newMediaView();
   history.replaceState(null, '', window.location.pathname + window.location.search);
-  const [health, scenario, first] = await Promise.all([api.health(), api.scenario(), api.generations({ limit: 1 })]);
+  const [[health, accountClock], scenario, first, scenarios, pipeline] = await Promise.all([
+    readClocks(),
+    api.scenario(),
+    api.generations({ limit: 1 }),
+    api.scenarios(),
+    api.pipeline(),
+  ]);
   state.firstId = first.data[0]?.id ?? null;
-  applyHealth(health);
+  state.scenarios = scenarios.data;
+  state.pipeline = pipeline.data;
+  applyHealth(health, accountClock);
   renderScenario(scenario);
+  renderLegend();
   await loadPage();
   renderSelected(true);
   await refreshJournal(state.epoch);
@@ -157,31 +177,90 @@ async function reload(message) {
 
 // ---- rendering ----
 
-function applyHealth(health) {
+/** The global clock (in health) and, when filtered to an account, `{ account, clock }`. */
+function readClocks() {
+  const account = state.filter.account;
+  return Promise.all([api.health(), account ? api.clock(account).then((clock) => ({ account, clock })) : null]);
+}
+
+function applyHealth(health, accountClock) {
   state.health = health;
-  state.nowMs = ms(health.clock.now);
+  state.globalNowMs = ms(health.clock.now);
+  // A clock read under another filter (changed since) is not shown.
+  state.accountClock = accountClock?.account === state.filter.account ? accountClock : null;
+  state.nowMs = state.accountClock ? ms(state.accountClock.clock.now) : state.globalNowMs;
   $('clock-now').value = clockText(health.clock.now);
   $('clock-now').textContent = clockText(health.clock.now);
   $('clock-mode').textContent = health.clock.mode === 'manual' ? 'manual' : `realtime ×${health.clock.speed}`;
+  renderAccountClock();
   $('scenario-name').textContent = health.scenario;
   $('scenario-seed').textContent = `seed ${health.seed}`;
   const select = $('scenario-select');
-  if (!select.options.length || ![...select.options].some((o) => o.value === health.scenario)) {
-    const names = [...new Set([...BUNDLED_SCENARIOS, health.scenario])];
-    select.replaceChildren(...names.map((name) => h('option', { value: name }, name)));
+  const wanted = [...state.scenarios.map((s) => s.name), ...(state.scenarios.some((s) => s.name === health.scenario) ? [] : [health.scenario])];
+  if (select.options.length !== wanted.length || wanted.some((name, i) => select.options[i].value !== name)) {
+    select.replaceChildren(
+      ...wanted.map((name) => {
+        const purpose = state.scenarios.find((s) => s.name === name)?.purpose;
+        return h('option', { value: name, title: purpose ?? 'the scenario in use (not a bundled one)' }, name);
+      }),
+    );
   }
-  if (document.activeElement !== select) select.value = health.scenario;
+  if (document.activeElement !== select) {
+    select.value = health.scenario;
+    renderScenarioPurpose();
+  }
+}
+
+/** The filtered account's time: its clock runs ahead of the global one once advanced on its own. */
+function renderAccountClock() {
+  const el = $('account-clock');
+  el.hidden = !state.accountClock;
+  if (!state.accountClock) return;
+  const { account, clock } = state.accountClock;
+  const offset = ms(clock.now) - state.globalNowMs;
+  // Read in two requests, the offset is exact only on the manual clock.
+  const ahead = clock.mode !== 'manual' ? '' : offset > 0 ? ` (${durationText(offset)} ahead of the global clock)` : ' (the global clock)';
+  el.replaceChildren(
+    'Clock of ',
+    h('code', { class: 'mono' }, account),
+    ': ',
+    h('output', { 'data-testid': 'account-clock-now', 'aria-label': 'Virtual time of the filtered account' }, clockText(clock.now)),
+    h('span', { class: 'muted' }, ahead),
+  );
+}
+
+/** What the scenario chosen in the list is for (when it is not the one in use). */
+function renderScenarioPurpose() {
+  const name = $('scenario-select').value;
+  const chosen = state.scenarios.find((s) => s.name === name);
+  $('scenario-purpose').textContent = chosen && name !== state.health?.scenario ? `${name}: ${chosen.purpose}` : '';
 }
 
 function renderScenario(scenario) {
   $('scenario-description').textContent = scenario.description ?? '';
   const stages = scenario.stages ?? {};
   $('scenario-stages').replaceChildren(
-    ...STAGES.filter((name) => stages[name]).map((name) => {
-      const s = stages[name];
-      const failure = s.failure?.probability ? `${+(s.failure.probability * 100).toFixed(2)}% ${s.failure.code ?? ''}` : '—';
-      return h('tr', {}, h('td', {}, STAGE_LABELS[name]), h('td', {}, distributionText(s.duration) + (s.per_output_second ? ' per output s' : '')), h('td', {}, failure));
-    }),
+    ...state.pipeline
+      .filter((stage) => stages[stage.name])
+      .map((stage) => {
+        const s = stages[stage.name];
+        const failure = s.failure?.probability ? `${+(s.failure.probability * 100).toFixed(2)}% ${s.failure.code ?? ''}` : '—';
+        return h(
+          'tr',
+          {},
+          h('td', {}, stageLabel(stage.name)),
+          h('td', {}, stage.status ?? '—'),
+          h('td', {}, distributionText(s.duration) + (s.per_output_second ? ' per output s' : '')),
+          h('td', {}, failure),
+        );
+      }),
+  );
+}
+
+/** The colour key of the timelines: the stages a generation spends time in (all but claim linking). */
+function renderLegend() {
+  $('legend').replaceChildren(
+    ...state.pipeline.filter((stage) => stage.status !== null).flatMap((stage) => [h('i', { class: `seg seg-${stage.name}` }), `${stageLabel(stage.name)} `]),
   );
 }
 
@@ -236,11 +315,12 @@ let selectedSig = '';
 
 function renderSelected(force = false) {
   const g = state.selected;
-  const sig = g ? `${g.id}|${signature(g)}|${isInFlight(g) ? state.nowMs : ''}` : '';
+  const sig = g ? `${g.id}|${signature(g)}|${isInFlight(g) ? state.nowMs : ''}` : state.missing ? `missing|${state.missing.id}` : '';
   if (!force && sig === selectedSig) return;
   selectedSig = sig;
-  renderDetail($('detail'), g, state.nowMs);
-  $('detail-close').hidden = !g;
+  if (!g && state.missing) renderMissing($('detail'), state.missing.id, state.missing.error);
+  else renderDetail($('detail'), g, state.nowMs);
+  $('detail-close').hidden = !g && !state.missing;
 }
 
 /** The journal has no cursor: a one-entry probe tells whether anything arrived before fetching more. */
@@ -258,6 +338,35 @@ async function refreshJournal(epoch) {
     : '';
   $('journal-body').replaceChildren(...journal.data.toReversed().map(journalRow));
   $('journal-empty').hidden = journal.data.length > 0;
+  await refreshReport(epoch);
+}
+
+/**
+ * The filtered account's client report, read again whenever its journal changed. Hidden without
+ * an account filter, and when the simulator answers 404 (no such endpoint, or nothing to report).
+ */
+async function refreshReport(epoch) {
+  const account = state.filter.account;
+  const panel = $('report');
+  if (!account || state.reportMissing) {
+    panel.hidden = true;
+    return;
+  }
+  try {
+    const report = await api.report(account);
+    if (epoch !== state.epoch || account !== state.filter.account) return;
+    renderReport($('report-body'), report);
+    panel.hidden = false;
+  } catch (error) {
+    if (epoch !== state.epoch || account !== state.filter.account) return;
+    if (error.status === 404) {
+      if (error.code === 'unknown_route') state.reportMissing = true;
+      panel.hidden = true;
+      return;
+    }
+    $('report-body').replaceChildren(h('p', { class: 'callout danger', 'data-testid': 'report-error' }, `The client report could not be read: ${error.message}`));
+    panel.hidden = false;
+  }
 }
 
 function setLive(kind, text) {
@@ -280,23 +389,30 @@ function toast(message, kind = 'error') {
 
 function select(id) {
   state.selected = state.rows.find((g) => g.id === id) ?? state.selected;
+  state.missing = null;
   history.replaceState(null, '', `#${id}`);
   renderTable();
   renderSelected(true);
 }
 
+/** Opens the generation a `#vid_…` link names; says so when the simulator has none by that id. */
 async function selectFromHash(hash) {
   const id = decodeURIComponent(hash.slice(1));
   if (!id) return;
+  const epoch = state.epoch;
   try {
-    state.selected = await control(`generations/${encodeURIComponent(id)}`);
-    learnCdn(state.selected);
-    history.replaceState(null, '', `#${id}`);
-    renderTable();
-    renderSelected(true);
-  } catch {
-    history.replaceState(null, '', window.location.pathname);
+    const g = await api.generation(id);
+    if (epoch !== state.epoch) return;
+    learnCdn(g);
+    state.selected = g;
+    state.missing = null;
+  } catch (error) {
+    if (epoch !== state.epoch) return;
+    state.selected = null;
+    state.missing = { id, error };
   }
+  renderTable();
+  renderSelected(true);
 }
 
 function filterAccount(account) {
@@ -309,8 +425,12 @@ function applyFilters() {
   state.afters = [null];
   state.journalKey = '';
   run(async () => {
+    const epoch = state.epoch;
+    const [health, accountClock] = await readClocks();
+    if (epoch !== state.epoch) return;
+    applyHealth(health, accountClock);
     await loadPage();
-    await refreshJournal(state.epoch);
+    await refreshJournal(epoch);
   });
 }
 
@@ -369,17 +489,20 @@ function wire() {
   $('scenario-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const name = $('scenario-select').value;
+    if (state.busy || !confirmDrop(`Switch the simulator to scenario "${name}"?`)) return;
     run(async () => {
       await api.reset(name);
       await reload(`Switched to scenario ${name}; all state dropped.`);
     });
   });
-  $('scenario-reset').addEventListener('click', () =>
+  $('scenario-reset').addEventListener('click', () => {
+    if (state.busy || !confirmDrop(`Reset the simulator and reload scenario "${state.health?.scenario ?? ''}"?`)) return;
     run(async () => {
       await api.reset();
       await reload('Reset: all state dropped, scenario reloaded.');
-    }),
-  );
+    });
+  });
+  $('scenario-select').addEventListener('change', renderScenarioPurpose);
   $('filters').addEventListener('submit', (event) => {
     event.preventDefault();
     applyFilters();
@@ -417,10 +540,18 @@ function wire() {
   });
   $('detail-close').addEventListener('click', () => {
     state.selected = null;
+    state.missing = null;
     history.replaceState(null, '', window.location.pathname);
     renderTable();
     renderSelected(true);
   });
+}
+
+/** A switch or a reset drops every client's state, not only this page's: ask first. */
+function confirmDrop(question) {
+  return window.confirm(
+    `${question}\n\nThis drops all state of this simulator for every client using it: generations, images, balances, rate limits, idempotency keys, queued faults and the request journal.`,
+  );
 }
 
 /** The last page: walks the ids 1,000 at a time (only on request) to know where pages start. */
@@ -442,6 +573,7 @@ async function goLast() {
 // ---- start ----
 
 wire();
+window.addEventListener('hashchange', () => void selectFromHash(window.location.hash));
 const initialHash = window.location.hash; // reload() clears it
 reload()
   .then(() => selectFromHash(initialHash))

@@ -1,14 +1,12 @@
 // Small pure helpers: times, durations, statuses and stages.
 
-export const STAGES = ['claim_linking', 'queue', 'keyframe', 'routing', 'render', 'output_verification'];
-export const STAGE_LABELS = {
-  claim_linking: 'claim linking',
-  queue: 'queue',
-  keyframe: 'keyframe',
-  routing: 'routing',
-  render: 'render',
-  output_verification: 'verification',
-};
+/** Shorter names for the pipeline's stages (the list itself comes from GET /_sim/pipeline). */
+const STAGE_LABELS = { output_verification: 'verification' };
+
+/** `output_verification` → `verification`, `claim_linking` → `claim linking`. */
+export function stageLabel(name) {
+  return STAGE_LABELS[name] ?? name.replaceAll('_', ' ');
+}
 export const IN_FLIGHT = ['queued', 'processing', 'verifying'];
 export const STATUSES = [...IN_FLIGHT, 'succeeded', 'failed', 'canceled'];
 

@@ -1,13 +1,13 @@
 // DOM building: table rows, stage timelines, the detail panel, the journal.
-import { keyframeUrl } from './api.js';
+import { keyframeUrl, mediaUrl } from './api.js';
 import {
-  STAGE_LABELS,
   cents,
   clockText,
   currentStage,
   durationText,
   ms,
   shortId,
+  stageLabel,
   stageSpans,
   timeText,
   timelineEnd,
@@ -40,7 +40,7 @@ function preview(g) {
   if (g.output?.thumbnail_url) {
     return h('img', {
       class: 'thumb',
-      src: g.output.thumbnail_url,
+      src: mediaUrl(g.output.thumbnail_url),
       alt: `Thumbnail of ${g.id}`,
       width: 96,
       height: 54,
@@ -67,7 +67,7 @@ export function timeline(g, nowMs) {
   const end = timelineEnd(g, nowMs);
   const span = Math.max(0, end - ms(g.created_at));
   const spans = stageSpans(g, end).filter((s) => s.duration > 0 || s.open);
-  const label = spans.map((s) => `${STAGE_LABELS[s.stage]} ${durationText(s.duration)}${s.open ? ' (now)' : ''}`).join(', ');
+  const label = spans.map((s) => `${stageLabel(s.stage)} ${durationText(s.duration)}${s.open ? ' (now)' : ''}`).join(', ');
   const track = h(
     'span',
     { class: 'track', dataset: { span: String(span) } },
@@ -75,7 +75,7 @@ export function timeline(g, nowMs) {
       h('span', {
         class: `seg seg-${s.stage}${s.open ? ' open' : ''}`,
         style: { flexGrow: String(Math.max(s.duration, span / 200)) },
-        title: `${STAGE_LABELS[s.stage]}: ${durationText(s.duration)}`,
+        title: `${stageLabel(s.stage)}: ${durationText(s.duration)}`,
       }),
     ),
   );
@@ -101,7 +101,7 @@ function flagsCell(g) {
       h(
         'span',
         { class: `flag sev-block`, title: g.error.message, 'data-testid': 'generation-error' },
-        g.error.stage ? `${g.error.code} @ ${STAGE_LABELS[g.error.stage] ?? g.error.stage}` : g.error.code,
+        g.error.stage ? `${g.error.code} @ ${stageLabel(g.error.stage)}` : g.error.code,
       ),
     );
   }
@@ -148,7 +148,7 @@ export function generationRow(g, nowMs, { selected, onOpen, onAccount }) {
       'td',
       { class: 'status' },
       statusBadge(g.status, 'generation-status'),
-      h('div', { class: 'stage', 'data-testid': 'generation-stage' }, stage ? STAGE_LABELS[stage] : ''),
+      h('div', { class: 'stage', 'data-testid': 'generation-stage' }, stage ? stageLabel(stage) : ''),
     ),
     h('td', { class: 'timeline-cell' }, timeline(g, nowMs)),
     h('td', { class: 'flags' }, flagsCell(g)),
@@ -171,21 +171,22 @@ export function renderDetail(container, g, nowMs) {
       { class: 'detail-head' },
       h('code', { class: 'mono id', 'data-testid': 'detail-id' }, g.id),
       statusBadge(g.status, 'detail-status'),
-      stage ? h('span', { class: 'stage' }, STAGE_LABELS[stage]) : null,
+      stage ? h('span', { class: 'stage' }, stageLabel(stage)) : null,
     ),
     h('p', { class: 'prompt-full' }, g.prompt),
   );
 
   const media = h('div', { class: 'media' });
   if (g.output?.url) {
+    const src = mediaUrl(g.output.url);
     const video =
-      oldVideo && oldVideo.dataset.src === g.output.url
+      oldVideo && oldVideo.dataset.src === src
         ? oldVideo
         : h('video', {
             'data-testid': 'detail-video',
-            dataset: { src: g.output.url },
-            src: g.output.url,
-            poster: g.output.thumbnail_url,
+            dataset: { src },
+            src,
+            poster: mediaUrl(g.output.thumbnail_url),
             controls: true,
             muted: true,
             loop: true,
@@ -214,7 +215,7 @@ export function renderDetail(container, g, nowMs) {
         'div',
         { class: 'callout danger', role: 'note', 'data-testid': 'detail-error' },
         h('strong', {}, `${g.error.type} · ${g.error.code}`),
-        g.error.stage ? ` at ${STAGE_LABELS[g.error.stage] ?? g.error.stage}` : '',
+        g.error.stage ? ` at ${stageLabel(g.error.stage)}` : '',
         h('div', {}, g.error.message),
       ),
     );
@@ -261,7 +262,7 @@ export function renderDetail(container, g, nowMs) {
           h(
             'tr',
             { class: s.open ? 'open' : undefined },
-            h('td', {}, STAGE_LABELS[s.stage]),
+            h('td', {}, stageLabel(s.stage)),
             h('td', { class: 'mono' }, `+${durationText(s.start - start)}`),
             h('td', { class: 'mono' }, s.open ? `${durationText(s.duration)} …` : durationText(s.duration)),
             h(
@@ -289,6 +290,84 @@ export function journalRow(entry) {
     h('td', { class: 'mono path', title: entry.path }, entry.path),
     h('td', {}, h('span', { class: `code code-${level}` }, entry.status), entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null),
     h('td', { class: 'mono' }, entry.account ?? h('span', { class: 'muted' }, 'none')),
-    h('td', { class: 'mono muted', title: entry.request_id }, entry.request_id.slice(0, 12)),
+    h('td', { class: 'mono muted request-id', 'data-testid': 'journal-request-id' }, entry.request_id),
+  );
+}
+
+/** The detail panel when a linked generation cannot be shown. */
+export function renderMissing(container, id, error) {
+  container.replaceChildren(
+    h(
+      'div',
+      { class: 'callout warning', role: 'alert', 'data-testid': 'detail-missing' },
+      error?.status === 404
+        ? [
+            h('strong', {}, 'No such generation: '),
+            h('code', { class: 'mono' }, id),
+            h(
+              'div',
+              {},
+              'The simulator stores no generation with this id: the link may be from before a reset or a restart, or the generation was dropped to keep the store within its limit.',
+            ),
+          ]
+        : [h('strong', {}, 'Could not load '), h('code', { class: 'mono' }, id), h('div', {}, error?.message ?? 'Unknown error.')],
+    ),
+  );
+}
+
+/** The client report of one account: its findings, then what its requests covered. */
+export function renderReport(container, report) {
+  const findings = report.findings ?? [];
+  const errors = findings.filter((f) => f.severity === 'error').length;
+  const summary = findings.length
+    ? `${report.requests} requests · ${findings.length} finding${findings.length === 1 ? '' : 's'} (${errors} error${errors === 1 ? '' : 's'}, ${findings.length - errors} warning${findings.length - errors === 1 ? '' : 's'})`
+    : `${report.requests} requests · no findings`;
+  const endpoints = Object.entries(report.coverage?.endpoints ?? {});
+  const statuses = Object.entries(report.coverage?.statuses ?? {});
+  container.replaceChildren(
+    h('p', { class: 'report-summary', 'data-testid': 'report-summary' }, h('code', { class: 'mono' }, report.account), ' · ', summary),
+    findings.length
+      ? h(
+          'table',
+          { class: 'grid compact findings', 'data-testid': 'report-findings' },
+          h('caption', { class: 'sr-only' }, 'Findings, each from a rule of the interface document'),
+          h('thead', {}, h('tr', {}, ['severity', 'finding', 'count', 'what it means', 'example requests'].map((t) => h('th', { scope: 'col' }, t)))),
+          h(
+            'tbody',
+            {},
+            findings.map((f) =>
+              h(
+                'tr',
+                { 'data-testid': 'report-finding', dataset: { code: f.code, severity: f.severity } },
+                h('td', {}, h('span', { class: `flag sev-${f.severity === 'error' ? 'block' : 'warning'}` }, f.severity)),
+                h('td', { class: 'mono' }, f.code),
+                h('td', { class: 'mono' }, f.count),
+                h('td', { class: 'message' }, f.message),
+                h('td', { class: 'mono examples' }, (f.examples ?? []).map((id) => h('div', {}, id))),
+              ),
+            ),
+          ),
+        )
+      : h('p', { class: 'callout ok', 'data-testid': 'report-clean' }, `No findings: the ${report.requests} requests of this client break none of the rules the report checks.`),
+    h(
+      'div',
+      { class: 'coverage' },
+      h(
+        'div',
+        {},
+        h('h3', {}, 'Endpoints called'),
+        endpoints.length
+          ? h('ul', { class: 'counts', 'data-testid': 'report-endpoints' }, endpoints.map(([name, n]) => h('li', {}, h('code', { class: 'mono' }, name), h('span', { class: 'n' }, n))))
+          : h('p', { class: 'muted' }, 'none'),
+      ),
+      h(
+        'div',
+        {},
+        h('h3', {}, 'Statuses received'),
+        statuses.length
+          ? h('ul', { class: 'counts', 'data-testid': 'report-statuses' }, statuses.map(([code, n]) => h('li', {}, h('span', { class: `code code-${Number(code) >= 500 ? 'bad' : Number(code) >= 400 ? 'warn' : 'good'}` }, code), h('span', { class: 'n' }, n))))
+          : h('p', { class: 'muted' }, 'none'),
+      ),
+    ),
   );
 }

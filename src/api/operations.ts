@@ -8,13 +8,15 @@ import { fail } from '../core/errors.js';
 import { patternMatchesServiceRoute } from './contract.js';
 import type { FaultRequest } from '../core/faults.js';
 import type { ForcedOutcome } from '../core/fate.js';
-import type { VideoStatus } from '../core/pipeline.js';
+import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import { mergeNegativePrompts, type CreateImageInput, type CreateVideoInput, type Simulator } from '../core/simulator.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */
 export interface Control {
   /** The transcript recorded so far (NDJSON), or undefined when recording is off. */
   transcript(): string | undefined;
+  /** The bundled scenarios, by name, each with its purpose in one line (read from the scenario files). */
+  scenarios(): { name: string; purpose: string }[];
 }
 
 /** What an operation tells the journal about itself. */
@@ -80,6 +82,11 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simReset: ({ sim, body }) =>
     sim.reset({ scenario: str(body.scenario), seed: int(body.seed) ?? null, apiKey: str(body.api_key) }),
   simScenario: ({ sim }) => sim.scenario,
+  simScenarios: ({ control }) => ({ object: 'list', data: control.scenarios() }),
+  simPipeline: () => ({
+    object: 'list',
+    data: PIPELINE.map(({ name, status, fills, failable }) => ({ name, status, fills, failable })),
+  }),
   simRequests({ sim, query }) {
     const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);
     return { object: 'list', data, has_more };

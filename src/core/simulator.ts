@@ -475,10 +475,23 @@ export class Simulator {
   }) {
     this.catchUpAll();
     const limit = input.limit ?? 20;
+    // `after` names a stored generation; only those created after it are listed.
+    let afterSeq = -1;
+    if (input.after != null) {
+      const anchor = this.storedGeneration(input.after);
+      if (!anchor) {
+        throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
+      }
+      afterSeq = anchor.globalSeq;
+    }
     const keep = (g: Generation): boolean =>
-      !g.evicted && (!input.apiKey || g.account === input.apiKey) && (!input.status || g.status === input.status);
+      !g.evicted &&
+      g.globalSeq > afterSeq &&
+      (!input.apiKey || g.account === input.apiKey) &&
+      (!input.status || g.status === input.status);
     if (input.changedSince != null) {
-      // The change log holds an entry per change; only a generation's latest one counts.
+      // What changed since the cursor, filtered like a page. The change log holds an entry per
+      // change; only a generation's latest one counts.
       const page = takePage(
         this.state.changed,
         firstAfter(this.state.changeSeqs, input.changedSince, (seq) => seq),
@@ -492,14 +505,7 @@ export class Simulator {
         cursor: page.hasMore ? (this.state.changeSeqs[page.last] as number) : this.state.changeSeq,
       };
     }
-    let start = 0;
-    if (input.after != null) {
-      const anchor = this.storedGeneration(input.after);
-      if (!anchor) {
-        throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
-      }
-      start = firstAfter(this.state.allGenerations, anchor.globalSeq, (g) => g.globalSeq);
-    }
+    const start = afterSeq < 0 ? 0 : firstAfter(this.state.allGenerations, afterSeq, (g) => g.globalSeq);
     const page = takePage(this.state.allGenerations, start, limit, keep);
     return {
       object: 'list' as const,

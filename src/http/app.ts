@@ -9,6 +9,7 @@ import express, { type Express, type Request, type Response } from 'express';
 import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
 import { handleRequest, type ApiAnswer, type ApiState, type Exchange } from '../api/handleRequest.js';
+import { listBundledScenarios } from '../scenarios/load.js';
 import { createDashboardRouter } from './dashboard.js';
 import { createMediaRouter } from './media.js';
 
@@ -45,7 +46,7 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
     log,
     responseFailures: [],
     onExchange: options.onExchange,
-    control: { transcript: options.transcript ?? (() => undefined) },
+    control: { transcript: options.transcript ?? (() => undefined), scenarios: listBundledScenarios },
   };
   const app = express();
   app.disable('x-powered-by');

@@ -8,8 +8,12 @@
  * Only the two committed clips in `assets/` are ever read from disk, by fixed names; nothing built
  * from the request touches the file system, so no path can escape the media root. PNGs are drawn
  * in memory (`src/media/png.ts`) and kept in a small LRU. Every file answer carries a strong ETag
- * (SHA-256 of the bytes), long-lived immutable caching, and supports If-None-Match (304) and a
+ * (SHA-256 of the bytes) and `Cache-Control: no-cache`, and supports If-None-Match (304) and a
  * single byte range (206 / 416). Anything else under the router is a 404 in the section-7 shape.
+ *
+ * Never immutable: ids repeat across runs by design (same seed, same ids), so after a restart or a
+ * reset one URL can name other content (a thumbnail is drawn from its video's prompt). A cache
+ * must ask again each time; the ETag, taken from the bytes, makes that a 304 when nothing changed.
  */
 
 import { createHash } from 'node:crypto';
@@ -35,7 +39,8 @@ interface MediaFile {
   readonly contentType: string;
 }
 
-export const MEDIA_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+/** Caches may store media but must revalidate (If-None-Match) before each use. */
+export const MEDIA_CACHE_CONTROL = 'no-cache';
 
 /** How many generated PNGs each router keeps. */
 const PNG_CACHE_CAP = 256;

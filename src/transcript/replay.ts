@@ -11,6 +11,7 @@
 import { handleRequest, type ApiRequest, type ApiState } from '../api/handleRequest.js';
 import type { Scenario } from '../core/scenario.js';
 import { Simulator } from '../core/simulator.js';
+import { listBundledScenarios } from '../scenarios/load.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
 import { sentBody, type Transcript, type TranscriptLine } from './format.js';
 
@@ -42,7 +43,7 @@ export function replayTranscript(transcript: Transcript, options: ReplayOptions)
   });
   const state: ApiState = {
     sim,
-    control: { transcript: () => undefined },
+    control: { transcript: () => undefined, scenarios: listBundledScenarios },
     log: options.log ?? (() => {}),
     responseFailures: [],
   };

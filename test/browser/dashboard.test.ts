@@ -15,6 +15,13 @@ const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', import.meta.
 /** Liveness, not performance: how long the page may take to show something. */
 const LIVENESS = 20_000;
 const KEY = 'sk_test_browser';
+/** A generation id no test creates. */
+const GONE = 'vid_000000000000000000000000';
+/**
+ * 404s that are expected: answers the page handles (a report this simulator may not make, a link to
+ * a generation it does not have) and the icon Chromium asks for when it shows an image by itself.
+ */
+const EXPECTED_404 = ['/_sim/report', `/_sim/generations/${GONE}`, '/favicon.ico'];
 
 const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
 let url: string;
@@ -23,6 +30,7 @@ let context: BrowserContext | undefined;
 let page: Page;
 const pageErrors: string[] = [];
 const controlRequests: string[] = [];
+const resetRequests: string[] = [];
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
@@ -52,11 +60,16 @@ beforeAll(async () => {
   page.setDefaultTimeout(LIVENESS);
   page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.stack ?? error.message}`));
   page.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
+    if (message.type() !== 'error') return;
+    // Chromium logs every 404 answer; those the page asks for knowingly (and handles) are fine.
+    const at = message.location().url;
+    if (/status of 404/.test(message.text()) && EXPECTED_404.some((path) => new URL(at, url).pathname === path)) return;
+    pageErrors.push(`console: ${message.text()} (${at})`);
   });
   page.on('request', (request) => {
     const path = new URL(request.url()).pathname;
     if (path.startsWith('/_sim/generations')) controlRequests.push(request.url());
+    if (path === '/_sim/reset') resetRequests.push(request.postData() ?? '');
   });
 });
 
@@ -80,6 +93,12 @@ async function createVideo(body: Record<string, unknown>, key = KEY): Promise<{ 
   });
   expect(response.status).toBe(200);
   return (await response.json()) as { id: string; status: string };
+}
+
+async function post(path: string, body: Record<string, unknown>): Promise<unknown> {
+  const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  expect(response.status).toBe(200);
+  return response.json();
 }
 
 const row = (id: string, status?: string) =>
@@ -169,9 +188,202 @@ describe('dashboard at /_sim/', () => {
     expect(pageErrors).toEqual([]);
   });
 
-  it('switches the scenario, which drops all state and reloads the page', async () => {
+  it('shows every request id of the journal whole, so the requests of one account are told apart', async () => {
+    failureScreenshot('dashboard-journal-failure.png');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(`${url}/v1/videos?limit=1`, { headers: { Authorization: `Bearer ${KEY}` } });
+      expect(response.status).toBe(200);
+      ids.push(response.headers.get('x-request-id') as string);
+    }
+    expect(new Set(ids).size).toBe(3);
+    const cells = page.getByTestId('journal-request-id');
+    await cells.getByText(ids[2] as string, { exact: true }).waitFor();
+    const shownIds = await cells.allTextContents();
+    for (const id of ids) expect(shownIds).toContain(id);
+    expect(new Set(shownIds).size).toBe(shownIds.length);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("filtered to an account whose clock was advanced on its own, shows that account's time", async () => {
+    failureScreenshot('dashboard-account-clock-failure.png');
+    const key = 'sk_test_ahead';
+    const video = await createVideo({ prompt: 'A lighthouse beam sweeping over a stormy sea.' }, key);
+    await post('/_sim/clock/advance', { seconds: 600, api_key: key });
+    const accountNow = sim.clock.state(key).now;
+    expect(accountNow).not.toBe(sim.clock.state().now);
+
+    await page.getByTestId('filter-account').fill(key);
+    await page.getByTestId('filter-account').press('Enter');
+    await row(video.id, 'succeeded').waitFor();
+    await page.getByTestId('account-clock-now').getByText(shown(accountNow), { exact: true }).waitFor();
+    expect(await page.getByTestId('account-clock').textContent()).toBe(`Clock of ${key}: ${shown(accountNow)} (10 min 0 s ahead of the global clock)`);
+    // The global clock stays where it is; the completion is in the account's past, not in the future.
+    expect(await page.getByTestId('clock-now').textContent()).toBe(shown(sim.clock.state().now));
+    const completed = (await (await fetch(`${url}/v1/videos/${video.id}`, { headers: { Authorization: `Bearer ${key}` } })).json()) as { completed_at: string };
+    expect(Date.parse(completed.completed_at)).toBeLessThanOrEqual(Date.parse(accountNow));
+
+    // Without the filter, the account's clock is no longer shown.
+    await page.locator('#filter-clear').click();
+    await page.getByTestId('account-clock').waitFor({ state: 'hidden' });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("filtered to an account, shows its client report, and hides the panel when the simulator answers 404", async () => {
+    failureScreenshot('dashboard-report-failure.png');
+    const key = 'sk_test_report';
+    await createVideo({ prompt: 'A cat watching snow fall through a window.' }, key);
+    const report = {
+      account: key,
+      requests: 7,
+      coverage: { endpoints: { 'POST /v1/videos': 3, 'GET /v1/videos/{id}': 4 }, statuses: { '200': 5, '429': 2 } },
+      findings: [
+        {
+          code: 'retry_too_soon',
+          severity: 'error',
+          count: 2,
+          message: "A request was repeated after a 429 before that answer's Retry-After had passed.",
+          examples: ['req_0a1b2c3d_000004', 'req_0a1b2c3d_000006'],
+        },
+        { code: 'poll_too_fast', severity: 'warning', count: 1, message: 'Two retrieves less than 2 seconds apart.', examples: ['req_0a1b2c3d_000005'] },
+      ],
+    };
+    const asked: string[] = [];
+    await page.route('**/_sim/report?*', (route) => {
+      asked.push(route.request().url());
+      return route.fulfill({ json: report });
+    });
+    try {
+      await page.goto(`${url}/_sim/`);
+      await page.getByTestId('filter-account').fill(key);
+      await page.getByTestId('filter-account').press('Enter');
+      const panel = page.getByTestId('report');
+      await panel.waitFor();
+      expect(new URL(asked[0] as string).searchParams.get('api_key')).toBe(key);
+      expect(await page.getByTestId('report-summary').textContent()).toBe(`${key} · 7 requests · 2 findings (1 error, 1 warning)`);
+      const findings = page.getByTestId('report-finding');
+      expect(await findings.count()).toBe(2);
+      const first = findings.first();
+      expect(await first.getAttribute('data-code')).toBe('retry_too_soon');
+      expect(await first.getAttribute('data-severity')).toBe('error');
+      expect(await first.textContent()).toContain("before that answer's Retry-After had passed.");
+      expect(await first.textContent()).toContain('req_0a1b2c3d_000006');
+      expect(await page.getByTestId('report-endpoints').textContent()).toBe('POST /v1/videos3GET /v1/videos/{id}4');
+      expect(await page.getByTestId('report-statuses').textContent()).toBe('20054292');
+      await page.screenshot({ path: join(ARTIFACTS, 'dashboard-report.png'), fullPage: true });
+
+      // A simulator without the report (or with nothing to report): the panel goes, with no error.
+      await page.unroute('**/_sim/report?*');
+      await page.route('**/_sim/report?*', (route) =>
+        route.fulfill({
+          status: 404,
+          json: { error: { type: 'invalid_request_error', code: 'resource_not_found', message: 'No requests of this account.', param: 'api_key' } },
+        }),
+      );
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await panel.waitFor({ state: 'hidden' });
+      expect(await page.getByTestId('toast').isVisible()).toBe(false);
+    } finally {
+      await page.unroute('**/_sim/report?*');
+    }
+    await page.locator('#filter-clear').click();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('says so when a #vid_… link names a generation the simulator does not have', async () => {
+    failureScreenshot('dashboard-missing-failure.png');
+    const gone = GONE;
+    await page.goto('about:blank');
+    await page.goto(`${url}/_sim/#${gone}`);
+    const missing = page.getByTestId('detail-missing');
+    await missing.waitFor();
+    expect(await missing.textContent()).toContain(`No such generation: ${gone}`);
+    expect(await missing.isVisible()).toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-missing.png') });
+
+    // A link to one that exists, followed in the same page, shows it.
+    const video = await createVideo({ prompt: 'Leaves drifting across a still pond.' });
+    await page.evaluate((id) => (window.location.hash = `#${id}`), video.id);
+    await page.getByTestId('detail-id').getByText(video.id, { exact: true }).waitFor();
+    expect(await missing.count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("lists the scenarios and the pipeline's stages the server answers", async () => {
+    failureScreenshot('dashboard-server-lists-failure.png');
+    await page.route('**/_sim/scenarios', async (route) => {
+      const real = (await (await route.fetch()).json()) as { object: string; data: { name: string; purpose: string }[] };
+      await route.fulfill({ json: { ...real, data: [...real.data, { name: 'nightly', purpose: 'A scenario only the server knows of.' }] } });
+    });
+    try {
+      await page.goto(`${url}/_sim/`);
+      const select = page.getByTestId('scenario-select');
+      await select.locator('option[value="nightly"]').waitFor({ state: 'attached' });
+      const options = await select.locator('option').evaluateAll((list) => list.map((o) => [(o as HTMLOptionElement).value, o.getAttribute('title')]));
+      expect(options).toEqual([
+        ['compliance', expect.any(String)],
+        ['default', 'the realistic happy path; most generations resolve in 1-3 minutes, nothing is injected.'],
+        ['fast', 'the happy path at CI speed; every generation resolves within 10 virtual seconds, nothing injected.'],
+        ['flaky', expect.any(String)],
+        ['low-balance', expect.any(String)],
+        ['rate-limited', expect.any(String)],
+        ['slow', expect.any(String)],
+        ['nightly', 'A scenario only the server knows of.'],
+      ]);
+      await select.selectOption('nightly');
+      expect(await page.getByTestId('scenario-purpose').textContent()).toBe('nightly: A scenario only the server knows of.');
+      await select.selectOption('fast');
+
+      // The stage table and the timeline legend follow GET /_sim/pipeline.
+      const stages = await page.getByTestId('scenario-stages').locator('tbody tr').evaluateAll((rows) =>
+        rows.map((r) => [...r.querySelectorAll('td')].slice(0, 2).map((td) => td.textContent)),
+      );
+      expect(stages).toEqual([
+        ['queue', 'queued'],
+        ['keyframe', 'processing'],
+        ['routing', 'processing'],
+        ['render', 'processing'],
+        ['verification', 'verifying'],
+      ]);
+      expect(await page.getByTestId('legend').textContent()).toBe('queue keyframe routing render verification ');
+    } finally {
+      await page.unroute('**/_sim/scenarios');
+    }
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('asks before a switch or a reset, and drops nothing when the answer is no', async () => {
+    failureScreenshot('dashboard-confirm-failure.png');
+    const stored = () => sim.core.controlGenerations({ limit: 1000 }).data.length;
+    const before = stored();
+    expect(before).toBeGreaterThan(0);
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    try {
+      await page.getByTestId('scenario-reset').click();
+      await page.getByTestId('scenario-select').selectOption('default');
+      await page.getByTestId('scenario-switch').click();
+      await page.evaluate(() => undefined); // the click handlers have run
+    } finally {
+      page.removeAllListeners('dialog');
+    }
+    expect(dialogs).toHaveLength(2);
+    expect(dialogs[0]).toMatch(/^confirm: Reset the simulator and reload scenario "fast"\?\n\nThis drops all state of this simulator for every client using it: /);
+    expect(dialogs[1]).toMatch(/^confirm: Switch the simulator to scenario "default"\?\n\nThis drops all state of this simulator for every client using it: /);
+    expect(resetRequests).toEqual([]);
+    expect(stored()).toBe(before);
+    expect(sim.core.scenario.name).toBe('fast');
+    expect(await page.getByTestId('scenario-name').textContent()).toBe('fast');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('switches the scenario once confirmed, which drops all state and reloads the page', async () => {
     failureScreenshot('dashboard-reset-failure.png');
     await page.getByTestId('scenario-select').selectOption('default');
+    page.once('dialog', (dialog) => void dialog.accept());
     await page.getByTestId('scenario-switch').click();
     await page.getByTestId('scenario-name').getByText('default', { exact: true }).waitFor();
     await page.getByTestId('generations-empty').waitFor();
@@ -183,4 +395,97 @@ describe('dashboard at /_sim/', () => {
     await row(video.id, 'queued').waitFor();
     expect(pageErrors).toEqual([]);
   });
+
+  it('after a reset with a new prompt, shows the new thumbnail of the same video id, not the one it showed before', async () => {
+    failureScreenshot('dashboard-media-failure.png');
+    const key = 'sk_test_media';
+    sim.reset({ scenario: 'fast' }); // elsewhere: the page starts over by itself
+    await page.getByTestId('scenario-name').getByText('fast', { exact: true }).waitFor();
+    await page.getByTestId('generations-empty').waitFor();
+
+    const showThumbnail = async (prompt: string) => {
+      const video = await createVideo({ prompt }, key);
+      await row(video.id, 'queued').waitFor();
+      await page.getByTestId('advance-10s').click();
+      await row(video.id, 'succeeded').waitFor();
+      await page.waitForFunction((id) => {
+        const img = document.querySelector<HTMLImageElement>(`[data-id="${id}"] img[data-testid="generation-thumbnail"]`);
+        return img !== null && img.complete && img.naturalWidth > 0;
+      }, video.id);
+      const thumbnailUrl = (await page.locator(`[data-id="${video.id}"] img[data-testid="generation-thumbnail"]`).getAttribute('src')) as string;
+      const png = Buffer.from(await (await fetch(thumbnailUrl)).arrayBuffer());
+      const shownPixels = await pixels({ selector: `[data-id="${video.id}"] img[data-testid="generation-thumbnail"]` });
+      return { id: video.id, path: new URL(thumbnailUrl).pathname, png, shownPixels };
+    };
+
+    const before = await showThumbnail('A red kite over a green hill, wide shot.');
+    expect(before.shownPixels).toBe(await pixels({ png: before.png }));
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByTestId('scenario-reset').click();
+    await page.getByTestId('generations-empty').waitFor();
+
+    const after = await showThumbnail('A blue fishing boat on a grey sea, close-up.');
+    expect(after.id).toBe(before.id); // same seed, same id
+    expect(after.path).toBe(before.path); // the same media URL on the server
+    expect(after.png.equals(before.png)).toBe(false);
+    expect(after.shownPixels).not.toBe(before.shownPixels);
+    expect(after.shownPixels).toBe(await pixels({ png: after.png }));
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('serves media a browser revalidates: opened again after a reset, a thumbnail URL shows the new image, not a cached copy', async () => {
+    failureScreenshot('media-revalidation-failure.png');
+    const key = 'sk_test_plain_page';
+    const thumbnail = async (prompt: string) => {
+      const video = await createVideo({ prompt }, key);
+      sim.clock.advance(10);
+      const shown = (await (await fetch(`${url}/v1/videos/${video.id}`, { headers: { Authorization: `Bearer ${key}` } })).json()) as {
+        status: string;
+        output: { thumbnail_url: string };
+      };
+      expect(shown.status).toBe('succeeded');
+      const png = Buffer.from(await (await fetch(shown.output.thumbnail_url)).arrayBuffer());
+      return { url: shown.output.thumbnail_url, png };
+    };
+    const openImage = async (address: string) => {
+      await page.goto('about:blank');
+      const response = await page.goto(address);
+      expect(response?.headers()['cache-control']).toBe('no-cache');
+      return pixels({ selector: 'img' });
+    };
+
+    const before = await thumbnail('A red kite over a green hill, wide shot.');
+    expect(await openImage(before.url)).toBe(await pixels({ png: before.png }));
+
+    sim.reset();
+    const after = await thumbnail('A blue fishing boat on a grey sea, close-up.');
+    expect(after.url).toBe(before.url); // same seed, same id, same URL
+    expect(after.png.equals(before.png)).toBe(false);
+    expect(await openImage(after.url)).toBe(await pixels({ png: after.png }));
+    expect(pageErrors).toEqual([]);
+  });
 });
+
+/**
+ * A digest of the pixels of an image drawn at its natural size: the `<img>` the page shows at
+ * `selector`, or PNG bytes decoded by the page from a data: URL (no cache involved).
+ */
+function pixels(source: { selector: string } | { png: Buffer }): Promise<string> {
+  const arg = 'png' in source ? { selector: null, base64: source.png.toString('base64') } : { selector: source.selector, base64: null };
+  return page.evaluate(async ({ selector, base64 }) => {
+    let img: HTMLImageElement | null;
+    if (base64 !== null) {
+      img = new Image();
+      img.src = `data:image/png;base64,${base64}`;
+    } else img = document.querySelector<HTMLImageElement>(selector as string);
+    if (!img) throw new Error(`no image at ${selector}`);
+    await img.decode();
+    const canvas = document.createElement('canvas');
+    [canvas.width, canvas.height] = [img.naturalWidth, img.naturalHeight];
+    const context = canvas.getContext('2d') as CanvasRenderingContext2D;
+    context.drawImage(img, 0, 0);
+    const digest = await crypto.subtle.digest('SHA-256', context.getImageData(0, 0, canvas.width, canvas.height).data);
+    return `${canvas.width}x${canvas.height}:${[...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+  }, arg);
+}

@@ -6,9 +6,10 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { DEFAULT_PRICES } from './probes.js';
-import { formatReport, reportJson } from './report.js';
-import { runDrift } from './run.js';
+import { DEFAULT_PRICES } from '../drift/probes.js';
+import { formatReport, reportJson } from '../drift/report.js';
+import { runDrift } from '../drift/run.js';
+import { url } from './parsers.js';
 
 interface DriftFlags {
   target: string;
@@ -24,16 +25,6 @@ function cents(name: string) {
     if (!/^\d{1,9}$/.test(value.trim())) throw new InvalidArgumentError(`${name} must be a whole number of cents (0 or more).`);
     return Number(value);
   };
-}
-
-function baseUrl(value: string): string {
-  try {
-    const parsed = new URL(value);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
-  } catch {
-    throw new InvalidArgumentError(`must be an http(s) URL, got '${value}'.`);
-  }
-  return value.replace(/\/+$/, '');
 }
 
 const HELP = `
@@ -55,7 +46,7 @@ export function registerDriftCommand(program: Command): void {
   program
     .command('drift')
     .description("put the simulator's assumptions to a service (the real one) and report which still hold")
-    .addOption(new Option('--target <url>', "the service's base URL ({base_url}); probes go to <url>/v1/...").makeOptionMandatory().argParser(baseUrl))
+    .addOption(new Option('--target <url>', "the service's base URL ({base_url}); probes go to <url>/v1/...").makeOptionMandatory().argParser(url))
     .addOption(new Option('--api-key <key>', 'the API key the probes authenticate with').env('SIM_DRIFT_API_KEY').makeOptionMandatory())
     .addOption(new Option('--spend-limit-cents <n>', 'what the paid probes may cost at most, in cents').default(0).argParser(cents('--spend-limit-cents')))
     .addOption(

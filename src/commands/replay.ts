@@ -3,14 +3,15 @@
  * recorded one. Exit 0 when all are identical, 1 when some differ, 2 when the file cannot be read
  * (or the target cannot be used).
  */
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import type { Scenario } from '../core/scenario.js';
 import { ScenarioError, listBundledScenarios, loadScenario, scenarioFromValue } from '../scenarios/load.js';
-import { formatReport, type ReplayReport } from './compare.js';
-import { TranscriptError, parseTranscript, type Transcript } from './format.js';
-import { replayTranscript } from './replay.js';
-import { TargetError, replayAgainstTarget } from './replayTarget.js';
+import { url } from './parsers.js';
+import { formatReport, type ReplayReport } from '../transcript/compare.js';
+import { TranscriptError, parseTranscript, type Transcript } from '../transcript/format.js';
+import { replayTranscript } from '../transcript/replay.js';
+import { TargetError, replayAgainstTarget } from '../transcript/replayTarget.js';
 
 const EXIT_DIFFERENT = 1;
 const EXIT_UNREADABLE = 2;
@@ -27,23 +28,13 @@ export function registerReplayCommand(program: Command): void {
       'replay a transcript (recorded with --record) on a fresh simulator and compare every answer byte for byte; exit 0 when all are identical, 1 when some differ, 2 when the file cannot be read',
     )
     .argument('<file>', 'the transcript (JSON Lines)')
-    .option('--target <url>', 'replay against a running simulator (started with --clock manual) instead of in-process', targetUrl)
+    .option('--target <url>', 'replay against a running simulator (started with --clock manual) instead of in-process', url)
     .action(async (file: string, opts: ReplayCommandOptions) => {
       process.exitCode = await runReplay(file, opts, {
         out: (text) => process.stdout.write(text),
         err: (text) => process.stderr.write(text),
       });
     });
-}
-
-function targetUrl(value: string): string {
-  try {
-    const parsed = new URL(value);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
-  } catch {
-    throw new InvalidArgumentError(`must be an http(s) URL, got '${value}'.`);
-  }
-  return value;
 }
 
 /** Runs the command; resolves to its exit status. */
