@@ -8,10 +8,13 @@
  *   sim scenarios          list the bundled scenarios
  *   sim validate FILE      check a scenario file (exit 0 valid, 2 otherwise)
  *   sim openapi            print the contract (openapi.yaml)
+ *   sim report --url URL --api-key KEY
+ *                          the client report of a key (exit 1 on an error finding, 2 unreachable)
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
+import { registerReportCommand } from './commands/report.js';
 import { createSimulator, type SimulatorHandle } from './index.js';
 import { openapiPath } from './openapi.js';
 import { ScenarioError, listBundledScenarios, validateScenarioFile } from './scenarios/load.js';
@@ -170,6 +173,8 @@ export function buildProgram(): Command {
     .action(() => {
       process.stdout.write(readFileSync(openapiPath, 'utf8'));
     });
+
+  registerReportCommand(program);
 
   return program;
 }

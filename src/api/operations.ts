@@ -4,6 +4,7 @@
  * 200, or throws a catalogue error (existence, balance, claim linking, the control API's own rules).
  */
 import type { Account } from '../core/account.js';
+import { clientReport } from '../core/clientReport.js';
 import { fail } from '../core/errors.js';
 import type { FaultRequest } from '../core/faults.js';
 import type { ForcedOutcome, VideoStatus } from '../core/pipeline.js';
@@ -82,6 +83,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);
     return { object: 'list', data, has_more };
   },
+  simReport: ({ sim, query }) => clientReport(query.api_key as string, sim.journal.recordsOf(query.api_key as string)),
   simQueueFault: ({ sim, body }) => ({ queued: sim.faults.add(body as unknown as FaultRequest) }),
   simListFaults: ({ sim }) => ({ queued: sim.faults.waiting(), faults: sim.faults.list() }),
   simClearFaults({ sim, query }) {

@@ -41,6 +41,13 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
   /** The video the answer showed (create, retrieve, cancel): its id and status. */
   videoId: string | undefined;
   videoStatus: string | undefined;
+  /** An error answer's `param` (the request field at fault), if any. */
+  errorParam: string | null | undefined;
+  /**
+   * Set by the HTTP adapter when the client had gone (closed its connection) before the answer
+   * could be sent: the client got no answer.
+   */
+  undelivered: boolean;
 };
 
 function entryOf(r: JournalRecord): JournalEntry {
