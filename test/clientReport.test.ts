@@ -259,15 +259,15 @@ describe('a create repeated after no answer', () => {
     sim = undefined;
   });
 
-  /** A create the client gives up on after 300 ms while the simulator holds it for 1.5 s, then sends again. */
+  /** A create the client gives up on after 200 ms while the simulator holds it for 600 ms, then sends again. */
   async function timedOutCreate(retryKey: string | undefined): Promise<{ report: ClientReport; retryId: string }> {
     sim = makeSim();
     const url = await sim.listen(0);
     await fetch(`${url}/_sim/health`).then((r) => r.text());
-    await queueFault(sim, { path: '/v1/videos', method: 'POST', latency_ms: 1500 });
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', latency_ms: 600 });
     const headers = { ...bearer(KEY), 'Content-Type': 'application/json', ...(retryKey ? { 'Idempotency-Key': retryKey } : {}) };
     const body = JSON.stringify(VIDEO);
-    await expect(fetch(`${url}/v1/videos`, { method: 'POST', headers, body, signal: AbortSignal.timeout(300) })).rejects.toThrow();
+    await expect(fetch(`${url}/v1/videos`, { method: 'POST', headers, body, signal: AbortSignal.timeout(200) })).rejects.toThrow();
     const retry = await fetch(`${url}/v1/videos`, { method: 'POST', headers, body });
     expect(retry.status).toBe(200);
     const held = sim.core.journal.recordsOf(KEY)[0];
