@@ -379,9 +379,12 @@ describe('the openai package as an HTTP client, with its default retries, agains
     const plain = 'sk_test_openai_plain';
     const keyed = 'sk_test_openai_keyed';
     for (const key of [plain, keyed]) {
-      const res = await request(sim.app).post('/_sim/faults').send({ api_key: key, path: '/v1/videos', method: 'POST', status: 500 });
-      expect(res.status).toBe(200);
-      await request(sim.app).post('/_sim/faults').send({ api_key: key, path: '/v1/videos/*', method: 'GET', status: 429 });
+      for (const fault of [
+        { path: '/v1/videos', method: 'POST', status: 500 },
+        { path: '/v1/videos/*', method: 'GET', status: 429 },
+      ]) {
+        expect((await request(sim.app).post('/_sim/faults').send({ api_key: key, ...fault })).status).toBe(200);
+      }
     }
     const statuses = await Promise.all([
       renderWithOpenAI(new OpenAI({ apiKey: plain, baseURL: url }), {}),
