@@ -10,6 +10,8 @@
  *   sim replay FILE        replay a transcript and compare every answer (exit 0 identical, 1 not)
  *   sim drift --target URL --api-key KEY
  *                          put the simulator's assumptions to the real service (exit 1 on a contradiction)
+ *   sim report --url URL --api-key KEY
+ *                          the client report of a key (exit 1 on an error finding, 2 unreachable)
  *   sim help [COMMAND]     print the help of sim or of one command
  *
  * Each command lives in its own module under commands/ and is registered here with one line.
@@ -25,6 +27,7 @@ import { addStartOptions } from './commands/start.js';
 import { addValidateCommand } from './commands/validate.js';
 import { registerDriftCommand } from './commands/drift.js';
 import { registerReplayCommand } from './commands/replay.js';
+import { registerReportCommand } from './commands/report.js';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -41,6 +44,7 @@ export function buildProgram(): Command {
   addOpenapiCommand(program);
   registerReplayCommand(program);
   registerDriftCommand(program);
+  registerReportCommand(program);
   addHelpCommand(program);
 
   refuseUnknownCommands(program);

@@ -13,6 +13,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { ClockMode, ClockState } from './core/clock.js';
+import { clientReport, type ClientReport } from './core/clientReport.js';
 import type { Scenario } from './core/scenario.js';
 import { Simulator, type Health } from './core/simulator.js';
 import { createApp, type SimulatorApp } from './http/app.js';
@@ -26,6 +27,7 @@ export type { ApiError, CancelResponse, ErrorCode, Image, Video, VideoList, Vide
 export { loadScenario, listBundledScenarios, validateScenarioFile, ScenarioError } from './scenarios/load.js';
 export type { Scenario } from './core/scenario.js';
 export type { VideoView } from './core/generation.js';
+export type { ClientReport, ClientFinding, FindingCode } from './core/clientReport.js';
 export { Simulator } from './core/simulator.js';
 
 export interface CreateSimulatorOptions {
@@ -77,6 +79,11 @@ export interface SimulatorHandle {
     /** The clock (an account's, with `apiKey`). */
     state(apiKey?: string): ClockState;
   };
+  /**
+   * How well the client using `apiKey` follows the interface document, from that account's requests
+   * in the journal: the same as `GET /_sim/report?api_key=`.
+   */
+  report(apiKey: string): ClientReport;
   /** Drops all state (or one account's, with `apiKey`). */
   reset(options?: { scenario?: string; seed?: number; apiKey?: string }): Health;
   /** Stops the server, closing open connections. */
@@ -146,6 +153,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
         recordCall(recording, core, '/_sim/clock/advance', { seconds, api_key: apiKey }, () => core.advance(seconds, apiKey)),
       state: (apiKey) => core.clockState(apiKey),
     },
+    report: (apiKey) => clientReport(apiKey, core.journal.recordsOf(apiKey)),
     reset: (o = {}) =>
       recordCall(recording, core, '/_sim/reset', { scenario: o.scenario, seed: o.seed, api_key: o.apiKey }, () =>
         core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),

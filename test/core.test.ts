@@ -339,6 +339,8 @@ function record(n: number, account: string | null, extra: Partial<JournalRecord>
     retryAfter: undefined,
     videoId: undefined,
     videoStatus: undefined,
+    errorParam: undefined,
+    undelivered: false,
     ...extra,
   };
 }

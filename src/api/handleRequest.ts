@@ -42,6 +42,11 @@ export interface ApiAnswer {
   delayMs: number;
   /** Set by `POST /_sim/shutdown`: close the server once this answer is sent. */
   shutdown?: boolean;
+  /**
+   * The journal's record of this request (`/v1`), for the adapter to mark `undelivered` when the
+   * client has gone before the answer could be sent. Not part of what is sent.
+   */
+  journaled?: JournalRecord;
 }
 
 /** An answer before it is checked and serialised: a JSON value, or text already serialised. */
@@ -275,12 +280,15 @@ function finish(
       fault: note,
       operation: operation?.operationId ?? null,
       idempotencyKey: request.headers['idempotency-key'],
-      requestBody: Buffer.isBuffer(request.body) ? request.body.toString('utf8') : null,
+      requestBody: Buffer.isBuffer(request.body) ? request.body : null,
       retryAfter: retryAfter === undefined ? undefined : Number(retryAfter),
       videoId: video?.id,
       videoStatus: video?.status,
+      errorParam: sent.status >= 400 && 'value' in checked ? errorParamOf(checked.value) : undefined,
+      undelivered: false,
     };
     sim.journal.record(record);
+    sent.journaled = record;
   }
   if (state.onExchange && (isService || (request.method !== 'GET' && request.method !== 'HEAD' && sent.status === 200))) {
     state.onExchange({
@@ -300,6 +308,12 @@ function finish(
 function videoShown(value: unknown): { id: string; status: string } | undefined {
   const v = value as { object?: unknown; id?: unknown; status?: unknown } | null;
   return v !== null && typeof v === 'object' && v.object === 'video' ? { id: v.id as string, status: v.status as string } : undefined;
+}
+
+/** An error answer's `param`, for the journal. */
+function errorParamOf(value: unknown): string | null | undefined {
+  const error = (value as { error?: { param?: string | null } } | null)?.error;
+  return error === null || typeof error !== 'object' ? undefined : error.param;
 }
 
 const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];

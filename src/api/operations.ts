@@ -4,6 +4,7 @@
  * 200, or throws a catalogue error (existence, balance, claim linking, the control API's own rules).
  */
 import type { Account } from '../core/account.js';
+import { clientReport } from '../core/clientReport.js';
 import { fail } from '../core/errors.js';
 import { patternMatchesServiceRoute } from './contract.js';
 import type { FaultRequest } from '../core/faults.js';
@@ -101,6 +102,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     }
     return { queued: sim.faults.add(fault) };
   },
+  simReport: ({ sim, query }) => clientReport(query.api_key as string, sim.journal.recordsOf(query.api_key as string)),
   simListFaults: ({ sim }) => ({ queued: sim.faults.waiting(), faults: sim.faults.list() }),
   simClearFaults({ sim, query }) {
     const apiKey = str(query.api_key);

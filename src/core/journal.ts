@@ -34,13 +34,20 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
   operation: string | null;
   /** The request's Idempotency-Key header, if any. */
   idempotencyKey: string | undefined;
-  /** The request body as received (UTF-8 text), null when none. */
-  requestBody: string | null;
+  /** The request body as received (its bytes, kept by reference), null when none. */
+  requestBody: Uint8Array | null;
   /** The answer's Retry-After (seconds), if any. */
   retryAfter: number | undefined;
   /** The video the answer showed (create, retrieve, cancel): its id and status. */
   videoId: string | undefined;
   videoStatus: string | undefined;
+  /** An error answer's `param` (the request field at fault), if any. */
+  errorParam: string | null | undefined;
+  /**
+   * Set by the HTTP adapter when the client had gone (closed its connection) before the answer
+   * could be sent: the client got no answer.
+   */
+  undelivered: boolean;
 };
 
 function entryOf(r: JournalRecord): JournalEntry {

@@ -107,7 +107,11 @@ function isApiPath(path: string): boolean {
 }
 
 function send(res: Response, method: string, answer: ApiAnswer): void {
-  if (res.headersSent || res.destroyed) return;
+  if (res.headersSent || res.destroyed) {
+    // The client has gone (a timeout, a dropped connection): it got no answer.
+    if (answer.journaled) answer.journaled.undelivered = true;
+    return;
+  }
   res.statusCode = answer.status;
   for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
   res.setHeader('Content-Type', answer.contentType);

@@ -145,6 +145,9 @@ describe('examples/', () => {
           body: JSON.stringify({ model: 'video-3.2', prompt: 'A kite over a windy beach.' }),
         });
         expect(created.status).toBe(200);
+        const reported = runStep(step('Client report'));
+        expect(reported.status, reported.stderr).toBe(0);
+        expect(reported.stdout).toContain(job.env.VIDEO_API_KEY);
         const shown = runStep(step('Show what the tests sent to the video service'));
         expect(shown.status, shown.stderr).toBe(0);
         expect(shown.stdout).toContain((await created.json()).id);
@@ -154,6 +157,10 @@ describe('examples/', () => {
         expect(stopped.status, stopped.stderr).toBe(0);
         expect(await exitedWithin(pid, 3_000), `pid ${pid} still running after the stop step`).toBe(true);
         pid = undefined;
+        // The transcript the failure step uploads was recorded: its header, then the create.
+        const transcript = readFileSync(join(workspace, 'sim-transcript.jsonl'), 'utf8').trim().split('\n');
+        expect(JSON.parse(transcript[0] as string)).toMatchObject({ transcript: 1, seed: 42 });
+        expect(JSON.parse(transcript[1] as string)).toMatchObject({ method: 'POST', path: '/v1/videos', status: 200 });
       } finally {
         if (pid !== undefined && isRunning(pid)) process.kill(pid, 'SIGKILL');
         rmSync(workspace, { recursive: true, force: true });

@@ -1,0 +1,398 @@
+/**
+ * The client report: how well a client follows the service's interface document, read from one
+ * account's journal records when the report is asked for (nothing is computed on the request path).
+ *
+ * Words used below:
+ * - The same request: the same method, the same path (with its query string, as sent) and the same
+ *   JSON body, compared as JSON values (key order and spacing do not matter; a body that is not
+ *   JSON is compared as text). The Idempotency-Key header is not part of it, so a retry that
+ *   changes only its key is still the same request.
+ * - A repeat of a request: the next request that is the same request; the earlier one is the
+ *   attempt it repeats.
+ * - Answered: the client got the answer. An answer the client never got (it closed the connection
+ *   first, for example on a timeout during injected latency) is "no answer"; the rules that judge
+ *   how a client reacted to an answer skip those.
+ * - Resolved: `succeeded`, `failed` or `canceled`. Seen as a status: a create, retrieve or cancel
+ *   answered 200 with the generation in that status.
+ * - Times are the account's clock (the journal's), so the timing rules mean something only when the
+ *   client's waits move that clock: realtime mode, or a test that advances the clock as it waits.
+ *
+ * The findings, each from a rule of the interface document:
+ * - `retry_not_retryable` (error): a repeat of a request answered 400, 401, 402 or 422 (these are
+ *   not retried without changing the request). A 400 about the Idempotency-Key itself (its `param`
+ *   is `Idempotency-Key`: the key was used for another request, or is malformed) is changed by
+ *   sending another key.
+ * - `retry_too_soon` (error): a repeat of a request answered 429 sooner than that answer's
+ *   Retry-After, on the account's clock.
+ * - `retry_without_backoff` (warning): a request tried three or more times in a row, each attempt
+ *   but the last answered 429 or 5xx, whose waits between attempts never grow. A wait grows when it
+ *   is more than 1.25 times the one before (so that a fixed delay with timer noise does not pass
+ *   for a backoff). A wait after a 429 that lasted at least its Retry-After is what the service
+ *   asked for, and is not judged. Counted once per such request.
+ * - `post_retry_without_idempotency_key` (warning): a repeat of a create (POST /v1/videos or
+ *   POST /v1/images) after a 429, a 5xx or no answer, when the two attempts do not carry one and
+ *   the same Idempotency-Key (no key on the repeat, or a new key for each attempt: either way a
+ *   create the service did carry out would be carried out again).
+ * - `poll_too_fast` (warning): a retrieve of a generation less than 2 seconds after the previous
+ *   retrieve of it, when that one was answered with the generation unresolved.
+ * - `poll_after_resolved` (warning): a retrieve of a generation the client had already seen
+ *   resolved.
+ * - `cancel_not_cancelable` (warning): a cancel of a generation the client had already seen as
+ *   `verifying` or resolved.
+ *
+ * Each finding counts its occurrences and gives the request ids of the first five.
+ */
+import type { JournalRecord } from './journal.js';
+
+/** What the report reads of a journal record. */
+export type ReportedRequest = Pick<
+  JournalRecord,
+  | 'method'
+  | 'path'
+  | 'status'
+  | 'atMs'
+  | 'request_id'
+  | 'operation'
+  | 'idempotencyKey'
+  | 'requestBody'
+  | 'retryAfter'
+  | 'videoId'
+  | 'videoStatus'
+  | 'errorParam'
+  | 'undelivered'
+>;
+
+export type FindingCode =
+  | 'retry_not_retryable'
+  | 'retry_too_soon'
+  | 'retry_without_backoff'
+  | 'post_retry_without_idempotency_key'
+  | 'poll_too_fast'
+  | 'poll_after_resolved'
+  | 'cancel_not_cancelable';
+
+export interface ClientFinding {
+  code: FindingCode;
+  severity: 'error' | 'warning';
+  count: number;
+  message: string;
+  /** Request ids (`X-Request-Id`) of the first occurrences, at most 5. */
+  examples: string[];
+}
+
+export interface ClientReport {
+  account: string;
+  /** The account's requests the report read (those the journal still holds). */
+  requests: number;
+  coverage: {
+    /** Requests per endpoint (`"GET /v1/videos/{id}"`); every endpoint of the service is listed. */
+    endpoints: Record<string, number>;
+    /** Requests per answer status (`"200"`). */
+    statuses: Record<string, number>;
+  };
+  findings: ClientFinding[];
+}
+
+/** The service's endpoints, by operationId of openapi.yaml. */
+export const SERVICE_ENDPOINTS: Readonly<Record<string, { method: string; route: string }>> = {
+  createVideo: { method: 'POST', route: '/v1/videos' },
+  listVideos: { method: 'GET', route: '/v1/videos' },
+  retrieveVideo: { method: 'GET', route: '/v1/videos/{id}' },
+  cancelVideo: { method: 'DELETE', route: '/v1/videos/{id}' },
+  createImage: { method: 'POST', route: '/v1/images' },
+};
+
+export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>> = {
+  retry_not_retryable: 'error',
+  retry_too_soon: 'error',
+  retry_without_backoff: 'warning',
+  post_retry_without_idempotency_key: 'warning',
+  poll_too_fast: 'warning',
+  poll_after_resolved: 'warning',
+  cancel_not_cancelable: 'warning',
+};
+
+/** How many request ids a finding gives. */
+export const MAX_EXAMPLES = 5;
+/** The shortest polling interval the interface document asks for (ms). */
+export const MIN_POLL_INTERVAL_MS = 2000;
+/** A wait grows when it is more than this many times the wait before it. */
+export const BACKOFF_GROWTH = 1.25;
+
+const NOT_RETRYABLE = new Set([400, 401, 402, 422]);
+const UNRESOLVED = new Set(['queued', 'processing', 'verifying']);
+const RESOLVED = new Set(['succeeded', 'failed', 'canceled']);
+const CREATES = new Set(['createVideo', 'createImage']);
+
+const isRetryableFailure = (status: number): boolean => status === 429 || status >= 500;
+
+/** One finding as it is collected. */
+interface Tally {
+  count: number;
+  examples: string[];
+}
+
+/** The report of one account from its journal records, oldest first. */
+export function clientReport(account: string, records: readonly ReportedRequest[]): ClientReport {
+  const tallies = new Map<FindingCode, Tally>();
+  const note = (code: FindingCode, requestId: string): void => {
+    let tally = tallies.get(code);
+    if (!tally) tallies.set(code, (tally = { count: 0, examples: [] }));
+    tally.count++;
+    if (tally.examples.length < MAX_EXAMPLES) tally.examples.push(requestId);
+  };
+  const facts = { notRetryableStatuses: new Set<number>(), shortestWait: Infinity, waitAskedFor: 0, fastestPoll: Infinity };
+
+  // The attempt each request repeats (the previous same request), found by one pass over them.
+  const lastOf = new Map<string, number>();
+  const previous: number[] = records.map((r, i) => {
+    const identity = identityOf(r);
+    const before = lastOf.get(identity);
+    lastOf.set(identity, i);
+    return before ?? -1;
+  });
+
+  // Retry chains: each request that repeats a delivered 429 or 5xx joins its attempt's chain.
+  const chainOf = new Map<number, number[]>();
+  const chains: number[][] = [];
+
+  // Generations the client has seen resolved, and seen past the point of cancelation.
+  const seenResolved = new Set<string>();
+  const seenNotCancelable = new Set<string>();
+
+  records.forEach((r, i) => {
+    const p = previous[i] as number;
+    const before = p >= 0 ? (records[p] as ReportedRequest) : undefined;
+    const answered = before !== undefined && !before.undelivered;
+
+    if (before && answered && NOT_RETRYABLE.has(before.status)) {
+      const newKeyForKeyError = before.errorParam === 'Idempotency-Key' && r.idempotencyKey !== before.idempotencyKey;
+      if (!newKeyForKeyError) {
+        note('retry_not_retryable', r.request_id);
+        facts.notRetryableStatuses.add(before.status);
+      }
+    }
+
+    if (before && answered && before.status === 429 && before.retryAfter !== undefined) {
+      const waited = r.atMs - before.atMs;
+      if (waited < before.retryAfter * 1000) {
+        note('retry_too_soon', r.request_id);
+        if (waited < facts.shortestWait) {
+          facts.shortestWait = waited;
+          facts.waitAskedFor = before.retryAfter;
+        }
+      }
+    }
+
+    if (before && answered && isRetryableFailure(before.status)) {
+      let chain = chainOf.get(p);
+      if (!chain) {
+        chain = [p];
+        chains.push(chain);
+      }
+      chain.push(i);
+      chainOf.set(i, chain);
+    }
+
+    if (
+      before &&
+      r.operation !== null &&
+      CREATES.has(r.operation) &&
+      (before.undelivered || isRetryableFailure(before.status)) &&
+      !(r.idempotencyKey !== undefined && r.idempotencyKey === before.idempotencyKey)
+    ) {
+      note('post_retry_without_idempotency_key', r.request_id);
+    }
+
+    if (r.operation === 'retrieveVideo') {
+      if (before && answered && before.status === 200 && before.videoStatus !== undefined && UNRESOLVED.has(before.videoStatus)) {
+        const gap = r.atMs - before.atMs;
+        if (gap < MIN_POLL_INTERVAL_MS) {
+          note('poll_too_fast', r.request_id);
+          facts.fastestPoll = Math.min(facts.fastestPoll, gap);
+        }
+      }
+      const id = videoIdInPath(r.path);
+      if (id !== undefined && seenResolved.has(id)) note('poll_after_resolved', r.request_id);
+    }
+
+    if (r.operation === 'cancelVideo') {
+      const id = videoIdInPath(r.path);
+      if (id !== undefined && seenNotCancelable.has(id)) note('cancel_not_cancelable', r.request_id);
+    }
+
+    // What this answer showed the client, for the requests after it.
+    if (!r.undelivered && r.status === 200 && r.videoId !== undefined && r.videoStatus !== undefined) {
+      if (RESOLVED.has(r.videoStatus)) seenResolved.add(r.videoId);
+      if (RESOLVED.has(r.videoStatus) || r.videoStatus === 'verifying') seenNotCancelable.add(r.videoId);
+    }
+  });
+
+  const flatWaits: number[][] = [];
+  for (const chain of chains) {
+    if (chain.length < 3) continue;
+    const attempts = chain.map((i) => records[i] as ReportedRequest);
+    if (!backsOff(attempts)) {
+      note('retry_without_backoff', (attempts[0] as ReportedRequest).request_id);
+      if (flatWaits.length === 0) flatWaits.push(attempts.slice(1).map((a, k) => a.atMs - (attempts[k] as ReportedRequest).atMs));
+    }
+  }
+
+  const findings: ClientFinding[] = [];
+  for (const code of Object.keys(FINDING_SEVERITY) as FindingCode[]) {
+    const tally = tallies.get(code);
+    if (!tally) continue;
+    findings.push({
+      code,
+      severity: FINDING_SEVERITY[code],
+      count: tally.count,
+      message: messageOf(code, tally.count, { ...facts, flatWaits: flatWaits[0] ?? [] }),
+      examples: tally.examples,
+    });
+  }
+  return { account, requests: records.length, coverage: coverageOf(records), findings };
+}
+
+/**
+ * Whether the waits between a request's attempts grow: at least one judged wait is more than
+ * BACKOFF_GROWTH times the one before it. The first wait has nothing to compare with; a wait after a
+ * 429 that lasted at least its Retry-After is not judged (the service set it).
+ */
+function backsOff(attempts: ReportedRequest[]): boolean {
+  let judged = 0;
+  for (let k = 2; k < attempts.length; k++) {
+    const failed = attempts[k - 1] as ReportedRequest;
+    const wait = (attempts[k] as ReportedRequest).atMs - failed.atMs;
+    const waitBefore = failed.atMs - (attempts[k - 2] as ReportedRequest).atMs;
+    if (failed.status === 429 && failed.retryAfter !== undefined && wait >= failed.retryAfter * 1000) continue;
+    judged++;
+    if (wait > waitBefore * BACKOFF_GROWTH) return true;
+  }
+  return judged === 0;
+}
+
+/** What makes two requests the same request: method, path with query, and the body as a JSON value. */
+function identityOf(r: ReportedRequest): string {
+  return `${r.method} ${r.path}\n${r.requestBody === null ? '' : canonicalBody(r.requestBody)}`;
+}
+
+const utf8 = new TextDecoder();
+
+function canonicalBody(bytes: Uint8Array): string {
+  const text = utf8.decode(bytes);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return `text:${text}`;
+  }
+  return `json:${canonicalJson(value)}`;
+}
+
+/** JSON text with object keys in sorted order, so that equal JSON values give equal text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const object = value as Record<string, unknown>;
+    return `{${Object.keys(object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(object[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The id in `/v1/videos/{id}` (percent-decoded), undefined for another path. */
+function videoIdInPath(pathWithQuery: string): string | undefined {
+  const path = pathWithQuery.split('?', 1)[0] as string;
+  if (!path.startsWith('/v1/videos/')) return undefined;
+  const segment = path.slice('/v1/videos/'.length);
+  if (segment === '' || segment.includes('/')) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+function coverageOf(records: readonly ReportedRequest[]): ClientReport['coverage'] {
+  const endpoints: Record<string, number> = {};
+  for (const { method, route } of Object.values(SERVICE_ENDPOINTS)) endpoints[`${method} ${route}`] = 0;
+  const statuses: Record<string, number> = {};
+  for (const r of records) {
+    const key = `${r.method} ${routeOf(r)}`;
+    endpoints[key] = (endpoints[key] ?? 0) + 1;
+    const status = String(r.status);
+    statuses[status] = (statuses[status] ?? 0) + 1;
+  }
+  return { endpoints, statuses };
+}
+
+/** The route a request addressed: its endpoint's, else its path (a video id shown as `{id}`). */
+function routeOf(r: ReportedRequest): string {
+  const known = r.operation === null ? undefined : SERVICE_ENDPOINTS[r.operation];
+  if (known) return known.route;
+  const path = r.path.split('?', 1)[0] as string;
+  return videoIdInPath(path) === undefined ? path : '/v1/videos/{id}';
+}
+
+interface MessageFacts {
+  notRetryableStatuses: Set<number>;
+  shortestWait: number;
+  waitAskedFor: number;
+  fastestPoll: number;
+  flatWaits: number[];
+}
+
+const times = (n: number): string => (n === 1 ? 'once' : `${n} times`);
+const some = (n: number, one: string, many: string): string => (n === 1 ? one : `${n} ${many}`);
+const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
+
+function orList(items: string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
+
+/** What the client did, and what the interface document asks, in plain words. */
+function messageOf(code: FindingCode, count: number, facts: MessageFacts): string {
+  switch (code) {
+    case 'retry_not_retryable':
+      return (
+        `The client sent ${some(count, 'a request', 'requests')} again unchanged (same method, path and JSON body) after the same request had been answered ` +
+        `${orList([...facts.notRetryableStatuses].sort().map(String))}. A 400, 401, 402 or 422 means that the request itself cannot succeed: ` +
+        'the interface document says not to retry it without changing the request.'
+      );
+    case 'retry_too_soon':
+      return (
+        `The client repeated ${some(count, 'a request', 'requests')} answered 429 before the answer's Retry-After had passed ` +
+        `(the earliest ${seconds(facts.shortestWait)} after the 429, where Retry-After asked for ${facts.waitAskedFor} s). ` +
+        'Wait at least Retry-After seconds before sending a rate-limited request again.'
+      );
+    case 'retry_without_backoff':
+      return (
+        `The client tried ${some(count, 'a request', 'requests')} three or more times after 429 or 500 answers without ever waiting longer between attempts ` +
+        `(waits of ${facts.flatWaits.map(seconds).join(', ')}). ` +
+        'The interface document says to retry these with exponential backoff: wait longer after each failed attempt.'
+      );
+    case 'post_retry_without_idempotency_key':
+      return (
+        `The client repeated ${some(count, 'a create', 'creates')} (POST /v1/videos or /v1/images) after a 429, a 500 or no answer, ` +
+        'without sending the same Idempotency-Key on both attempts. A create whose answer was lost may have been carried out: ' +
+        'send one Idempotency-Key with every attempt of a create, so that a retry returns the original and creates no duplicate.'
+      );
+    case 'poll_too_fast':
+      return (
+        `The client retrieved an unresolved generation less than 2 seconds after its previous retrieve of it, ${times(count)} ` +
+        `(as little as ${seconds(facts.fastestPoll)} apart). The interface document asks to poll every 2 to 5 seconds.`
+      );
+    case 'poll_after_resolved':
+      return (
+        `The client retrieved a generation it had already been answered with as succeeded, failed or canceled, ${times(count)}. ` +
+        'A resolved generation does not change any more: stop polling it once it has resolved.'
+      );
+    case 'cancel_not_cancelable':
+      return (
+        `The client asked to cancel a generation it had already seen as verifying, succeeded, failed or canceled, ${times(count)}. ` +
+        'Only a queued or processing generation can be canceled; any other cancel is answered 400.'
+      );
+  }
+}

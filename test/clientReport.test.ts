@@ -1,0 +1,512 @@
+/**
+ * The client report (GET /_sim/report, sim.report): scripted clients that each break one rule of the
+ * interface document, well-behaved clients that break none (over `fast` and `flaky`), the openai
+ * package as a plain HTTP client against a realtime simulator, and the rules' edges on the core.
+ */
+import OpenAI from 'openai';
+import request from 'supertest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { OPERATIONS } from '../src/api/contract.js';
+import { clientReport, SERVICE_ENDPOINTS, type ClientReport, type ReportedRequest } from '../src/core/clientReport.js';
+import { createSimulator, type SimulatorHandle } from '../src/index.js';
+import { bearer, makeSim, PROMPT } from './helpers.js';
+
+const KEY = 'sk_test_client';
+const VIDEO = { model: 'video-3.2', prompt: PROMPT };
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  id: string;
+  retryAfter: number | undefined;
+}
+
+/** One request of the client under test (account KEY), over supertest. */
+async function send(
+  sim: SimulatorHandle,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  options: { body?: unknown; idempotencyKey?: string; key?: string } = {},
+): Promise<Answer> {
+  let req = request(sim.app)[method === 'GET' ? 'get' : method === 'POST' ? 'post' : 'delete'](path).set(bearer(options.key ?? KEY));
+  if (options.idempotencyKey) req = req.set('Idempotency-Key', options.idempotencyKey);
+  if (typeof options.body === 'string') req = req.set('Content-Type', 'application/json').send(options.body);
+  else if (options.body !== undefined) req = req.send(options.body as object);
+  const res = await req;
+  const retryAfter = res.headers['retry-after'];
+  return { status: res.status, body: res.body, id: res.headers['x-request-id'] as string, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter) };
+}
+
+async function queueFault(sim: SimulatorHandle, fault: Record<string, unknown>): Promise<void> {
+  const res = await request(sim.app).post('/_sim/faults').send({ api_key: KEY, ...fault });
+  if (res.status !== 200) throw new Error(`POST /_sim/faults answered ${res.status}: ${res.text}`);
+}
+
+/** The client "waits": the account's clock moves. */
+const wait = (sim: SimulatorHandle, seconds: number, key = KEY): void => void sim.clock.advance(seconds, key);
+
+const codes = (report: ClientReport): string[] => report.findings.map((f) => f.code);
+
+describe('GET /_sim/report', () => {
+  it('answers 400 missing_parameter without api_key', async () => {
+    const sim = makeSim();
+    const res = await request(sim.app).get('/_sim/report');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'missing_parameter', param: 'api_key' });
+  });
+
+  it('answers an account that made no request with every endpoint at 0 and no finding', async () => {
+    const sim = makeSim();
+    const res = await request(sim.app).get('/_sim/report').query({ api_key: 'sk_test_nobody' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      account: 'sk_test_nobody',
+      requests: 0,
+      coverage: {
+        endpoints: { 'POST /v1/videos': 0, 'GET /v1/videos': 0, 'GET /v1/videos/{id}': 0, 'DELETE /v1/videos/{id}': 0, 'POST /v1/images': 0 },
+        statuses: {},
+      },
+      findings: [],
+    });
+  });
+
+  it('counts requests per endpoint (any other route by its path) and per status, and equals sim.report', async () => {
+    const sim = makeSim();
+    const created = await send(sim, 'POST', '/v1/videos', { body: VIDEO });
+    await send(sim, 'GET', '/v1/videos?limit=5');
+    wait(sim, 3);
+    await send(sim, 'GET', `/v1/videos/${created.body.id}`);
+    await send(sim, 'GET', '/v1/videos/vid_unknown');
+    await send(sim, 'POST', '/v1/images', { body: { prompt: 'A lighthouse at dawn.' } });
+    await send(sim, 'POST', '/v1/video', { body: VIDEO });
+    const res = await request(sim.app).get('/_sim/report').query({ api_key: KEY });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      account: KEY,
+      requests: 6,
+      coverage: {
+        endpoints: {
+          'POST /v1/videos': 1,
+          'GET /v1/videos': 1,
+          'GET /v1/videos/{id}': 2,
+          'DELETE /v1/videos/{id}': 0,
+          'POST /v1/images': 1,
+          'POST /v1/video': 1,
+        },
+        statuses: { '200': 4, '404': 2 },
+      },
+      findings: [],
+    });
+    expect(sim.report(KEY)).toEqual(res.body);
+  });
+
+  it("lists exactly openapi.yaml's /v1 operations as the service's endpoints", () => {
+    const fromContract = OPERATIONS.filter((o) => o.path.startsWith('/v1/')).map((o) => [o.operationId, { method: o.method, route: o.path }]);
+    expect(Object.fromEntries(fromContract)).toEqual(SERVICE_ENDPOINTS);
+  });
+});
+
+describe('a client that breaks one rule gets exactly that finding', () => {
+  it('retry_not_retryable: the same create (its JSON in another key order) sent again after a 400', async () => {
+    const sim = makeSim();
+    const first = await send(sim, 'POST', '/v1/videos', { body: { model: 'video-3.2', duration_seconds: 99 } });
+    const again = await send(sim, 'POST', '/v1/videos', { body: '{ "duration_seconds": 99,  "model": "video-3.2" }' });
+    expect([first.status, again.status]).toEqual([400, 400]);
+    expect(sim.report(KEY).findings).toEqual([
+      {
+        code: 'retry_not_retryable',
+        severity: 'error',
+        count: 1,
+        message:
+          'The client sent a request again unchanged (same method, path and JSON body) after the same request had been answered 400. ' +
+          'A 400, 401, 402 or 422 means that the request itself cannot succeed: the interface document says not to retry it without changing the request.',
+        examples: [again.id],
+      },
+    ]);
+  });
+
+  it('retry_too_soon: a create sent again half a second after a 429 that asked for 1 s', async () => {
+    const sim = makeSim();
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 429 });
+    const limited = await send(sim, 'POST', '/v1/videos', { body: VIDEO, idempotencyKey: 'create-1' });
+    expect([limited.status, limited.retryAfter]).toEqual([429, 1]);
+    wait(sim, 0.5);
+    const again = await send(sim, 'POST', '/v1/videos', { body: VIDEO, idempotencyKey: 'create-1' });
+    expect(again.status).toBe(200);
+    expect(sim.report(KEY).findings).toEqual([
+      {
+        code: 'retry_too_soon',
+        severity: 'error',
+        count: 1,
+        message:
+          "The client repeated a request answered 429 before the answer's Retry-After had passed (the earliest 0.5 s after the 429, where Retry-After asked for 1 s). " +
+          'Wait at least Retry-After seconds before sending a rate-limited request again.',
+        examples: [again.id],
+      },
+    ]);
+  });
+
+  it('retry_without_backoff: a list retried every second after two 500s', async () => {
+    const sim = makeSim();
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 500, times: 2 });
+    const first = await send(sim, 'GET', '/v1/videos');
+    wait(sim, 1);
+    await send(sim, 'GET', '/v1/videos');
+    wait(sim, 1);
+    const last = await send(sim, 'GET', '/v1/videos');
+    expect(last.status).toBe(200);
+    expect(sim.report(KEY).findings).toEqual([
+      {
+        code: 'retry_without_backoff',
+        severity: 'warning',
+        count: 1,
+        message:
+          'The client tried a request three or more times after 429 or 500 answers without ever waiting longer between attempts (waits of 1 s, 1 s). ' +
+          'The interface document says to retry these with exponential backoff: wait longer after each failed attempt.',
+        examples: [first.id],
+      },
+    ]);
+  });
+
+  it('post_retry_without_idempotency_key: a create sent again after a 500, without a key', async () => {
+    const sim = makeSim();
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 500 });
+    expect((await send(sim, 'POST', '/v1/videos', { body: VIDEO })).status).toBe(500);
+    wait(sim, 1);
+    const again = await send(sim, 'POST', '/v1/videos', { body: VIDEO });
+    expect(again.status).toBe(200);
+    expect(sim.report(KEY).findings).toEqual([
+      {
+        code: 'post_retry_without_idempotency_key',
+        severity: 'warning',
+        count: 1,
+        message:
+          'The client repeated a create (POST /v1/videos or /v1/images) after a 429, a 500 or no answer, without sending the same Idempotency-Key on both attempts. ' +
+          'A create whose answer was lost may have been carried out: send one Idempotency-Key with every attempt of a create, so that a retry returns the original and creates no duplicate.',
+        examples: [again.id],
+      },
+    ]);
+  });
+
+  it('poll_too_fast: a generation retrieved again 1 s after it was seen queued', async () => {
+    const sim = makeSim();
+    const created = await send(sim, 'POST', '/v1/videos', { body: VIDEO, idempotencyKey: 'create-1' });
+    const path = `/v1/videos/${created.body.id}`;
+    expect((await send(sim, 'GET', path)).body.status).toBe('queued');
+    wait(sim, 1);
+    const tooSoon = await send(sim, 'GET', path);
+    wait(sim, 30);
+    expect((await send(sim, 'GET', path)).body.status).toBe('succeeded');
+    expect(sim.report(KEY).findings).toEqual([
+      {
+        code: 'poll_too_fast',
+        severity: 'warning',
+        count: 1,
+        message:
+          'The client retrieved an unresolved generation less than 2 seconds after its previous retrieve of it, once (as little as 1 s apart). ' +
+          'The interface document asks to poll every 2 to 5 seconds.',
+        examples: [tooSoon.id],
+      },
+    ]);
+  });
+
+  it('poll_after_resolved: a generation retrieved again after it was seen succeeded', async () => {
+    const sim = makeSim();
+    const created = await send(sim, 'POST', '/v1/videos', { body: VIDEO, idempotencyKey: 'create-1' });
+    const path = `/v1/videos/${created.body.id}`;
+    wait(sim, 30);
+    expect((await send(sim, 'GET', path)).body.status).toBe('succeeded');
+    wait(sim, 3);
+    const again = await send(sim, 'GET', path);
+    expect(sim.report(KEY).findings).toEqual([
+      {
+        code: 'poll_after_resolved',
+        severity: 'warning',
+        count: 1,
+        message:
+          'The client retrieved a generation it had already been answered with as succeeded, failed or canceled, once. ' +
+          'A resolved generation does not change any more: stop polling it once it has resolved.',
+        examples: [again.id],
+      },
+    ]);
+  });
+
+  it('cancel_not_cancelable: a cancel of a generation seen succeeded', async () => {
+    const sim = makeSim();
+    const created = await send(sim, 'POST', '/v1/videos', { body: VIDEO, idempotencyKey: 'create-1' });
+    wait(sim, 30);
+    expect((await send(sim, 'GET', `/v1/videos/${created.body.id}`)).body.status).toBe('succeeded');
+    const cancel = await send(sim, 'DELETE', `/v1/videos/${created.body.id}`);
+    expect(cancel.status).toBe(400);
+    expect(sim.report(KEY).findings).toEqual([
+      {
+        code: 'cancel_not_cancelable',
+        severity: 'warning',
+        count: 1,
+        message:
+          'The client asked to cancel a generation it had already seen as verifying, succeeded, failed or canceled, once. ' +
+          'Only a queued or processing generation can be canceled; any other cancel is answered 400.',
+        examples: [cancel.id],
+      },
+    ]);
+  });
+});
+
+describe('a create repeated after no answer', () => {
+  let sim: SimulatorHandle | undefined;
+  afterEach(async () => {
+    await sim?.close();
+    sim = undefined;
+  });
+
+  /** A create the client gives up on after 200 ms while the simulator holds it for 600 ms, then sends again. */
+  async function timedOutCreate(retryKey: string | undefined): Promise<{ report: ClientReport; retryId: string }> {
+    sim = makeSim();
+    const url = await sim.listen(0);
+    await fetch(`${url}/_sim/health`).then((r) => r.text());
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', latency_ms: 600 });
+    const headers = { ...bearer(KEY), 'Content-Type': 'application/json', ...(retryKey ? { 'Idempotency-Key': retryKey } : {}) };
+    const body = JSON.stringify(VIDEO);
+    await expect(fetch(`${url}/v1/videos`, { method: 'POST', headers, body, signal: AbortSignal.timeout(200) })).rejects.toThrow();
+    const retry = await fetch(`${url}/v1/videos`, { method: 'POST', headers, body });
+    expect(retry.status).toBe(200);
+    const held = sim.core.journal.recordsOf(KEY)[0];
+    await vi.waitFor(() => expect(held?.undelivered).toBe(true), { timeout: 3000, interval: 50 });
+    return { report: sim.report(KEY), retryId: retry.headers.get('x-request-id') as string };
+  }
+
+  it('without an Idempotency-Key is post_retry_without_idempotency_key', async () => {
+    const { report, retryId } = await timedOutCreate(undefined);
+    expect(report.findings.map((f) => [f.code, f.count, f.examples])).toEqual([['post_retry_without_idempotency_key', 1, [retryId]]]);
+  });
+
+  it('with the same Idempotency-Key on both attempts gets no finding', async () => {
+    const { report } = await timedOutCreate('create-1');
+    expect(report.findings).toEqual([]);
+  });
+});
+
+/**
+ * A client that follows the interface document: every create with an Idempotency-Key kept across
+ * its attempts; 429s and 500s retried after max(Retry-After, 2^attempt) seconds; generations polled
+ * every 3 s until resolved; a cancel only of a generation it has not seen past `processing`.
+ */
+async function wellBehavedClient(sim: SimulatorHandle, prompts: string[]): Promise<string[]> {
+  let keys = 0;
+  const call = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<Answer> => {
+    const idempotencyKey = method === 'POST' ? `key-${++keys}` : undefined;
+    for (let attempt = 0; ; attempt++) {
+      const answer = await send(sim, method, path, { body, idempotencyKey });
+      if (answer.status !== 429 && answer.status < 500) return answer;
+      if (attempt === 8) throw new Error(`${method} ${path} still failing after ${attempt + 1} attempts`);
+      wait(sim, Math.max(answer.retryAfter ?? 0, 2 ** attempt));
+    }
+  };
+  const resolved = new Set(['succeeded', 'failed', 'canceled']);
+  const outcomes: string[] = [];
+  await call('POST', '/v1/images', { prompt: 'A lighthouse on a cliff at dawn.' });
+  for (const [i, prompt] of prompts.entries()) {
+    const created = await call('POST', '/v1/videos', { model: 'video-3.2', prompt });
+    expect(created.status).toBe(200);
+    const path = `/v1/videos/${created.body.id}`;
+    if (i === 0) {
+      const canceled = await call('DELETE', path);
+      outcomes.push(canceled.body.status as string);
+      continue;
+    }
+    let status = created.body.status as string;
+    while (!resolved.has(status)) {
+      wait(sim, 3);
+      status = (await call('GET', path)).body.status as string;
+    }
+    outcomes.push(status);
+  }
+  await call('GET', '/v1/videos?limit=100');
+  return outcomes;
+}
+
+const PROMPTS = Array.from({ length: 10 }, (_, i) => `Shot ${i + 1}: a slow dolly across a rain-soaked neon street at night.`);
+
+describe('a well-behaved client', () => {
+  it('gets no finding on the fast scenario', async () => {
+    const sim = makeSim();
+    expect(await wellBehavedClient(sim, PROMPTS)).toEqual(['canceled', ...Array(9).fill('succeeded')]);
+    const report = sim.report(KEY);
+    expect(report.findings).toEqual([]);
+    expect(report.coverage.endpoints).toEqual({
+      'POST /v1/videos': 10,
+      'GET /v1/videos': 1,
+      'GET /v1/videos/{id}': report.requests - 13,
+      'DELETE /v1/videos/{id}': 1,
+      'POST /v1/images': 1,
+    });
+  });
+
+  it('gets no finding on the flaky scenario, through its 429s, 500s and failed generations', async () => {
+    const sim = makeSim({ scenario: 'flaky' });
+    const outcomes = await wellBehavedClient(sim, PROMPTS);
+    expect(outcomes).toContain('failed');
+    const report = sim.report(KEY);
+    expect(report.findings).toEqual([]);
+    expect(report.coverage.statuses['429']).toBeGreaterThan(0);
+    expect(report.coverage.statuses['500']).toBeGreaterThan(0);
+  });
+});
+
+describe('the openai package as an HTTP client, with its default retries, against a realtime simulator', () => {
+  let sim: SimulatorHandle | undefined;
+  afterEach(async () => {
+    await sim?.close();
+    sim = undefined;
+  });
+
+  const SPEED = 20;
+
+  /** Creates a video through openai's generic methods, polls it every 3 virtual seconds, and stops at a resolved state. */
+  async function renderWithOpenAI(client: OpenAI, headers: Record<string, string>): Promise<string> {
+    const created = await client.post<{ id: string; status: string }>('/v1/videos', { body: VIDEO, headers });
+    let video = created;
+    while (!['succeeded', 'failed', 'canceled'].includes(video.status)) {
+      await new Promise((resolve) => setTimeout(resolve, 3000 / SPEED));
+      video = await client.get<{ id: string; status: string }>(`/v1/videos/${created.id}`);
+    }
+    return video.status;
+  }
+
+  it('gets no error finding; without an Idempotency-Key its retried create is a warning', async () => {
+    sim = createSimulator({ scenario: 'fast', clock: 'realtime', speed: SPEED, log: () => {} });
+    const url = await sim.listen(0);
+    const plain = 'sk_test_openai_plain';
+    const keyed = 'sk_test_openai_keyed';
+    for (const key of [plain, keyed]) {
+      for (const fault of [
+        { path: '/v1/videos', method: 'POST', status: 500 },
+        { path: '/v1/videos/*', method: 'GET', status: 429 },
+      ]) {
+        expect((await request(sim.app).post('/_sim/faults').send({ api_key: key, ...fault })).status).toBe(200);
+      }
+    }
+    const statuses = await Promise.all([
+      renderWithOpenAI(new OpenAI({ apiKey: plain, baseURL: url }), {}),
+      renderWithOpenAI(new OpenAI({ apiKey: keyed, baseURL: url }), { 'Idempotency-Key': 'openai-create-1' }),
+    ]);
+    expect(statuses).toEqual(['succeeded', 'succeeded']);
+
+    const plainReport = sim.report(plain);
+    expect(plainReport.coverage.statuses).toMatchObject({ '429': 1, '500': 1 });
+    expect(plainReport.findings.filter((f) => f.severity === 'error')).toEqual([]);
+    expect(codes(plainReport)).toEqual(['post_retry_without_idempotency_key']);
+    const keyedReport = sim.report(keyed);
+    expect(keyedReport.coverage.statuses).toMatchObject({ '429': 1, '500': 1 });
+    expect(keyedReport.findings).toEqual([]);
+  });
+});
+
+// ---- the rules' edges, on the core ----
+
+let n = 0;
+function req(partial: Partial<ReportedRequest> & { atMs: number }): ReportedRequest {
+  n++;
+  return {
+    method: 'GET',
+    path: '/v1/videos',
+    status: 200,
+    request_id: `req_${n}`,
+    operation: 'listVideos',
+    idempotencyKey: undefined,
+    requestBody: null,
+    retryAfter: undefined,
+    videoId: undefined,
+    videoStatus: undefined,
+    errorParam: undefined,
+    undelivered: false,
+    ...partial,
+  };
+}
+
+const create = (atMs: number, extra: Partial<ReportedRequest> = {}): ReportedRequest =>
+  req({ method: 'POST', path: '/v1/videos', operation: 'createVideo', requestBody: Buffer.from(JSON.stringify(VIDEO)), atMs, ...extra });
+
+describe('clientReport', () => {
+  it('does not count a request sent again after a 400 once it has changed (body, path or query)', () => {
+    const report = clientReport(KEY, [
+      create(0, { status: 400, requestBody: Buffer.from('{"model":"video-3.2"}') }),
+      create(1000, { status: 200 }),
+      req({ atMs: 2000, path: '/v1/videos?limit=500', status: 400 }),
+      req({ atMs: 3000, path: '/v1/videos?limit=100' }),
+    ]);
+    expect(report.findings).toEqual([]);
+  });
+
+  it('takes another Idempotency-Key as a change after a 400 about the key, but not after any other 400', () => {
+    const afterKeyError = clientReport(KEY, [
+      create(0, { status: 400, idempotencyKey: 'used-before', errorParam: 'Idempotency-Key' }),
+      create(1000, { idempotencyKey: 'fresh' }),
+    ]);
+    expect(afterKeyError.findings).toEqual([]);
+    const attempts = [
+      create(0, { status: 422, idempotencyKey: 'a' }),
+      create(1000, { status: 422, idempotencyKey: 'b' }),
+      create(2000, { status: 422, idempotencyKey: 'c' }),
+    ];
+    const afterBodyError = clientReport(KEY, attempts);
+    expect(afterBodyError.findings.map((f) => [f.code, f.count, f.examples])).toEqual([
+      ['retry_not_retryable', 2, [attempts[1]?.request_id, attempts[2]?.request_id]],
+    ]);
+  });
+
+  it('does not judge how a client reacted to an answer it never got', () => {
+    const report = clientReport(KEY, [
+      create(0, { status: 400, idempotencyKey: 'k', undelivered: true }),
+      create(0, { status: 400, idempotencyKey: 'k' }),
+      req({ atMs: 0, status: 429, retryAfter: 5, undelivered: true }),
+      req({ atMs: 10 }),
+    ]);
+    expect(report.findings).toEqual([]);
+  });
+
+  it('takes a retry that waited out every Retry-After as backing off, and a fixed wait after 500s as not', () => {
+    const honoured = clientReport(KEY, [
+      req({ atMs: 0, status: 429, retryAfter: 1 }),
+      req({ atMs: 1000, status: 429, retryAfter: 1 }),
+      req({ atMs: 2000, status: 429, retryAfter: 1 }),
+      req({ atMs: 3000 }),
+    ]);
+    expect(honoured.findings).toEqual([]);
+    const fixed = clientReport(KEY, [req({ atMs: 0, status: 500 }), req({ atMs: 1000, status: 500 }), req({ atMs: 2010, status: 500 }), req({ atMs: 3005 })]);
+    expect(codes(fixed)).toEqual(['retry_without_backoff']);
+  });
+
+  it('takes waits that grow once by more than a quarter as backing off (exponential, jittered, capped)', () => {
+    const waits = (gaps: number[]): ReportedRequest[] => {
+      let t = 0;
+      return [0, ...gaps].map((g, i) => req({ atMs: (t += g), status: i === gaps.length ? 200 : 500 }));
+    };
+    expect(clientReport(KEY, waits([500, 1000, 2000])).findings).toEqual([]);
+    expect(clientReport(KEY, waits([480, 760])).findings).toEqual([]);
+    expect(clientReport(KEY, waits([4000, 8000, 8000, 8000])).findings).toEqual([]);
+    expect(codes(clientReport(KEY, waits([1000, 1200])))).toEqual(['retry_without_backoff']);
+    expect(codes(clientReport(KEY, waits([0, 0, 0])))).toEqual(['retry_without_backoff']);
+    expect(codes(clientReport(KEY, waits([0, 0])))).toEqual(['retry_without_backoff']);
+  });
+
+  it('counts a create retried with a new Idempotency-Key on each attempt', () => {
+    const report = clientReport(KEY, [create(0, { status: 500, idempotencyKey: 'a' }), create(2000, { idempotencyKey: 'b' })]);
+    expect(codes(report)).toEqual(['post_retry_without_idempotency_key']);
+  });
+
+  it('counts a cancel after the client saw the generation verifying, and not a retrieve or cancel of one it only saw processing', () => {
+    const video = (atMs: number, operation: string, videoStatus: string, status = 200): ReportedRequest =>
+      req({ atMs, method: operation === 'cancelVideo' ? 'DELETE' : 'GET', path: '/v1/videos/vid_1', operation, status, videoId: status === 200 ? 'vid_1' : undefined, videoStatus: status === 200 ? videoStatus : undefined });
+    expect(clientReport(KEY, [video(0, 'retrieveVideo', 'processing'), video(3000, 'cancelVideo', 'canceled')]).findings).toEqual([]);
+    const report = clientReport(KEY, [video(0, 'retrieveVideo', 'verifying'), video(3000, 'cancelVideo', '', 400)]);
+    expect(codes(report)).toEqual(['cancel_not_cancelable']);
+  });
+
+  it('gives at most five examples, the first ones', () => {
+    const records = Array.from({ length: 8 }, (_, i) => create(i * 1000, { status: 400 }));
+    const [finding] = clientReport(KEY, records).findings;
+    expect(finding?.count).toBe(7);
+    expect(finding?.examples).toEqual(records.slice(1, 6).map((r) => r.request_id));
+  });
+});
