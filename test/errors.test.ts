@@ -694,6 +694,9 @@ describe('unknown routes and methods', () => {
     ['GET', '/v1'],
     ['GET', '/v1/'],
     ['GET', '/v2/videos'],
+    ['GET', '/v1/videos/'],
+    ['POST', '/v1/videos/'],
+    ['GET', '/V1/VIDEOS'],
   ])('%s %s with a valid key is 404 unknown_route param null', async (method, path) => {
     const res = await request(sim.app)[method.toLowerCase() as 'get' | 'put' | 'patch' | 'post' | 'delete'](path).set(bearer());
     expectError(res, 404, 'invalid_request_error', 'unknown_route', null);
@@ -712,7 +715,7 @@ describe('unknown routes and methods', () => {
     expectError(res, 404, 'invalid_request_error', 'unknown_route', null);
   });
 
-  it.each(['/nope', '/', '/_sim/nope', '/_sim/health/extra', '/videos'])('GET %s without a key is 404 unknown_route param null', async (path) => {
+  it.each(['/nope', '/', '/_sim/nope', '/_sim/health/extra', '/videos', '/V1/VIDEOS'])('GET %s without a key is 404 unknown_route param null', async (path) => {
     const res = await request(sim.app).get(path);
     expectError(res, 404, 'invalid_request_error', 'unknown_route', null);
   });
