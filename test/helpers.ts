@@ -2,7 +2,8 @@
  * Shared test helpers: an in-process simulator on the manual clock, and supertest shorthands.
  */
 import request from 'supertest';
-import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
+import { createSimulator, loadScenario, type CreateSimulatorOptions, type Scenario, type SimulatorHandle } from '../src/index.js';
+import { createApp } from '../src/http/app.js';
 import { crossChecked } from './crossCheck.js';
 
 /** A generation as GET /_sim/generations answers it (the video object plus account and stages). */
@@ -26,14 +27,42 @@ export interface SimGeneration {
 
 export const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
+export interface MakeSimOptions extends CreateSimulatorOptions {
+  /**
+   * Waits for injected latency instead of setTimeout (see `recordSleeps`). createSimulator takes no
+   * such option, so the app is then made by createApp around the simulator's core.
+   */
+  sleep?: (ms: number) => Promise<void>;
+}
+
 /**
  * A simulator on the manual clock (scenario `fast` unless told otherwise), logging into an array,
  * every exchange cross-checked by express-openapi-validator (test/crossCheck.ts).
  */
-export function makeSim(options: CreateSimulatorOptions = {}): SimulatorHandle & { logs: string[] } {
+export function makeSim(options: MakeSimOptions = {}): SimulatorHandle & { logs: string[] } {
   const logs: string[] = [];
-  const sim = crossChecked(createSimulator({ scenario: 'fast', clock: 'manual', log: (l) => logs.push(l), ...options }));
-  return Object.assign(sim, { logs });
+  const { sleep, ...simOptions } = options;
+  const log = (l: string) => logs.push(l);
+  const sim = createSimulator({ scenario: 'fast', clock: 'manual', log, ...simOptions });
+  if (sleep) Object.defineProperty(sim, 'app', { value: createApp(sim.core, { log: simOptions.log ?? log, sleep }), configurable: true });
+  return Object.assign(crossChecked(sim), { logs });
+}
+
+/** A `sleep` for `makeSim` that returns at once and records every wait it was asked for (ms). */
+export function recordSleeps(): { sleep: (ms: number) => Promise<void>; slept: number[] } {
+  const slept: number[] = [];
+  return { slept, sleep: (ms) => (slept.push(ms), Promise.resolve()) };
+}
+
+/**
+ * A fresh copy of the bundled `fast` scenario (never shared with another caller), with `change`
+ * applied: top-level keys to replace, or a function that edits the copy.
+ */
+export function fastWith(change: Partial<Scenario> | ((s: Scenario) => void)): Scenario {
+  const s = structuredClone(loadScenario('fast'));
+  if (typeof change === 'function') change(s);
+  else Object.assign(s, change);
+  return s;
 }
 
 export function bearer(key = 'sk_test_alice'): { Authorization: string } {
