@@ -103,7 +103,7 @@ describe('flaky', () => {
         expect(res.status).toBe(200);
       }
     }
-    expect(Object.keys(counts).sort()).toEqual(['200', '429', '500']);
+    expect(counts).toEqual({ 200: 353, 429: 24, 500: 23 });
     expectShare('500 share', (counts[500] ?? 0) / 400, 0.07, 0.035);
     expectShare('429 share', (counts[429] ?? 0) / 400, 0.07, 0.035);
     // The journal names the injection of every faulted request.
@@ -194,6 +194,7 @@ describe('compliance', () => {
       }
     }
     expectShare('claim-linking share of other prompts', rejected422 / creates, 0.05, 0.035);
+    expect([rejected422, creates]).toEqual([11, 311]);
     await advanceOk(sim, 700, key);
     const gens = await generations(sim, key);
     expect(gens).toHaveLength(300);
@@ -203,6 +204,7 @@ describe('compliance', () => {
     expectShare('output rejection share', rejected.length / 300, 0.15, 0.06);
     const flagged = passed.filter((g) => (g.compliance?.flags.length ?? 0) > 0);
     expectShare('flagged share of the passed', flagged.length / passed.length, 0.3, 0.08);
+    expect([rejected.length, passed.length, flagged.length]).toEqual([35, 265, 86]);
     for (const g of rejected) {
       expect(g.error).toEqual({
         type: 'compliance_error',
