@@ -27,6 +27,10 @@ export interface SimGeneration {
 
 export const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
+/** The smallest valid bodies of POST /v1/videos and POST /v1/images. */
+export const VALID_VIDEO = { model: 'video-3.2', prompt: PROMPT };
+export const VALID_IMAGE = { prompt: PROMPT };
+
 export interface MakeSimOptions extends CreateSimulatorOptions {
   /**
    * Waits for injected latency instead of setTimeout (see `recordSleeps`). createSimulator takes no
@@ -85,6 +89,11 @@ export function cancelVideo(sim: SimulatorHandle, id: string, key = 'sk_test_ali
   return request(sim.app).delete(`/v1/videos/${id}`).set(bearer(key));
 }
 
+/** GET /v1/videos with a raw query string (`?limit=1`, or '' for none). */
+export function listVideos(sim: SimulatorHandle, key = 'sk_test_alice', query = '') {
+  return request(sim.app).get(`/v1/videos${query}`).set(bearer(key));
+}
+
 export function advance(sim: SimulatorHandle, seconds: number, apiKey?: string) {
   return request(sim.app)
     .post('/_sim/clock/advance')
@@ -116,6 +125,27 @@ export function expectError(
     throw new Error(`stage belongs on compliance_error only: ${detail}`);
   }
   return error;
+}
+
+/** The X-RateLimit-* headers a response carries (none: `{}`). */
+export function rateLimitHeaders(res: { headers: Record<string, string | undefined> }): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+    const value = res.headers[name];
+    if (value !== undefined) found[name] = value;
+  }
+  return found;
+}
+
+/** The X-RateLimit-* headers of `fast` (capacity and refill 10^9) after `spent` requests in one instant. */
+export function fastBucket(spent: number): Record<string, string> {
+  return { 'x-ratelimit-limit': '1000000000', 'x-ratelimit-remaining': String(1_000_000_000 - spent), 'x-ratelimit-reset': '1' };
+}
+
+/** Fails when the simulator logged an internal error (a bug of its own, answered 500). */
+export function expectNoInternalErrors(sim: { logs: string[] }): void {
+  const internal = sim.logs.filter((l) => l.startsWith('internal error'));
+  if (internal.length > 0) throw new Error(`the simulator logged internal errors:\n${internal.join('\n')}`);
 }
 
 /** Every stored generation of one account, with its stage history, through GET /_sim/generations. */
