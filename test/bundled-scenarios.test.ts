@@ -7,22 +7,31 @@
  */
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROMPT, advance, advanceOk, bearer, cancelVideo, createVideo, expectError, generationsOf, getVideo, makeSim, quantile, recordSleeps } from './helpers.js';
+import {
+  PROMPT,
+  advance,
+  advanceOk,
+  bearer,
+  cancelVideo,
+  createVideo,
+  expectError,
+  expectShare,
+  generationsOf,
+  getVideo,
+  makeSim,
+  quantile,
+  recordSleeps,
+  stageSeconds,
+  tally,
+} from './helpers.js';
 import type { SimGeneration as Gen } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
-
-const generations = (sim: Sim, key: string): Promise<Gen[]> => generationsOf(sim, key);
-
-
-/**
- * Creates a video, retrying injected 500s and 429s (and, with `retry422`, injected claim-linking
- * rejections) until it is created. Returns the created video and the error answers seen.
- */
 /**
  * Creates until a 200, retrying 500s and 429s unchanged, and with `retry422` a claim-linking 422
- * with a changed prompt (an unchanged retry would be judged the same).
+ * with a changed prompt (an unchanged retry would be judged the same). Returns the created video
+ * and the error answers seen.
  */
 async function createRetrying(sim: Sim, key: string, body: Record<string, unknown> = {}, retry422 = false) {
   const errors: { status: number; body: { error: Record<string, unknown> } }[] = [];
@@ -41,31 +50,10 @@ async function createRetrying(sim: Sim, key: string, body: Record<string, unknow
   throw new Error('create never succeeded in 50 attempts');
 }
 
-function stageSeconds(g: Gen, stage: string): number | undefined {
-  const visit = g.stages.find((v) => v.stage === stage);
-  if (!visit || visit.left_at === null) return undefined;
-  return (Date.parse(visit.left_at) - Date.parse(visit.entered_at)) / 1000;
-}
-
 /** Seconds a generation showed `status` (sum of the stages that show it). */
 function statusSeconds(g: Gen, status: 'queued' | 'processing' | 'verifying'): number {
   const stages = { queued: ['queue'], processing: ['keyframe', 'routing', 'render'], verifying: ['output_verification'] }[status];
   return stages.reduce((sum, s) => sum + (stageSeconds(g, s) ?? 0), 0);
-}
-
-
-function expectShare(label: string, measured: number, expected: number, tolerance: number): void {
-  expect(
-    Math.abs(measured - expected),
-    `${label}: measured ${(measured * 100).toFixed(1)}%, expected ${(expected * 100).toFixed(1)}% (tolerance ±${(tolerance * 100).toFixed(1)} points)`,
-  ).toBeLessThanOrEqual(tolerance);
-}
-
-/** How many times each value occurs. */
-function tally(values: (string | number)[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const v of values) counts[v] = (counts[v] ?? 0) + 1;
-  return counts;
 }
 
 function lifeSeconds(g: Gen): number {
@@ -117,7 +105,7 @@ describe('flaky', () => {
     const key = 'sk_test_flaky_gens';
     for (let i = 0; i < 200; i++) await createRetrying(sim, key);
     await advanceOk(sim, 700, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(200);
     expect(tally(gens.map((g) => g.status))).toEqual({ succeeded: 172, failed: 28 });
     const failed = gens.filter((g) => g.status === 'failed');
@@ -177,7 +165,7 @@ describe('compliance', () => {
     }
     const image = await request(sim.app).post('/v1/images').set(bearer('sk_test_claims')).send({ prompt: 'A logo.' });
     expect(expectError(image, 422, 'compliance_error', 'claim_linking_rejected').message).toBe(brand);
-    expect(await generations(sim, 'sk_test_claims')).toEqual([]);
+    expect(await generationsOf(sim, 'sk_test_claims')).toEqual([]);
   });
 
   it('over 300 generations: ~5% of other prompts 422, ~15% output rejections, ~30% of the rest flagged; verified false exactly with a block flag', async () => {
@@ -196,7 +184,7 @@ describe('compliance', () => {
     expectShare('claim-linking share of other prompts', rejected422 / creates, 0.05, 0.035);
     expect([rejected422, creates]).toEqual([11, 311]);
     await advanceOk(sim, 700, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(300);
     const rejected = gens.filter((g) => g.status === 'failed');
     const passed = gens.filter((g) => g.status === 'succeeded');
@@ -274,7 +262,7 @@ describe('low-balance', () => {
     expect(Object.keys(err).sort()).toEqual(['code', 'message', 'type']);
     // Resolved, the three cost 82 cents with a keyframe and 80 without.
     await advanceOk(sim, 700, key);
-    for (const g of await generations(sim, key)) {
+    for (const g of await generationsOf(sim, key)) {
       expect(g.status).toBe('succeeded');
       expect(g.cost_cents).toBe(g.keyframe === null ? 80 : 82);
     }
@@ -309,7 +297,7 @@ describe('slow', () => {
     const key = 'sk_test_slow';
     for (let i = 0; i < 200; i++) expect((await createVideo(sim, {}, key)).status).toBe(200);
     await advanceOk(sim, 2000, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(200);
     const queue = gens.map((g) => stageSeconds(g, 'queue') as number);
     const median = quantile(queue, 0.5);
@@ -333,7 +321,7 @@ describe('default', () => {
       if (i === 0) expect(res.headers['x-ratelimit-limit']).toBe('1000');
     }
     await advanceOk(sim, 600, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(200);
     let inOneToThree = 0;
     for (const g of gens) {
@@ -361,7 +349,7 @@ describe('fast', () => {
       expect(res.headers['x-ratelimit-limit']).toBe('1000000000');
     }
     await advanceOk(sim, 10, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(60);
     for (const g of gens) {
       expect(g.status).toBe('succeeded');
@@ -484,7 +472,7 @@ describe('determinism on flaky', () => {
       polls.push((await getVideo(sim, ids[polls.length % ids.length] as string, key)).status);
       await advanceOk(sim, step, key);
     }
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens.map((g) => g.id)).toEqual(ids);
     return { polls: tally(polls), gens: gens.map((g) => ({
       id: g.id,

@@ -2,6 +2,7 @@
  * Shared test helpers: an in-process simulator on the manual clock, and supertest shorthands.
  */
 import request from 'supertest';
+import { expect } from 'vitest';
 import { createSimulator, loadScenario, type CreateSimulatorOptions, type Scenario, type SimulatorHandle } from '../src/index.js';
 import { createApp } from '../src/http/app.js';
 import { crossChecked } from './crossCheck.js';
@@ -149,7 +150,7 @@ export function expectNoInternalErrors(sim: { logs: string[] }): void {
 }
 
 /** Every stored generation of one account, with its stage history, through GET /_sim/generations. */
-export async function generationsOf(sim: SimulatorHandle, key: string): Promise<SimGeneration[]> {
+export async function generationsOf(sim: SimulatorHandle, key = 'sk_test_alice'): Promise<SimGeneration[]> {
   const res = await request(sim.app).get('/_sim/generations').query({ api_key: key, limit: 1000 });
   if (res.status !== 200 || res.body.has_more !== false) {
     throw new Error(`GET /_sim/generations answered ${res.status}, has_more ${res.body.has_more}`);
@@ -161,6 +162,65 @@ export async function generationsOf(sim: SimulatorHandle, key: string): Promise<
 export async function advanceOk(sim: SimulatorHandle, seconds: number, apiKey?: string): Promise<void> {
   const res = await advance(sim, seconds, apiKey);
   if (res.status !== 200) throw new Error(`advance answered ${res.status}: ${res.text}`);
+}
+
+/** Creates `n` videos one after another; every create must answer 200. Returns their ids in order. */
+export async function createMany(sim: SimulatorHandle, n: number, body: Record<string, unknown> = {}, key = 'sk_test_alice'): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await createVideo(sim, body, key);
+    if (res.status !== 200) throw new Error(`create ${i} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    ids.push(res.body.id as string);
+  }
+  return ids;
+}
+
+/** Queues a fault through POST /_sim/faults, which must answer 200; returns the shots now queued. */
+export async function queueFault(sim: SimulatorHandle, body: Record<string, unknown>): Promise<number> {
+  const res = await request(sim.app).post('/_sim/faults').send(body);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.queued as number;
+}
+
+/** The journal (GET /_sim/requests), of one account with `key`, oldest first. */
+export async function journalOf(sim: SimulatorHandle, key?: string, limit = 100) {
+  const res = await request(sim.app)
+    .get('/_sim/requests')
+    .query({ ...(key ? { api_key: key } : {}), limit });
+  expect(res.status).toBe(200);
+  return res.body.data as { method: string; path: string; status: number; account: string | null; negative_prompt_effective?: string | null; fault?: string }[];
+}
+
+/** Seconds a generation spent in a stage (undefined when it never entered it or is still in it). */
+export function stageSeconds(g: SimGeneration, stage: string): number | undefined {
+  const visit = g.stages.find((v) => v.stage === stage);
+  if (!visit || visit.left_at === null) return undefined;
+  return (Date.parse(visit.left_at) - Date.parse(visit.entered_at)) / 1000;
+}
+
+/** A timestamp in milliseconds (fails on null). */
+export function ms(iso: string | null): number {
+  if (iso === null) throw new Error('expected a timestamp, got null');
+  return Date.parse(iso);
+}
+
+/** How many times each value occurs. */
+export function tally(values: (string | number)[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const v of values) counts[v] = (counts[v] ?? 0) + 1;
+  return counts;
+}
+
+export function share(part: number, whole: number): number {
+  return whole === 0 ? NaN : part / whole;
+}
+
+/** Asserts |measured - expected| <= tolerance (all as fractions), with a readable message. */
+export function expectShare(label: string, measured: number, expected: number, tolerance: number): void {
+  expect(
+    Math.abs(measured - expected),
+    `${label}: measured ${(measured * 100).toFixed(1)}%, configured ${(expected * 100).toFixed(1)}% (tolerance ±${(tolerance * 100).toFixed(1)} points)`,
+  ).toBeLessThanOrEqual(tolerance);
 }
 
 /** The q-quantile of a sample (linear interpolation between order statistics). */
