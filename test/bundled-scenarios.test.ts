@@ -197,7 +197,7 @@ describe('compliance', () => {
       expect(g.error).toEqual({
         type: 'compliance_error',
         code: 'output_rejected',
-        message: expect.any(String),
+        message: `The output was rejected by output verification (${g.compliance?.flags[0]?.code}).`,
         stage: 'output_verification',
       });
     }

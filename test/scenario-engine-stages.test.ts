@@ -216,7 +216,7 @@ describe('pricing.failure_charge (and output_verification.reject_share 1)', () =
       expect(o.error).toEqual({
         type: 'compliance_error',
         code: 'output_rejected',
-        message: expect.any(String),
+        message: 'The output was rejected by output verification (likeness).',
         stage: 'output_verification',
       });
       expect(o.compliance).toEqual({ verified: false, flags: [{ code: 'likeness', severity: 'block', message: 'A real person.' }] });
