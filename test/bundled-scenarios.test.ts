@@ -302,11 +302,14 @@ describe('slow', () => {
     const queue = gens.map((g) => stageSeconds(g, 'queue') as number);
     const median = quantile(queue, 0.5);
     expect(Math.abs(median - 240) / 240, `queue median ${median}`).toBeLessThanOrEqual(0.1);
+    expect(median).toBe(246.687);
     expect(Math.min(...queue)).toBeGreaterThanOrEqual(30);
     expect(Math.max(...queue)).toBeLessThanOrEqual(1200);
+    expect([Math.min(...queue), Math.max(...queue)]).toEqual([45.927, 852.59]);
     // Render median 14 s per output second: 112 s for 8 s of video (default: 7 s per second).
     const render = quantile(gens.map((g) => stageSeconds(g, 'render') as number), 0.5);
     expect(Math.abs(render - 112) / 112, `render median ${render}`).toBeLessThanOrEqual(0.1);
+    expect(render).toBe(111.887);
     for (const g of gens) expect(g.status).toBe('succeeded');
   }, 60_000);
 });
@@ -332,9 +335,11 @@ describe('default', () => {
       if (lifeSeconds(g) >= 60 && lifeSeconds(g) <= 180) inOneToThree++;
     }
     expect(inOneToThree / 200, `${inOneToThree} of 200 within 1-3 minutes`).toBeGreaterThan(0.5);
+    expect(inOneToThree).toBe(171);
     for (const status of ['queued', 'processing', 'verifying'] as const) {
       const seen = gens.filter((g) => statusSeconds(g, status) >= 2).length;
       expect(seen / 200, `${status} lasted >= 2 s for ${seen} of 200`).toBeGreaterThanOrEqual(0.9);
+      expect(seen, status).toBe(200);
     }
   }, 60_000);
 });

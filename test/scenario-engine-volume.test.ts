@@ -96,6 +96,7 @@ describe('a volume run: 1,000 generations of one scenario, measured over HTTP', 
     }
     expect(Math.min(...ov)).toBeLessThan(2.25);
     expect(Math.max(...ov)).toBeGreaterThan(6.75);
+    expect([Math.min(...ov), Math.max(...ov)]).toEqual([2.015, 6.999]);
     expectWithinRelative('output_verification mean', ov.reduce((a, b) => a + b, 0) / ov.length, 4.5, 0.06);
   });
 
