@@ -7,24 +7,31 @@
  */
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROMPT, advance, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim, advanceOk, generationsOf, quantile } from './helpers.js';
+import {
+  PROMPT,
+  advance,
+  advanceOk,
+  bearer,
+  cancelVideo,
+  createVideo,
+  expectError,
+  expectShare,
+  generationsOf,
+  getVideo,
+  makeSim,
+  quantile,
+  recordSleeps,
+  stageSeconds,
+  tally,
+} from './helpers.js';
 import type { SimGeneration as Gen } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
-
-const RESOLVED = new Set(['succeeded', 'failed', 'canceled']);
-
-const generations = (sim: Sim, key: string): Promise<Gen[]> => generationsOf(sim, key);
-
-
-/**
- * Creates a video, retrying injected 500s and 429s (and, with `retry422`, injected claim-linking
- * rejections) until it is created. Returns the created video and the error answers seen.
- */
 /**
  * Creates until a 200, retrying 500s and 429s unchanged, and with `retry422` a claim-linking 422
- * with a changed prompt (an unchanged retry would be judged the same).
+ * with a changed prompt (an unchanged retry would be judged the same). Returns the created video
+ * and the error answers seen.
  */
 async function createRetrying(sim: Sim, key: string, body: Record<string, unknown> = {}, retry422 = false) {
   const errors: { status: number; body: { error: Record<string, unknown> } }[] = [];
@@ -43,24 +50,10 @@ async function createRetrying(sim: Sim, key: string, body: Record<string, unknow
   throw new Error('create never succeeded in 50 attempts');
 }
 
-function stageSeconds(g: Gen, stage: string): number | undefined {
-  const visit = g.stages.find((v) => v.stage === stage);
-  if (!visit || visit.left_at === null) return undefined;
-  return (Date.parse(visit.left_at) - Date.parse(visit.entered_at)) / 1000;
-}
-
 /** Seconds a generation showed `status` (sum of the stages that show it). */
 function statusSeconds(g: Gen, status: 'queued' | 'processing' | 'verifying'): number {
   const stages = { queued: ['queue'], processing: ['keyframe', 'routing', 'render'], verifying: ['output_verification'] }[status];
   return stages.reduce((sum, s) => sum + (stageSeconds(g, s) ?? 0), 0);
-}
-
-
-function expectShare(label: string, measured: number, expected: number, tolerance: number): void {
-  expect(
-    Math.abs(measured - expected),
-    `${label}: measured ${(measured * 100).toFixed(1)}%, expected ${(expected * 100).toFixed(1)}% (tolerance ±${(tolerance * 100).toFixed(1)} points)`,
-  ).toBeLessThanOrEqual(tolerance);
 }
 
 function lifeSeconds(g: Gen): number {
@@ -98,7 +91,7 @@ describe('flaky', () => {
         expect(res.status).toBe(200);
       }
     }
-    expect(Object.keys(counts).sort()).toEqual(['200', '429', '500']);
+    expect(counts).toEqual({ 200: 353, 429: 24, 500: 23 });
     expectShare('500 share', (counts[500] ?? 0) / 400, 0.07, 0.035);
     expectShare('429 share', (counts[429] ?? 0) / 400, 0.07, 0.035);
     // The journal names the injection of every faulted request.
@@ -112,9 +105,9 @@ describe('flaky', () => {
     const key = 'sk_test_flaky_gens';
     for (let i = 0; i < 200; i++) await createRetrying(sim, key);
     await advanceOk(sim, 700, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(200);
-    for (const g of gens) expect(RESOLVED.has(g.status), `${g.id} ${g.status}`).toBe(true);
+    expect(tally(gens.map((g) => g.status))).toEqual({ succeeded: 172, failed: 28 });
     const failed = gens.filter((g) => g.status === 'failed');
     expect(failed.length / 200, `failed share ${failed.length}/200`).toBeGreaterThanOrEqual(0.1);
     const stageFailures = failed.filter((g) => g.error?.type === 'api_error');
@@ -136,14 +129,14 @@ describe('flaky', () => {
   }, 60_000);
 
   it('realtime requests get latency jitter of at least 10 ms', async () => {
-    const realtime = makeSim({ scenario: 'flaky', clock: 'realtime' });
-    await request(realtime.app).get('/v1/videos').set(bearer('sk_test_warm'));
-    for (let i = 0; i < 8; i++) {
-      const t0 = performance.now();
-      const res = await request(realtime.app).get('/v1/videos').set(bearer('sk_test_latency'));
-      expect([200, 429, 500]).toContain(res.status);
-      expect(performance.now() - t0).toBeGreaterThanOrEqual(9);
-    }
+    // The waits go through an injected sleep: recorded, not slept.
+    const { sleep, slept } = recordSleeps();
+    const realtime = makeSim({ scenario: 'flaky', clock: 'realtime', sleep });
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await request(realtime.app).get('/v1/videos').set(bearer('sk_test_latency'))).status);
+    // Every answer waits, injected faults included: lognormal, median 60 ms, clamped to 10-800 ms.
+    expect(slept).toEqual([10, 73, 75, 138, 83, 210, 76, 87]);
+    expect(statuses).toEqual([429, 200, 500, 200, 200, 500, 200, 200]);
   });
 });
 
@@ -172,7 +165,7 @@ describe('compliance', () => {
     }
     const image = await request(sim.app).post('/v1/images').set(bearer('sk_test_claims')).send({ prompt: 'A logo.' });
     expect(expectError(image, 422, 'compliance_error', 'claim_linking_rejected').message).toBe(brand);
-    expect(await generations(sim, 'sk_test_claims')).toEqual([]);
+    expect(await generationsOf(sim, 'sk_test_claims')).toEqual([]);
   });
 
   it('over 300 generations: ~5% of other prompts 422, ~15% output rejections, ~30% of the rest flagged; verified false exactly with a block flag', async () => {
@@ -189,8 +182,9 @@ describe('compliance', () => {
       }
     }
     expectShare('claim-linking share of other prompts', rejected422 / creates, 0.05, 0.035);
+    expect([rejected422, creates]).toEqual([11, 311]);
     await advanceOk(sim, 700, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(300);
     const rejected = gens.filter((g) => g.status === 'failed');
     const passed = gens.filter((g) => g.status === 'succeeded');
@@ -198,18 +192,24 @@ describe('compliance', () => {
     expectShare('output rejection share', rejected.length / 300, 0.15, 0.06);
     const flagged = passed.filter((g) => (g.compliance?.flags.length ?? 0) > 0);
     expectShare('flagged share of the passed', flagged.length / passed.length, 0.3, 0.08);
+    expect([rejected.length, passed.length, flagged.length]).toEqual([35, 265, 86]);
     for (const g of rejected) {
       expect(g.error).toEqual({
         type: 'compliance_error',
         code: 'output_rejected',
-        message: expect.any(String),
+        message: `The output was rejected by output verification (${g.compliance?.flags[0]?.code}).`,
         stage: 'output_verification',
       });
-      expect(g.compliance?.flags.map((f) => f.code)).toEqual([expect.stringMatching(/^(policy_violation|likeness_detected)$/)]);
     }
-    for (const g of passed) {
-      for (const f of g.compliance?.flags ?? []) expect(['possible_watermark', 'low_confidence']).toContain(f.code);
-    }
+    // Each rejection shows one blocking flag of the scenario's list, each passed generation at most
+    // one non-blocking flag; every flag of the list is used.
+    const distinct = (lists: unknown[]) => [...new Set(lists.map((l) => JSON.stringify(l)))].sort().map((l) => JSON.parse(l));
+    const policy = { code: 'policy_violation', severity: 'block', message: 'The output was found to violate the content policy.' };
+    const likeness = { code: 'likeness_detected', severity: 'block', message: 'The output contains the likeness of a real person.' };
+    const watermark = { code: 'possible_watermark', severity: 'warning', message: 'A watermark-like pattern was detected in the output.' };
+    const lowConfidence = { code: 'low_confidence', severity: 'info', message: 'Verification ran with low confidence.' };
+    expect(distinct(rejected.map((g) => g.compliance?.flags))).toEqual(distinct([[policy], [likeness]]));
+    expect(distinct(passed.map((g) => g.compliance?.flags))).toEqual(distinct([[], [watermark], [lowConfidence]]));
     for (const g of gens) {
       const hasBlock = (g.compliance?.flags ?? []).some((f) => f.severity === 'block');
       expect(g.compliance?.verified, g.id).toBe(!hasBlock);
@@ -262,7 +262,7 @@ describe('low-balance', () => {
     expect(Object.keys(err).sort()).toEqual(['code', 'message', 'type']);
     // Resolved, the three cost 82 cents with a keyframe and 80 without.
     await advanceOk(sim, 700, key);
-    for (const g of await generations(sim, key)) {
+    for (const g of await generationsOf(sim, key)) {
       expect(g.status).toBe('succeeded');
       expect(g.cost_cents).toBe(g.keyframe === null ? 80 : 82);
     }
@@ -297,16 +297,19 @@ describe('slow', () => {
     const key = 'sk_test_slow';
     for (let i = 0; i < 200; i++) expect((await createVideo(sim, {}, key)).status).toBe(200);
     await advanceOk(sim, 2000, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(200);
     const queue = gens.map((g) => stageSeconds(g, 'queue') as number);
     const median = quantile(queue, 0.5);
     expect(Math.abs(median - 240) / 240, `queue median ${median}`).toBeLessThanOrEqual(0.1);
+    expect(median).toBe(246.687);
     expect(Math.min(...queue)).toBeGreaterThanOrEqual(30);
     expect(Math.max(...queue)).toBeLessThanOrEqual(1200);
+    expect([Math.min(...queue), Math.max(...queue)]).toEqual([45.927, 852.59]);
     // Render median 14 s per output second: 112 s for 8 s of video (default: 7 s per second).
     const render = quantile(gens.map((g) => stageSeconds(g, 'render') as number), 0.5);
     expect(Math.abs(render - 112) / 112, `render median ${render}`).toBeLessThanOrEqual(0.1);
+    expect(render).toBe(111.887);
     for (const g of gens) expect(g.status).toBe('succeeded');
   }, 60_000);
 });
@@ -318,10 +321,10 @@ describe('default', () => {
     for (let i = 0; i < 200; i++) {
       const res = await createVideo(sim, { duration_seconds: [4, 8, 12, 16][i % 4], resolution: i % 3 === 0 ? '720p' : '1080p' }, key);
       expect(res.status).toBe(200);
-      if (i === 0) expect(Number(res.headers['x-ratelimit-limit'])).toBeGreaterThanOrEqual(1000);
+      if (i === 0) expect(res.headers['x-ratelimit-limit']).toBe('1000');
     }
     await advanceOk(sim, 600, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(200);
     let inOneToThree = 0;
     for (const g of gens) {
@@ -332,9 +335,11 @@ describe('default', () => {
       if (lifeSeconds(g) >= 60 && lifeSeconds(g) <= 180) inOneToThree++;
     }
     expect(inOneToThree / 200, `${inOneToThree} of 200 within 1-3 minutes`).toBeGreaterThan(0.5);
+    expect(inOneToThree).toBe(171);
     for (const status of ['queued', 'processing', 'verifying'] as const) {
       const seen = gens.filter((g) => statusSeconds(g, status) >= 2).length;
       expect(seen / 200, `${status} lasted >= 2 s for ${seen} of 200`).toBeGreaterThanOrEqual(0.9);
+      expect(seen, status).toBe(200);
     }
   }, 60_000);
 });
@@ -346,10 +351,10 @@ describe('fast', () => {
     for (let i = 0; i < 60; i++) {
       const res = await createVideo(sim, { duration_seconds: [4, 16, 8][i % 3], resolution: i % 2 ? '720p' : '1080p' }, key);
       expect(res.status).toBe(200);
-      expect(Number(res.headers['x-ratelimit-limit'])).toBeGreaterThanOrEqual(1_000_000);
+      expect(res.headers['x-ratelimit-limit']).toBe('1000000000');
     }
     await advanceOk(sim, 10, key);
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens).toHaveLength(60);
     for (const g of gens) {
       expect(g.status).toBe('succeeded');
@@ -420,10 +425,14 @@ describe('determinism on flaky', () => {
   it('two fresh simulators with the same seed give a byte-identical transcript; another seed another one', async () => {
     const a = await transcript(simA);
     const b = await transcript(simB);
-    expect(a.length).toBeGreaterThanOrEqual(30);
+    expect(a).toHaveLength(33);
     expect(b).toEqual(a);
-    // The script met the scenario's faults and outcomes, so the comparison is not trivial.
-    expect(a.some((line) => / -> (429|500) /.test(line))).toBe(true);
+    // The script met the scenario's faults, so the comparison is not trivial.
+    expect(a.filter((line) => / -> (429|500) /.test(line)).map((line) => line.slice(0, line.indexOf(' -> ') + 7))).toEqual([
+      'POST /v1/videos {"resolution":"720p","duration_seconds":4} -> 500',
+      'POST /v1/videos {"resolution":"720p"} -> 500',
+      'GET vid_KscayS3wNcnGY8XhOeNbthZM -> 429',
+    ]);
     // A different seed changes the transcript (ids, at least).
     expect((await request(simB.app).post('/_sim/reset').send({ seed: SEED + 1 })).status).toBe(200);
     const c = await transcript(simB);
@@ -442,13 +451,14 @@ describe('determinism on flaky', () => {
     };
     const alone = await statuses(false);
     const interleaved = await statuses(true);
-    expect(alone.some((st) => st !== 200)).toBe(true);
+    expect(tally(alone)).toEqual({ 200: 51, 429: 3, 500: 6 });
     expect(interleaved).toEqual(alone);
   });
 
   /**
    * 50 generations on flaky (25 created at once, 25 after 100 s, injected faults retried), polled
-   * with a GET every `step` virtual seconds until 600 s. Returns every generation's final state.
+   * with a GET every `step` virtual seconds until 600 s. Returns every generation's final state and
+   * how often each status answered the polls.
    */
   async function pollingRun(sim: Sim, step: number) {
     expect((await request(sim.app).post('/_sim/reset').send({})).status).toBe(200);
@@ -461,16 +471,15 @@ describe('determinism on flaky', () => {
       }
     };
     await createBatch();
-    let polls = 0;
+    const polls: number[] = [];
     for (let t = 0; t < 600; t += step) {
       if (t === 100) await createBatch();
-      const res = await getVideo(sim, ids[polls++ % ids.length] as string, key);
-      expect([200, 429, 500]).toContain(res.status);
+      polls.push((await getVideo(sim, ids[polls.length % ids.length] as string, key)).status);
       await advanceOk(sim, step, key);
     }
-    const gens = await generations(sim, key);
+    const gens = await generationsOf(sim, key);
     expect(gens.map((g) => g.id)).toEqual(ids);
-    return gens.map((g) => ({
+    return { polls: tally(polls), gens: gens.map((g) => ({
       id: g.id,
       status: g.status,
       error: g.error,
@@ -481,16 +490,18 @@ describe('determinism on flaky', () => {
       completed_at: g.completed_at,
       compliance: g.compliance,
       stages: g.stages,
-    }));
+    })) };
   }
 
   it('polling every virtual second or every ten gives identical outcomes for 50 generations', async () => {
     const everySecond = await pollingRun(simA, 1);
     const everyTen = await pollingRun(simB, 10);
-    expect(everySecond).toHaveLength(50);
-    for (const g of everySecond) expect(RESOLVED.has(g.status), `${g.id} ${g.status}`).toBe(true);
+    // The polls met injected faults (and were not retried).
+    expect(everySecond.polls).toEqual({ 200: 516, 429: 48, 500: 36 });
+    expect(everyTen.polls).toEqual({ 200: 52, 429: 4, 500: 4 });
+    expect(everySecond.gens).toHaveLength(50);
     // Some generations failed and some succeeded, so outcomes are really being compared.
-    expect(new Set(everySecond.map((g) => g.status))).toEqual(new Set(['succeeded', 'failed']));
-    expect(everyTen).toEqual(everySecond);
+    expect(tally(everySecond.gens.map((g) => g.status))).toEqual({ succeeded: 42, failed: 8 });
+    expect(everyTen.gens).toEqual(everySecond.gens);
   }, 60_000);
 });

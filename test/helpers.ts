@@ -2,7 +2,9 @@
  * Shared test helpers: an in-process simulator on the manual clock, and supertest shorthands.
  */
 import request from 'supertest';
-import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
+import { expect } from 'vitest';
+import { createSimulator, loadScenario, type CreateSimulatorOptions, type Scenario, type SimulatorHandle } from '../src/index.js';
+import { createApp } from '../src/http/app.js';
 import { crossChecked } from './crossCheck.js';
 
 /** A generation as GET /_sim/generations answers it (the video object plus account and stages). */
@@ -26,14 +28,46 @@ export interface SimGeneration {
 
 export const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
+/** The smallest valid bodies of POST /v1/videos and POST /v1/images. */
+export const VALID_VIDEO = { model: 'video-3.2', prompt: PROMPT };
+export const VALID_IMAGE = { prompt: PROMPT };
+
+export interface MakeSimOptions extends CreateSimulatorOptions {
+  /**
+   * Waits for injected latency instead of setTimeout (see `recordSleeps`). createSimulator takes no
+   * such option, so the app is then made by createApp around the simulator's core.
+   */
+  sleep?: (ms: number) => Promise<void>;
+}
+
 /**
  * A simulator on the manual clock (scenario `fast` unless told otherwise), logging into an array,
  * every exchange cross-checked by express-openapi-validator (test/crossCheck.ts).
  */
-export function makeSim(options: CreateSimulatorOptions = {}): SimulatorHandle & { logs: string[] } {
+export function makeSim(options: MakeSimOptions = {}): SimulatorHandle & { logs: string[] } {
   const logs: string[] = [];
-  const sim = crossChecked(createSimulator({ scenario: 'fast', clock: 'manual', log: (l) => logs.push(l), ...options }));
-  return Object.assign(sim, { logs });
+  const { sleep, ...simOptions } = options;
+  const log = (l: string) => logs.push(l);
+  const sim = createSimulator({ scenario: 'fast', clock: 'manual', log, ...simOptions });
+  if (sleep) Object.defineProperty(sim, 'app', { value: createApp(sim.core, { log: simOptions.log ?? log, sleep }), configurable: true });
+  return Object.assign(crossChecked(sim), { logs });
+}
+
+/** A `sleep` for `makeSim` that returns at once and records every wait it was asked for (ms). */
+export function recordSleeps(): { sleep: (ms: number) => Promise<void>; slept: number[] } {
+  const slept: number[] = [];
+  return { slept, sleep: (ms) => (slept.push(ms), Promise.resolve()) };
+}
+
+/**
+ * A fresh copy of the bundled `fast` scenario (never shared with another caller), with `change`
+ * applied: top-level keys to replace, or a function that edits the copy.
+ */
+export function fastWith(change: Partial<Scenario> | ((s: Scenario) => void)): Scenario {
+  const s = structuredClone(loadScenario('fast'));
+  if (typeof change === 'function') change(s);
+  else Object.assign(s, change);
+  return s;
 }
 
 export function bearer(key = 'sk_test_alice'): { Authorization: string } {
@@ -54,6 +88,11 @@ export function getVideo(sim: SimulatorHandle, id: string, key = 'sk_test_alice'
 
 export function cancelVideo(sim: SimulatorHandle, id: string, key = 'sk_test_alice') {
   return request(sim.app).delete(`/v1/videos/${id}`).set(bearer(key));
+}
+
+/** GET /v1/videos with a raw query string (`?limit=1`, or '' for none). */
+export function listVideos(sim: SimulatorHandle, key = 'sk_test_alice', query = '') {
+  return request(sim.app).get(`/v1/videos${query}`).set(bearer(key));
 }
 
 export function advance(sim: SimulatorHandle, seconds: number, apiKey?: string) {
@@ -89,8 +128,29 @@ export function expectError(
   return error;
 }
 
+/** The X-RateLimit-* headers a response carries (none: `{}`). */
+export function rateLimitHeaders(res: { headers: Record<string, string | undefined> }): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+    const value = res.headers[name];
+    if (value !== undefined) found[name] = value;
+  }
+  return found;
+}
+
+/** The X-RateLimit-* headers of `fast` (capacity and refill 10^9) after `spent` requests in one instant. */
+export function fastBucket(spent: number): Record<string, string> {
+  return { 'x-ratelimit-limit': '1000000000', 'x-ratelimit-remaining': String(1_000_000_000 - spent), 'x-ratelimit-reset': '1' };
+}
+
+/** Fails when the simulator logged an internal error (a bug of its own, answered 500). */
+export function expectNoInternalErrors(sim: { logs: string[] }): void {
+  const internal = sim.logs.filter((l) => l.startsWith('internal error'));
+  if (internal.length > 0) throw new Error(`the simulator logged internal errors:\n${internal.join('\n')}`);
+}
+
 /** Every stored generation of one account, with its stage history, through GET /_sim/generations. */
-export async function generationsOf(sim: SimulatorHandle, key: string): Promise<SimGeneration[]> {
+export async function generationsOf(sim: SimulatorHandle, key = 'sk_test_alice'): Promise<SimGeneration[]> {
   const res = await request(sim.app).get('/_sim/generations').query({ api_key: key, limit: 1000 });
   if (res.status !== 200 || res.body.has_more !== false) {
     throw new Error(`GET /_sim/generations answered ${res.status}, has_more ${res.body.has_more}`);
@@ -102,6 +162,65 @@ export async function generationsOf(sim: SimulatorHandle, key: string): Promise<
 export async function advanceOk(sim: SimulatorHandle, seconds: number, apiKey?: string): Promise<void> {
   const res = await advance(sim, seconds, apiKey);
   if (res.status !== 200) throw new Error(`advance answered ${res.status}: ${res.text}`);
+}
+
+/** Creates `n` videos one after another; every create must answer 200. Returns their ids in order. */
+export async function createMany(sim: SimulatorHandle, n: number, body: Record<string, unknown> = {}, key = 'sk_test_alice'): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await createVideo(sim, body, key);
+    if (res.status !== 200) throw new Error(`create ${i} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    ids.push(res.body.id as string);
+  }
+  return ids;
+}
+
+/** Queues a fault through POST /_sim/faults, which must answer 200; returns the shots now queued. */
+export async function queueFault(sim: SimulatorHandle, body: Record<string, unknown>): Promise<number> {
+  const res = await request(sim.app).post('/_sim/faults').send(body);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.queued as number;
+}
+
+/** The journal (GET /_sim/requests), of one account with `key`, oldest first. */
+export async function journalOf(sim: SimulatorHandle, key?: string, limit = 100) {
+  const res = await request(sim.app)
+    .get('/_sim/requests')
+    .query({ ...(key ? { api_key: key } : {}), limit });
+  expect(res.status).toBe(200);
+  return res.body.data as { method: string; path: string; status: number; account: string | null; negative_prompt_effective?: string | null; fault?: string }[];
+}
+
+/** Seconds a generation spent in a stage (undefined when it never entered it or is still in it). */
+export function stageSeconds(g: SimGeneration, stage: string): number | undefined {
+  const visit = g.stages.find((v) => v.stage === stage);
+  if (!visit || visit.left_at === null) return undefined;
+  return (Date.parse(visit.left_at) - Date.parse(visit.entered_at)) / 1000;
+}
+
+/** A timestamp in milliseconds (fails on null). */
+export function ms(iso: string | null): number {
+  if (iso === null) throw new Error('expected a timestamp, got null');
+  return Date.parse(iso);
+}
+
+/** How many times each value occurs. */
+export function tally(values: (string | number)[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const v of values) counts[v] = (counts[v] ?? 0) + 1;
+  return counts;
+}
+
+export function share(part: number, whole: number): number {
+  return whole === 0 ? NaN : part / whole;
+}
+
+/** Asserts |measured - expected| <= tolerance (all as fractions), with a readable message. */
+export function expectShare(label: string, measured: number, expected: number, tolerance: number): void {
+  expect(
+    Math.abs(measured - expected),
+    `${label}: measured ${(measured * 100).toFixed(1)}%, configured ${(expected * 100).toFixed(1)}% (tolerance ±${(tolerance * 100).toFixed(1)} points)`,
+  ).toBeLessThanOrEqual(tolerance);
 }
 
 /** The q-quantile of a sample (linear interpolation between order statistics). */

@@ -1,0 +1,150 @@
+/**
+ * POST /v1/videos and POST /v1/images bodies, over HTTP: malformed JSON, JSON that is not an
+ * object, invalid UTF-8, content types, the 1 MiB limit (400 request_too_large, never 413).
+ */
+import { request as httpRequest } from 'node:http';
+import request from 'supertest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, expectError, expectNoInternalErrors, makeSim } from './helpers.js';
+
+type Sim = ReturnType<typeof makeSim>;
+
+const VALID_BODY: Record<string, Record<string, unknown>> = {
+  '/v1/videos': VALID_VIDEO,
+  '/v1/images': VALID_IMAGE,
+};
+
+/** POSTs raw bytes with exactly the headers given (no Content-Type unless named), over a real socket. */
+async function rawPost(
+  target: Sim,
+  path: string,
+  body: Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: unknown }> {
+  const base = await target.listen(0);
+  try {
+    return await new Promise((resolve, reject) => {
+      const req = httpRequest(
+        `${base}${path}`,
+        { method: 'POST', headers: { ...headers, 'Content-Length': String(body.length) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : undefined });
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  } finally {
+    await target.close();
+  }
+}
+
+let sim: Sim;
+beforeEach(() => {
+  sim = makeSim();
+});
+afterEach(() => {
+  expectNoInternalErrors(sim);
+});
+
+// ---------------------------------------------------------------------------------------------------
+describe.each(['/v1/videos', '/v1/images'])('POST %s body parsing', (path) => {
+  const post = () => request(sim.app).post(path).set(bearer());
+
+  it('malformed JSON is 400 invalid_json param null', async () => {
+    const res = await post().set('Content-Type', 'application/json').send('{"model": "video-3.2", ');
+    expectError(res, 400, 'invalid_request_error', 'invalid_json', null);
+  });
+
+  it('an empty body with Content-Type application/json is 400 invalid_json param null', async () => {
+    const res = await rawPost(sim, path, Buffer.alloc(0), { ...bearer(), 'Content-Type': 'application/json' });
+    expectError(res, 400, 'invalid_request_error', 'invalid_json', null);
+  });
+
+  it.each([
+    ['an array', '[]'],
+    ['an array of a valid body', JSON.stringify([{ model: 'video-3.2', prompt: PROMPT }])],
+    ['a number', '42'],
+    ['null', 'null'],
+    ['a string', '"hello"'],
+    ['true', 'true'],
+  ])('a JSON value that is not an object (%s) is 400 invalid_json param null', async (_label, text) => {
+    const res = await post().set('Content-Type', 'application/json').send(text);
+    expectError(res, 400, 'invalid_request_error', 'invalid_json', null);
+  });
+
+  it('invalid UTF-8 bytes are 400 invalid_json param null', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"prompt": "'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
+    const res = await rawPost(sim, path, bytes, { ...bearer(), 'Content-Type': 'application/json' });
+    expectError(res, 400, 'invalid_request_error', 'invalid_json', null);
+  });
+
+  it('valid multi-byte UTF-8 in a JSON body is accepted (200) and echoed', async () => {
+    const prompt = 'Une ruelle sous la pluie, néons reflétés, 雨の夜 🌧';
+    const res = await rawPost(sim, path, Buffer.from(JSON.stringify({ ...VALID_BODY[path], prompt }), 'utf8'), {
+      ...bearer(),
+      'Content-Type': 'application/json',
+    });
+    expect(res.status).toBe(200);
+    expect((res.body as { prompt: string }).prompt).toBe(prompt);
+  });
+
+  it('Content-Type text/plain (with a valid JSON body) is 400 unsupported_content_type param null', async () => {
+    const res = await post().set('Content-Type', 'text/plain').send(JSON.stringify(VALID_BODY[path]));
+    expectError(res, 400, 'invalid_request_error', 'unsupported_content_type', null);
+  });
+
+  it('Content-Type application/x-www-form-urlencoded is 400 unsupported_content_type param null', async () => {
+    const res = await post().type('form').send('model=video-3.2&prompt=hello');
+    expectError(res, 400, 'invalid_request_error', 'unsupported_content_type', null);
+  });
+
+  it('no Content-Type at all (with a valid JSON body) is 400 unsupported_content_type param null', async () => {
+    const res = await rawPost(sim, path, Buffer.from(JSON.stringify(VALID_BODY[path])), bearer());
+    expectError(res, 400, 'invalid_request_error', 'unsupported_content_type', null);
+  });
+
+  it('no Content-Type and no body is 400 unsupported_content_type param null (the content type is judged before the body)', async () => {
+    const res = await rawPost(sim, path, Buffer.alloc(0), bearer());
+    expectError(res, 400, 'invalid_request_error', 'unsupported_content_type', null);
+  });
+
+  it('Content-Type application/json; charset=utf-8 is accepted (200)', async () => {
+    const res = await post().set('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify(VALID_BODY[path]));
+    expect(res.status).toBe(200);
+  });
+
+  it('a body over 1 MiB is 400 request_too_large param null (never 413)', async () => {
+    const body = JSON.stringify({ ...VALID_BODY[path], prompt: 'x'.repeat(1024 * 1024 + 1) });
+    const res = await post().set('Content-Type', 'application/json').send(body);
+    expect(res.status).not.toBe(413);
+    expectError(res, 400, 'invalid_request_error', 'request_too_large', null);
+  });
+
+  it('a body over 1 MiB with a non-JSON content type is 400 request_too_large (the size is judged first), never 413', async () => {
+    const res = await post().set('Content-Type', 'text/plain').send('x'.repeat(2 * 1024 * 1024));
+    expectError(res, 400, 'invalid_request_error', 'request_too_large', null);
+  });
+
+  it('a body of exactly 1 MiB is not request_too_large', async () => {
+    // Pad with white space (valid JSON) up to exactly 1 MiB; the prompt stays valid.
+    const text = JSON.stringify(VALID_BODY[path]);
+    const padded = text + ' '.repeat(1024 * 1024 - Buffer.byteLength(text));
+    expect(Buffer.byteLength(padded)).toBe(1024 * 1024);
+    const res = await post().set('Content-Type', 'application/json').send(padded);
+    expect(res.status).toBe(200);
+  });
+
+  it('a body error stores nothing', async () => {
+    await post().set('Content-Type', 'application/json').send('{');
+    await post().set('Content-Type', 'text/plain').send('{}');
+    expect(sim.core.controlGenerations({}).data).toEqual([]);
+    expect(sim.core.account('sk_test_alice').images.size).toBe(0);
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * The scenario engine, key by key: every key of a scenario does something a client can observe over
+ * HTTP, on the manual clock. Each test builds a scenario object from `fast`, changes one key (or a
+ * few that belong together), runs a simulator on it and measures the effect through /v1 and /_sim,
+ * never by sampling the distribution functions directly.
+ *
+ * Here: idempotency.retention_seconds and limits (max_stored_generations for videos and images,
+ * journal_size).
+ */
+import request from 'supertest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PROMPT, advanceOk, bearer, createMany, createVideo, expectError, fastWith, generationsOf, getVideo, makeSim } from './helpers.js';
+
+type Sim = ReturnType<typeof makeSim>;
+
+// ---------------------------------------------------------------------------------------------
+
+describe('idempotency and limits', () => {
+  let sim: Sim;
+  beforeAll(() => {
+    sim = makeSim({
+      scenario: fastWith((s) => {
+        s.idempotency.retention_seconds = 10;
+        s.limits = { max_stored_generations: 5, journal_size: 3 };
+        // Renders of 2 s per output second: a 4 s video resolves in about 11 s, a 16 s one in about 35 s.
+        s.stages.render = { duration: { type: 'fixed', value: 2 }, per_output_second: true };
+      }),
+    });
+  });
+
+  it('idempotency.retention_seconds 10: the same key replays within 10 s and creates anew after 11 s', async () => {
+    const key = 'sk_test_idem';
+    const post = () =>
+      request(sim.app).post('/v1/videos').set(bearer(key)).set('Idempotency-Key', 'k-1').send({ model: 'video-3.2', prompt: PROMPT });
+    const first = await post();
+    expect(first.status).toBe(200);
+    await advanceOk(sim, 9, key);
+    const replay = await post();
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    await advanceOk(sim, 2, key);
+    const fresh = await post();
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers['idempotent-replayed']).toBeUndefined();
+    expect(fresh.body.id).not.toBe(first.body.id);
+    expect(await generationsOf(sim, key)).toHaveLength(2);
+  });
+
+  it('limits.max_stored_generations 5: after 8 resolved, the oldest 3 are 404 and the list has 5', async () => {
+    const key = 'sk_test_cap1';
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      ids.push(...(await createMany(sim, 1, { duration_seconds: 4 }, key)));
+      await advanceOk(sim, 15); // each resolves before the next is created
+    }
+    for (const id of ids.slice(0, 3)) {
+      expectError(await getVideo(sim, id, key), 404, 'invalid_request_error', 'resource_not_found', 'id');
+      expect((await request(sim.app).get(`/_sim/generations/${id}`)).status).toBe(404);
+    }
+    for (const id of ids.slice(3)) expect((await getVideo(sim, id, key)).status).toBe(200);
+    const list = await request(sim.app).get('/v1/videos').query({ limit: 100 }).set(bearer(key));
+    expect(list.body.data.map((v: { id: string }) => v.id)).toEqual(ids.slice(3));
+    // Accounts share nothing: another account's resolved generations do not push these out.
+    const others = await createMany(sim, 4, { duration_seconds: 4 }, 'sk_test_cap_other');
+    await advanceOk(sim, 15);
+    for (const id of others) expect((await getVideo(sim, id, 'sk_test_cap_other')).status).toBe(200);
+    for (const id of ids.slice(3)) expect((await getVideo(sim, id, key)).status).toBe(200);
+  });
+
+  it('limits.max_stored_generations also bounds images: an evicted video takes its generated keyframe along, and the oldest images go past the cap', async () => {
+    const key = 'sk_test_cap_images';
+    const keyframes: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const [id] = await createMany(sim, 1, { duration_seconds: 4 }, key);
+      await advanceOk(sim, 15);
+      const video = await getVideo(sim, id as string, key);
+      if (video.body.keyframe) keyframes.push(video.body.keyframe.id as string);
+    }
+    const reuse = (keyframe_id: string) => createVideo(sim, { keyframe_id }, key);
+    // The keyframes of the 3 evicted videos are gone with them (when they had one)...
+    const evictedIds = keyframes.filter((k) => k !== undefined).slice(0, -5);
+    for (const k of evictedIds) expectError(await reuse(k), 400, 'invalid_request_error', 'keyframe_not_found', 'keyframe_id');
+    // ...and standalone images are capped too: of 7 created, the oldest 2 are gone.
+    const images: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const res = await request(sim.app).post('/v1/images').set(bearer('sk_test_cap_standalone')).send({ prompt: PROMPT });
+      images.push(res.body.id as string);
+    }
+    for (const id of images.slice(0, 2)) {
+      expectError(await createVideo(sim, { keyframe_id: id }, 'sk_test_cap_standalone'), 400, 'invalid_request_error', 'keyframe_not_found', 'keyframe_id');
+      expect((await request(sim.app).get(`/cdn/images/${id}.png`)).status).toBe(404);
+    }
+    expect((await createVideo(sim, { keyframe_id: images[6] }, 'sk_test_cap_standalone')).status).toBe(200);
+  });
+
+  it('limits.max_stored_generations counts resolved generations only: an in-flight one is never evicted', async () => {
+    const key = 'sk_test_cap2';
+    const [slow] = await createMany(sim, 1, { duration_seconds: 16 }, key);
+    const quick: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      quick.push(...(await createMany(sim, 1, { duration_seconds: 4 }, key)));
+      await advanceOk(sim, 1);
+    }
+    await advanceOk(sim, 12); // every quick one resolved, the slow one still rendering
+    const inFlight = await getVideo(sim, slow as string, key);
+    expect(inFlight.status).toBe(200);
+    expect(inFlight.body.status).toBe('processing');
+    for (const id of quick.slice(0, 3)) expect((await getVideo(sim, id, key)).status).toBe(404);
+    const list = await request(sim.app).get('/v1/videos').query({ limit: 100 }).set(bearer(key));
+    expect(list.body.data.map((v: { id: string }) => v.id)).toEqual([slow, ...quick.slice(3)]);
+    // Once it resolves, it counts: the oldest resolved one left goes.
+    await advanceOk(sim, 30);
+    expect((await getVideo(sim, slow as string, key)).body.status).toBe('succeeded');
+    expect((await getVideo(sim, quick[3] as string, key)).status).toBe(404);
+    const after = await request(sim.app).get('/v1/videos').query({ limit: 100 }).set(bearer(key));
+    expect(after.body.data.map((v: { id: string }) => v.id)).toEqual([slow, ...quick.slice(4)]);
+  });
+
+  it('limits.journal_size 3: only the last 3 requests are in /_sim/requests', async () => {
+    const paths = ['/v1/videos?limit=1', '/v1/videos?limit=2', '/v1/videos?limit=3', '/v1/videos?limit=4', '/v1/videos?limit=5'];
+    for (const p of paths) expect((await request(sim.app).get(p).set(bearer('sk_test_journal'))).status).toBe(200);
+    const res = await request(sim.app).get('/_sim/requests').query({ limit: 100 });
+    expect(res.body.data.map((e: { path: string }) => e.path)).toEqual(paths.slice(2));
+    expect(res.body.has_more).toBe(false);
+  });
+});
