@@ -60,6 +60,12 @@ export interface CreateSimulatorOptions {
    * handled), for `sim replay FILE`; `GET /_sim/transcript` answers its most recent lines.
    */
   record?: string;
+  /**
+   * Waits for injected latency (scenario `http.latency`, queued `latency_ms`) before an answer is
+   * sent. Default: `setTimeout`. Under fake timers that also fake `setTimeout`, pass one the test
+   * advances, or a real one.
+   */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export interface SimulatorHandle {
@@ -116,6 +122,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     }).then(() => recording?.close());
   const app = createApp(core, {
     log: options.log,
+    sleep: options.sleep,
     onShutdown: () => void close().then(() => options.onShutdown?.()),
     // Recording off: no hook at all on the request path.
     ...(recording && {

@@ -1,6 +1,6 @@
 /**
  * The error catalogue (src/core/errors.ts) against openapi.yaml and the documents: the same codes,
- * the section-7.2 status of each type, every code contract.md names, the error responses each /v1
+ * the section-7.2 status of each type, every code the simulator documents, the error responses each /v1
  * operation documents, and closed response schemas.
  */
 import { readFileSync } from 'node:fs';
@@ -62,14 +62,14 @@ const SECTION_7_2: Record<string, number> = {
   api_error: 500,
 };
 
-/** The documented exceptions: 404 for an unknown id or route (contract.md), 416 for media ranges. */
+/** The documented exceptions: 404 for an unknown id or route (README, "Filled gaps"), 416 for media ranges. */
 const STATUS_EXCEPTIONS: Record<string, number> = {
   resource_not_found: 404,
   unknown_route: 404,
   range_not_satisfiable: 416,
 };
 
-/** contract.md, "error codes ... at least: ...". */
+/** The codes the simulator promises (README, "Errors"). */
 const CONTRACT_CODES = [
   'missing_parameter',
   'invalid_parameter',
@@ -94,7 +94,7 @@ const CONTRACT_CODES = [
   'unsupported_content_type',
 ] as const;
 
-/** The type each contract code must have, from the interface document and contract.md. */
+/** The type each contract code must have, from the interface document and the README. */
 const CONTRACT_TYPES: Record<(typeof CONTRACT_CODES)[number], string> = {
   missing_parameter: 'invalid_request_error',
   invalid_parameter: 'invalid_request_error',
@@ -186,8 +186,8 @@ describe('ERROR_CATALOGUE statuses (section 7.2)', () => {
   });
 });
 
-describe('ERROR_CATALOGUE against contract.md', () => {
-  it.each(CONTRACT_CODES)('%s (named by contract.md) is in the catalogue', (code) => {
+describe('ERROR_CATALOGUE against the documented codes', () => {
+  it.each(CONTRACT_CODES)('%s (a documented code) is in the catalogue', (code) => {
     expect(Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code)).toBe(true);
   });
 

@@ -271,7 +271,7 @@ describe('sim (shutdown under load)', () => {
     stop = true;
     await Promise.all(workers);
     expect(code).toBe(0);
-    expect(took).toBeLessThan(1500); // liveness: contract.md says within a second
+    expect(took).toBeLessThan(1500); // liveness: SIGTERM closes it within a second
     expect(before).toBeGreaterThanOrEqual(50);
     // Answers are 200s; refusals are clean connection errors, never a timeout (a hang).
     const unexpected = outcomes.filter((o) => o !== '200' && !['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE'].includes(o));

@@ -1,5 +1,5 @@
 /**
- * The control endpoints under /_sim (contract.md, "Control endpoints" and "More precisions"),
+ * The control endpoints under /_sim (README, "Control endpoints"),
  * in-process through supertest on the manual clock.
  */
 import request from 'supertest';

@@ -4,7 +4,6 @@
 import request from 'supertest';
 import { expect } from 'vitest';
 import { createSimulator, loadScenario, type CreateSimulatorOptions, type Scenario, type SimulatorHandle } from '../src/index.js';
-import { createApp } from '../src/http/app.js';
 import { crossChecked } from './crossCheck.js';
 
 /** A generation as GET /_sim/generations answers it (the video object plus account and stages). */
@@ -32,24 +31,13 @@ export const PROMPT = 'A slow dolly shot across a rain-soaked neon street at nig
 export const VALID_VIDEO = { model: 'video-3.2', prompt: PROMPT };
 export const VALID_IMAGE = { prompt: PROMPT };
 
-export interface MakeSimOptions extends CreateSimulatorOptions {
-  /**
-   * Waits for injected latency instead of setTimeout (see `recordSleeps`). createSimulator takes no
-   * such option, so the app is then made by createApp around the simulator's core.
-   */
-  sleep?: (ms: number) => Promise<void>;
-}
-
 /**
  * A simulator on the manual clock (scenario `fast` unless told otherwise), logging into an array,
  * every exchange cross-checked by express-openapi-validator (test/crossCheck.ts).
  */
-export function makeSim(options: MakeSimOptions = {}): SimulatorHandle & { logs: string[] } {
+export function makeSim(options: CreateSimulatorOptions = {}): SimulatorHandle & { logs: string[] } {
   const logs: string[] = [];
-  const { sleep, ...simOptions } = options;
-  const log = (l: string) => logs.push(l);
-  const sim = createSimulator({ scenario: 'fast', clock: 'manual', log, ...simOptions });
-  if (sleep) Object.defineProperty(sim, 'app', { value: createApp(sim.core, { log: simOptions.log ?? log, sleep }), configurable: true });
+  const sim = createSimulator({ scenario: 'fast', clock: 'manual', log: (l) => logs.push(l), ...options });
   return Object.assign(crossChecked(sim), { logs });
 }
 

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on POST /v1/videos and POST /v1/images (interface document 7.3, contract.md
+ * Idempotency-Key on POST /v1/videos and POST /v1/images (interface document 7.3; README
  * "Idempotency"): replays, what counts as the same request, conflicts, scope, failures that store
  * nothing, concurrent duplicates and retention.
  */

@@ -1,6 +1,6 @@
 /**
  * Robustness: a property-based fuzzer breaks valid requests in every way a buggy client might, and
- * every answer must be exactly the error contract.md prescribes (400, 401 or 404, section-7 shape,
+ * every answer must be exactly the error the simulator documents (400, 401 or 404, section-7 shape,
  * the type that goes with the status), never a 5xx, a hang or a stack trace.
  */
 import fc from 'fast-check';

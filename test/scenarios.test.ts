@@ -261,8 +261,8 @@ describe('scenario validation', () => {
   it('refuses a YAML syntax error, saying where it is', () => {
     const problems = validateScenarioFile(yamlFile('name: x\nseed: [1, 2\nfoo: : bar\n'));
     expect(problems).toEqual([
-      'YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 3, column 1:',
-      'YAML: Nested mappings are not allowed in compact mappings at line 3, column 6:',
+      'YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 3, column 1:\n2 | seed: [1, 2\n3 | foo: : bar\n  | ^',
+      'YAML: Nested mappings are not allowed in compact mappings at line 3, column 6:\n2 | seed: [1, 2\n3 | foo: : bar\n  |      ^',
     ]);
   });
 
@@ -302,7 +302,7 @@ describe('scenario validation', () => {
 
   it('refuses a duplicate key', () => {
     const problems = validateScenarioFile(yamlFile('seed: 1\nseed: 2\n'));
-    expect(problems).toEqual(['YAML: Map keys must be unique at line 2, column 1:']);
+    expect(problems).toEqual(['YAML: Map keys must be unique at line 2, column 1:\n1 | seed: 1\n2 | seed: 2\n  | ^']);
   });
 
   it('refuses a missing file, naming it', () => {
