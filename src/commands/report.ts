@@ -4,7 +4,8 @@
  * 1 when one is (a CI step after the tests fails on it), 2 when the simulator cannot be reached or
  * does not answer with a report.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
+import { url as httpUrl } from './parsers.js';
 import type { ClientReport } from '../core/clientReport.js';
 
 export const EXIT_ERROR_FINDING = 1;
@@ -15,16 +16,6 @@ const TIMEOUT_MS = 10_000;
 interface ReportOptions {
   url: string;
   apiKey: string;
-}
-
-function httpUrl(value: string): string {
-  try {
-    const parsed = new URL(value);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
-  } catch {
-    throw new InvalidArgumentError(`must be an http(s) URL, got '${value}'.`);
-  }
-  return value.replace(/\/+$/, '');
 }
 
 /** Adds `sim report` to the program. */
