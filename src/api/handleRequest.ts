@@ -270,8 +270,8 @@ function finish(
     body: 'text' in checked ? checked.text : JSON.stringify(checked.value),
     contentType: checked.contentType,
     delayMs: checked.delayMs,
+    journaled: undefined,
   };
-  if (checked.shutdown !== undefined) sent.shutdown = checked.shutdown;
   const { sim } = state;
   const isService = request.path === '/v1' || request.path.startsWith('/v1/');
   if (isService) {
