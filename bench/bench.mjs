@@ -131,10 +131,12 @@ async function benchStartup() {
   const SERVERS = { sim: CLI, express: PLAIN_EXPRESS, 'node:http': BARE_HTTP };
   const init = { method: 'POST', headers: POST_HEADERS(KEY), body: CREATE_BODY };
   const listen = { sim: [], express: [], 'node:http': [] };
+  const cpu = { sim: [], express: [], 'node:http': [] };
   const total = await interleaved(Object.keys(SERVERS), CONFIG.startupRuns, async (kind) => {
     const server = await startServer(SERVERS[kind], ['--port', '0'], { name: kind });
     try {
       const answeredAt = await waitFor200(`${server.url}/v1/videos`, { init });
+      cpu[kind].push(cpuMs(server.pid));
       listen[kind].push(server.listenedAt - server.spawnedAt);
       return answeredAt - server.spawnedAt;
     } finally {
@@ -142,9 +144,11 @@ async function benchStartup() {
     }
   });
   // listen: from spawn to the "listening on" line; the rest of each run is the first answer.
-  raw.startup = { totalMs: total, listenMs: listen };
+  // cpu: the server's CPU time (user and system, 10 ms ticks) once it answered.
+  raw.startup = { totalMs: total, listenMs: listen, cpuMs: cpu };
   const ex = median(total.express);
   const bh = median(total['node:http']);
+  const cpuNote = `CPU time to the first answer: the simulator ${median(cpu.sim).toFixed(0)} ms, plain Express ${median(cpu.express).toFixed(0)} ms, bare node:http ${median(cpu['node:http']).toFixed(0)} ms`;
   figure(
     ratioRow({
       id: 'startup_cli',
@@ -152,6 +156,7 @@ async function benchStartup() {
       value: median(total.sim),
       baseline: ex,
       baselineDisplay: `${ex.toFixed(0)} ms (plain Express); bare node:http ${bh.toFixed(0)} ms`,
+      note: cpuNote,
     }),
   );
 }
@@ -162,15 +167,19 @@ async function benchInProcess() {
   log(`in-process start-up: ${CONFIG.startupRuns} interleaved runs each of a fresh process importing the package and of one importing express, each answering one POST /v1/videos; spawn to exit`);
   const SCRIPTS = { sim: IN_PROCESS_SIM, express: IN_PROCESS_EXPRESS };
   const answered = { sim: [], express: [] };
+  const cpu = { sim: [], express: [] };
   const total = await interleaved(Object.keys(SCRIPTS), CONFIG.startupRuns, async (kind) => {
     const r = await runToExit(SCRIPTS[kind]);
     const line = /answered (\{.*\})/.exec(r.stdout);
     if (r.code !== 0 || !line) throw new Error(`${SCRIPTS[kind]} exited ${r.code}\n${r.stdout}${r.stderr}`);
-    answered[kind].push(JSON.parse(line[1]).ms);
+    const at = JSON.parse(line[1]);
+    answered[kind].push(at.ms);
+    cpu[kind].push(at.cpuMs);
     return r.ms;
   });
-  // answered: the child's own performance.now() at the answer (from its start, before close and exit).
-  raw.inProcess = { totalMs: total, answeredMs: answered };
+  // answered: the child's own performance.now() at the answer (from its start, before close and
+  // exit); cpu: the CPU time it had used then (process.cpuUsage()).
+  raw.inProcess = { totalMs: total, answeredMs: answered, cpuMs: cpu };
   const ex = median(total.express);
   figure(
     ratioRow({
@@ -179,6 +188,7 @@ async function benchInProcess() {
       value: median(total.sim),
       baseline: ex,
       baselineDisplay: `${ex.toFixed(0)} ms (importing express, one POST)`,
+      note: `CPU time to the answer: the simulator ${median(cpu.sim).toFixed(0)} ms, Express ${median(cpu.express).toFixed(0)} ms`,
     }),
   );
 }
@@ -199,8 +209,8 @@ async function benchThroughput(kinds) {
     const targets = { sim, express };
     const c = String(CONFIG.connections);
     const specs = {
-      poll: { path: `/v1/videos/${created.id}`, args: ['-c', c, ...acHeaders(AUTH)], threshold: 0.7, figure: 'GET /v1/videos/{id}, 32 connections' },
-      create: { path: '/v1/videos', args: ['-c', c, '-m', 'POST', '-b', CREATE_BODY, ...acHeaders(POST_HEADERS(KEY))], threshold: 0.6, figure: 'POST /v1/videos, 32 connections' },
+      poll: { path: `/v1/videos/${created.id}`, args: ['-c', c, ...acHeaders(AUTH)], threshold: 0.7, figure: 'polls: GET /v1/videos/{id}, 32 connections' },
+      create: { path: '/v1/videos', args: ['-c', c, '-m', 'POST', '-b', CREATE_BODY, ...acHeaders(POST_HEADERS(KEY))], threshold: 0.6, figure: 'creates: POST /v1/videos, 32 connections' },
     };
     for (const kind of kinds) {
       const spec = specs[kind];
