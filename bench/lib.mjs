@@ -132,19 +132,48 @@ export function request(url, { method = 'GET', headers = {}, body, agent = keepA
   });
 }
 
-/** Polls `url` every `intervalMs` on fresh connections until it answers 200; resolves performance.now(). */
-export async function waitFor200(url, { intervalMs = 3, timeoutMs = 30_000 } = {}) {
+/**
+ * Sends one request (`init`: method, headers, body) on a fresh connection every `intervalMs` until
+ * it is answered 200; resolves performance.now() at that answer.
+ */
+export async function waitFor200(url, { intervalMs = 3, timeoutMs = 30_000, init = {} } = {}) {
   const deadline = now() + timeoutMs;
+  let last = 'no answer';
   for (;;) {
     try {
-      const r = await request(url, { agent: false, timeoutMs: 5000 });
+      const r = await request(url, { ...init, agent: false, timeoutMs: 5000 });
       if (r.status === 200) return now();
-    } catch {
-      // not listening yet
+      last = `${r.status} ${r.text.slice(0, 300)}`;
+    } catch (e) {
+      last = e.code ?? e.message; // not listening yet
     }
-    if (now() > deadline) throw new Error(`${url}: no 200 within ${timeoutMs} ms`);
+    if (now() > deadline) throw new Error(`${url}: no 200 within ${timeoutMs} ms (last: ${last})`);
     await sleep(intervalMs);
   }
+}
+
+/**
+ * Spawns `node script ...args`, waits for it to exit, and resolves `{ ms, code, stdout, stderr }`:
+ * ms from just before the spawn to the exit.
+ */
+export function runToExit(script, args = [], { env = {}, timeoutMs = 60_000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = now();
+    const proc = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8');
+    proc.stderr.setEncoding('utf8');
+    proc.stdout.on('data', (c) => (stdout += c));
+    proc.stderr.on('data', (c) => (stderr += c));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    proc.once('error', reject);
+    proc.once('exit', (code, signal) => {
+      const ms = now() - t0;
+      clearTimeout(timer);
+      resolve({ ms, code: code ?? signal, stdout, stderr });
+    });
+  });
 }
 
 /** Resident set size of a process in bytes (VmRSS of /proc/PID/status), or null when unreadable. */
@@ -152,6 +181,20 @@ export function rssBytes(pid) {
   try {
     const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time a process has used so far, user and system, in milliseconds (utime + stime of
+ * /proc/PID/stat, in clock ticks of 10 ms), or null when unreadable.
+ */
+export function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return null;
   }

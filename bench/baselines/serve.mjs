@@ -1,8 +1,6 @@
-// Shared by the bench's stand-in servers (the baselines and the proposal's floor): the port from
-// `--port N` (else PORT; 0 picks a free one), and `serve`, which listens on 127.0.0.1, prints the
-// `listening on http://127.0.0.1:PORT (label)` line the bench waits for, and closes on SIGTERM or
-// SIGINT, as the simulator does. (Express servers use serve-app.mjs, which builds on this; the bare
-// node:http baseline loads nothing else, so that its start-up stays bare.)
+// Shared by the bench's baseline servers: the port from `--port N` (else PORT; 0 picks a free
+// one), and `serve`, which listens on 127.0.0.1, prints the `listening on http://127.0.0.1:PORT
+// (label)` line the bench waits for, and closes on SIGTERM or SIGINT, as the simulator does.
 const argPort = process.argv.indexOf('--port');
 export const port = argPort >= 0 ? Number(process.argv[argPort + 1]) : Number(process.env.PORT ?? 0);
 

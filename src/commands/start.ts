@@ -26,7 +26,7 @@ export interface StartOptions {
 /**
  * V8's heap policy: how far the heap may grow past what is live before a full collection. V8's own
  * adaptive policy (0) lets it grow to up to four times what is live. Measured with 100,000 stored
- * generations (about 0.9 KB each of live heap; README, "Performance"): V8's policy holds 1.60-1.65 KB
+ * generations (about 0.9 KB each of live heap; bench/README.md): V8's policy holds 1.60-1.65 KB
  * of resident memory per generation, 30% holds 1.14-1.21 KB and 10% 1.30-1.34 KB, and creates and
  * polls ran as fast with 30% as with V8's policy (10% cost about 5% of creates and more of polls).
  * So the simulator starts with 30%. A process started with node's own `--heap-growing-percent`
