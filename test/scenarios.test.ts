@@ -64,6 +64,12 @@ function longestResolutionSeconds(s: Scenario): number {
 describe('bundled scenarios', () => {
   const bundled = listBundledScenarios();
 
+  it('are what the build resolved into dist/scenarios/bundled.json, which starts read instead of the YAML', () => {
+    const built = JSON.parse(readFileSync(new URL('../dist/scenarios/bundled.json', import.meta.url), 'utf8')) as Record<string, Scenario>;
+    expect(Object.keys(built)).toEqual(bundled.map((s) => s.name));
+    for (const { name } of bundled) expect(built[name], name).toEqual(loadScenario(name));
+  });
+
   it('include default and fast', () => {
     expect(bundled.map((s) => s.name)).toEqual(expect.arrayContaining(['default', 'fast']));
   });

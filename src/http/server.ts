@@ -6,8 +6,8 @@
  * object so changed leaves several kilobytes that outlive a young-generation collection, so a
  * trivial Express app promotes about 7 KB to the old generation per request (a bare `node:http`
  * server: none), runs a full collection every few thousand requests, and answers at about a third
- * of the rate it does without the change (`--trace-gc-nvp`, 32 connections; see README,
- * Performance).
+ * of the rate it does without the change (`--trace-gc-nvp`, 32 connections; see
+ * bench/README.md).
  *
  * Node lets a server build its requests and responses from given classes (`http.createServer`'s
  * `IncomingMessage` and `ServerResponse` options). Building them on the app's own prototypes from

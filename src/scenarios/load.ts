@@ -3,9 +3,9 @@
  * checked against the JSON schema; every problem names the file, the field and what was expected.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseDocument } from 'yaml';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../core/errors.js';
 import { FAILABLE_STAGES } from '../core/pipeline.js';
 import {
@@ -48,8 +48,7 @@ export function listBundledScenarios(): { name: string; purpose: string }[] {
 
 /** Resolves a bundled name or a file path to the file to read. */
 export function scenarioFile(nameOrPath: string, relativeTo = process.cwd()): string {
-  const looksLikePath = /[\\/]/.test(nameOrPath) || /\.ya?ml$/i.test(nameOrPath);
-  if (!looksLikePath) {
+  if (!isPath(nameOrPath)) {
     const bundled = resolve(BUNDLED_SCENARIOS_DIR, `${nameOrPath}.yaml`);
     if (existsSync(bundled)) return bundled;
     const names = listBundledScenarios().map((s) => s.name).join(', ');
@@ -63,7 +62,31 @@ export function scenarioFile(nameOrPath: string, relativeTo = process.cwd()): st
 
 /** Loads, validates and resolves a scenario. Throws a ScenarioError listing every problem. */
 export function loadScenario(nameOrPath: string, relativeTo?: string): Scenario {
+  const prebuilt = isPath(nameOrPath) ? undefined : prebuiltScenarios()?.[nameOrPath];
+  if (prebuilt) return structuredClone(prebuilt);
   return resolveFile(scenarioFile(nameOrPath, relativeTo), []);
+}
+
+function isPath(nameOrPath: string): boolean {
+  return /[\\/]/.test(nameOrPath) || /\.ya?ml$/i.test(nameOrPath);
+}
+
+/**
+ * The bundled scenarios as the build resolved and checked them (dist/scenarios/bundled.json, by
+ * scripts/bundle-scenarios.mjs): starting with a bundled scenario then loads neither the YAML parser
+ * nor the schema validator. Undefined from sources, or when a scenario file is newer than it.
+ */
+let prebuilt: Record<string, Scenario> | null | undefined;
+function prebuiltScenarios(): Record<string, Scenario> | undefined {
+  if (prebuilt === undefined) {
+    const path = fileURLToPath(new URL('./bundled.json', import.meta.url));
+    const builtAt = existsSync(path) ? statSync(path).mtimeMs : -1;
+    const fresh =
+      builtAt >= 0 &&
+      readdirSync(BUNDLED_SCENARIOS_DIR).every((f) => !f.endsWith('.yaml') || statSync(resolve(BUNDLED_SCENARIOS_DIR, f)).mtimeMs <= builtAt);
+    prebuilt = fresh ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, Scenario>) : null;
+  }
+  return prebuilt ?? undefined;
 }
 
 /**
@@ -133,6 +156,8 @@ function readScenarioFile(path: string): { file: ScenarioFile; problems: string[
   } catch (e) {
     throw new ScenarioError(path, [`file: expected a readable YAML file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`]);
   }
+  // Loaded on first use: a simulator started with a bundled scenario needs no YAML parser.
+  const { parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new ScenarioError(path, doc.errors.map((e) => describeYamlError(e, text)));
