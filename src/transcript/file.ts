@@ -2,7 +2,7 @@
  * The transcript file: each line is written with one synchronous write as it is made, so a process
  * that is killed loses at most the line being written.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 
 export class TranscriptFileError extends Error {
   constructor(
@@ -16,6 +16,8 @@ export class TranscriptFileError extends Error {
 
 export interface TranscriptFile {
   write(line: string): void;
+  /** The file's contents from byte `from` on ('' once closed). */
+  readFrom(from: number): string;
   close(): void;
 }
 
@@ -23,16 +25,27 @@ export interface TranscriptFile {
 export function openTranscriptFile(path: string): TranscriptFile {
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'w');
+    fd = openSync(path, 'w+');
   } catch (e) {
     throw new TranscriptFileError(path, (e as NodeJS.ErrnoException).code ?? (e as Error).message);
   }
   return {
     write(line) {
       if (fd === undefined) return;
-      const bytes = Buffer.from(line, 'utf8');
-      let written = 0;
-      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+      // A string is written without a copy; a partial write (rare on a file) finishes from bytes.
+      const written = writeSync(fd, line);
+      const length = Buffer.byteLength(line);
+      if (written < length) {
+        const bytes = Buffer.from(line, 'utf8');
+        for (let done = written; done < length; ) done += writeSync(fd, bytes, done, length - done);
+      }
+    },
+    readFrom(from) {
+      if (fd === undefined) return '';
+      const size = fstatSync(fd).size;
+      const bytes = Buffer.alloc(Math.max(0, size - from));
+      for (let done = 0; done < bytes.length; ) done += readSync(fd, bytes, done, bytes.length - done, from + done);
+      return bytes.toString('utf8');
     },
     close() {
       if (fd === undefined) return;

@@ -1,7 +1,9 @@
 /**
- * The recorder: turns each exchange the request path reports into a transcript line, hands every
- * line to a sink as it is made (the file adapter writes it at once), and keeps the most recent lines
- * for `GET /_sim/transcript`. No files here: the sink is given.
+ * The recorder: turns each exchange the request path reports into a transcript line and hands every
+ * line to a sink as it is made (the file adapter writes it at once). For `GET /_sim/transcript` it
+ * keeps only where the most recent lines start in the sink, and reads them back from the sink when
+ * asked: keeping the lines themselves cost every recorded request a string that outlived the young
+ * generation. No files here: the sink is given.
  */
 import type { Exchange } from '../api/handleRequest.js';
 import { formatExchange, formatHeader, type TranscriptHeader } from './format.js';
@@ -11,6 +13,8 @@ export interface RecorderOptions {
   header: () => TranscriptHeader;
   /** Receives each line, header first, newline included. */
   write: (line: string) => void;
+  /** What was written from byte `from` on. */
+  readFrom: (from: number) => string;
   /** How many recent lines `text()` keeps (read at each line: a reset may change it). */
   keep: () => number;
 }
@@ -18,8 +22,10 @@ export interface RecorderOptions {
 export class TranscriptRecorder {
   private headerLine: string | undefined;
   private seq = 0;
-  /** The most recent lines, oldest first, from `first` on (older ones are dropped in batches). */
-  private recent: string[] = [];
+  /** Bytes written so far. */
+  private written = 0;
+  /** Where the most recent lines start (byte offsets), oldest first, from `first` on (older ones dropped in batches). */
+  private starts: number[] = [];
   private first = 0;
 
   constructor(private readonly options: RecorderOptions) {}
@@ -29,6 +35,7 @@ export class TranscriptRecorder {
     if (this.headerLine !== undefined) return;
     this.headerLine = `${formatHeader(this.options.header())}\n`;
     this.options.write(this.headerLine);
+    this.written += Buffer.byteLength(this.headerLine);
   }
 
   /** Records one exchange (the request path calls this as each request is handled). */
@@ -36,11 +43,12 @@ export class TranscriptRecorder {
     this.start();
     const line = `${formatExchange(++this.seq, exchange)}\n`;
     this.options.write(line);
-    this.recent.push(line);
+    this.starts.push(this.written);
+    this.written += Buffer.byteLength(line);
     const keep = Math.max(0, this.options.keep());
-    if (this.recent.length - this.first > keep) this.first = this.recent.length - keep;
-    if (this.first > 1024 && this.first * 2 > this.recent.length) {
-      this.recent = this.recent.slice(this.first);
+    if (this.starts.length - this.first > keep) this.first = this.starts.length - keep;
+    if (this.first > 1024 && this.first * 2 > this.starts.length) {
+      this.starts = this.starts.slice(this.first);
       this.first = 0;
     }
   }
@@ -48,8 +56,7 @@ export class TranscriptRecorder {
   /** The header and the most recent lines, as JSON Lines. */
   text(): string {
     this.start();
-    let out = this.headerLine as string;
-    for (let i = this.first; i < this.recent.length; i++) out += this.recent[i];
-    return out;
+    const from = this.starts[this.first];
+    return (this.headerLine as string) + (from === undefined ? '' : this.options.readFrom(from));
   }
 }

@@ -11,7 +11,7 @@ import { TranscriptRecorder } from './recorder.js';
 
 export interface Recording {
   readonly recorder: TranscriptRecorder;
-  /** Closes the file (lines recorded after this are kept in memory only). */
+  /** Closes the file (nothing is recorded after this). */
   close(): void;
 }
 
@@ -30,6 +30,7 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
   const recorder = new TranscriptRecorder({
     header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: baseUrl(), cdn_url: core.cdnUrl }),
     write: (line) => sink.write(line),
+    readFrom: (from) => sink.readFrom(from),
     keep: () => core.scenario.limits.journal_size,
   });
   return { recorder, close: () => sink.close() };
