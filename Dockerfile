@@ -18,6 +18,8 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json openapi.yaml ./
 COPY scripts ./scripts
 COPY src ./src
+# The build resolves the bundled scenarios into dist/scenarios/bundled.json.
+COPY scenarios ./scenarios
 # The build also compiles openapi.yaml's validators into dist/generated/ (the simulator never
 # parses the YAML at run time). Source maps point at src/ and declarations serve the npm package:
 # neither is needed at run time.
