@@ -3,7 +3,7 @@
  * `npm test` runs first).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -276,6 +276,39 @@ describe('sim (shutdown under load)', () => {
     // Answers are 200s; refusals are clean connection errors, never a timeout (a hang).
     const unexpected = outcomes.filter((o) => o !== '200' && !['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE'].includes(o));
     expect(unexpected).toEqual([]);
+  });
+});
+
+describe('sim (without openapi.yaml)', () => {
+  it('starts and validates with the validators the build compiled, whatever state openapi.yaml is in', async () => {
+    // A copy of the package whose openapi.yaml is damaged: the simulator never reads it at run time.
+    const copy = mkdtempSync(join(tmpdir(), 'sim-no-contract-'));
+    try {
+      cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true });
+      for (const entry of ['package.json', 'scenarios', 'assets']) cpSync(join(ROOT, entry), join(copy, entry), { recursive: true });
+      symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+      writeFileSync(join(copy, 'openapi.yaml'), 'openapi: [this is { not a contract\n');
+      const child = spawn(process.execPath, [join(copy, 'dist', 'cli.js'), ...MANUAL_FAST], { cwd: copy, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      children.add(child);
+      const port = await new Promise<number>((resolvePort, reject) => {
+        let out = '';
+        child.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+          if (m) resolvePort(Number(m[1]));
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code} before listening`)));
+      });
+      const res = await fetch(`http://127.0.0.1:${port}/v1/videos`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer sk_test_copy', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model: 'video-3.2', prompt: PROMPT, colour: 'red' }),
+      });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toMatchObject({ code: 'unknown_parameter', param: 'colour' });
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 });
 
