@@ -15,7 +15,8 @@ export class TranscriptFileError extends Error {
 }
 
 export interface TranscriptFile {
-  write(line: string): void;
+  /** Writes a line; answers its length in bytes. */
+  write(line: string): number;
   /** The file's contents from byte `from` on ('' once closed). */
   readFrom(from: number): string;
   close(): void;
@@ -31,14 +32,15 @@ export function openTranscriptFile(path: string): TranscriptFile {
   }
   return {
     write(line) {
-      if (fd === undefined) return;
+      if (fd === undefined) return Buffer.byteLength(line);
       // A string is written without a copy; a partial write (rare on a file) finishes from bytes.
-      const written = writeSync(fd, line);
       const length = Buffer.byteLength(line);
+      const written = writeSync(fd, line);
       if (written < length) {
         const bytes = Buffer.from(line, 'utf8');
         for (let done = written; done < length; ) done += writeSync(fd, bytes, done, length - done);
       }
+      return length;
     },
     readFrom(from) {
       if (fd === undefined) return '';

@@ -11,8 +11,8 @@ import { formatExchange, formatHeader, type TranscriptHeader } from './format.js
 export interface RecorderOptions {
   /** The header, asked for once, when the first line is written (or `start` is called). */
   header: () => TranscriptHeader;
-  /** Receives each line, header first, newline included. */
-  write: (line: string) => void;
+  /** Receives each line, header first, newline included; answers its length in bytes. */
+  write: (line: string) => number;
   /** What was written from byte `from` on. */
   readFrom: (from: number) => string;
   /** How many recent lines `text()` keeps (read at each line: a reset may change it). */
@@ -34,17 +34,15 @@ export class TranscriptRecorder {
   start(): void {
     if (this.headerLine !== undefined) return;
     this.headerLine = `${formatHeader(this.options.header())}\n`;
-    this.options.write(this.headerLine);
-    this.written += Buffer.byteLength(this.headerLine);
+    this.written += this.options.write(this.headerLine);
   }
 
   /** Records one exchange (the request path calls this as each request is handled). */
   record(exchange: Exchange): void {
     this.start();
     const line = `${formatExchange(++this.seq, exchange)}\n`;
-    this.options.write(line);
     this.starts.push(this.written);
-    this.written += Buffer.byteLength(line);
+    this.written += this.options.write(line);
     const keep = Math.max(0, this.options.keep());
     if (this.starts.length - this.first > keep) this.first = this.starts.length - keep;
     if (this.first > 1024 && this.first * 2 > this.starts.length) {
