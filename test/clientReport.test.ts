@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OPERATIONS } from '../src/api/contract.js';
 import { clientReport, SERVICE_ENDPOINTS, type ClientReport, type ReportedRequest } from '../src/core/clientReport.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
-import { bearer, makeSim, PROMPT } from './helpers.js';
+import { bearer, journalRecord, makeSim, PROMPT } from './helpers.js';
 
 const KEY = 'sk_test_client';
 const VIDEO = { model: 'video-3.2', prompt: PROMPT };
@@ -407,21 +407,7 @@ describe('the openai package as an HTTP client, with its default retries, agains
 let n = 0;
 function req(partial: Partial<ReportedRequest> & { atMs: number }): ReportedRequest {
   n++;
-  return {
-    method: 'GET',
-    path: '/v1/videos',
-    status: 200,
-    request_id: `req_${n}`,
-    operation: 'listVideos',
-    idempotencyKey: undefined,
-    requestBody: null,
-    retryAfter: undefined,
-    videoId: undefined,
-    videoStatus: undefined,
-    errorParam: undefined,
-    undelivered: false,
-    ...partial,
-  };
+  return journalRecord({ request_id: `req_${n}`, ...partial });
 }
 
 const create = (atMs: number, extra: Partial<ReportedRequest> = {}): ReportedRequest =>

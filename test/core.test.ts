@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { VirtualClock, isoTime, secondsToMs } from '../src/core/clock.js';
 import { IdempotencyStore, requestFingerprint } from '../src/core/idempotency.js';
 import { Journal, type JournalEntry, type JournalRecord } from '../src/core/journal.js';
+import { journalRecord } from './helpers.js';
 import { drawFate, type FateRequest } from '../src/core/fate.js';
 import { createStream } from '../src/core/random.js';
 import { TokenBucket } from '../src/core/rateLimit.js';
@@ -324,25 +325,7 @@ describe('requestFingerprint', () => {
 // ---------------------------------------------------------------------------------------------
 
 function record(n: number, account: string | null, extra: Partial<JournalRecord> = {}): JournalRecord {
-  return {
-    method: 'GET',
-    path: `/v1/videos?n=${n}`,
-    status: 200,
-    account,
-    atMs: START + n,
-    request_id: `req_${n}`,
-    negative_prompt_effective: undefined,
-    fault: undefined,
-    operation: 'listVideos',
-    idempotencyKey: undefined,
-    requestBody: null,
-    retryAfter: undefined,
-    videoId: undefined,
-    videoStatus: undefined,
-    errorParam: undefined,
-    undelivered: false,
-    ...extra,
-  };
+  return journalRecord({ path: `/v1/videos?n=${n}`, account, atMs: START + n, request_id: `req_${n}`, ...extra });
 }
 
 function entry(n: number, account: string | null): JournalEntry {

@@ -4,18 +4,13 @@
  * headers that authenticated answers carry and 401s do not.
  */
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VALID_VIDEO, bearer, createVideo, expectError, expectNoInternalErrors, fastBucket, listVideos, makeSim, rateLimitHeaders } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { VALID_VIDEO, bearer, createVideo, expectError, fastBucket, listVideos, makeSim, rateLimitHeaders, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('authentication on /v1', () => {

@@ -3,19 +3,14 @@
  * rejection (422), their bodies, that they store nothing, and their place in the order of checks.
  */
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { loadScenario, type Scenario } from '../src/index.js';
-import { bearer, createVideo, expectError, expectNoInternalErrors, fastWith, listVideos, makeSim } from './helpers.js';
+import { bearer, createVideo, expectError, fastWith, listVideos, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('insufficient balance (402)', () => {

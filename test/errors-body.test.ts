@@ -4,8 +4,8 @@
  */
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, expectError, expectNoInternalErrors, makeSim } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, expectError, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -46,12 +46,7 @@ async function rawPost(
 }
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe.each(['/v1/videos', '/v1/images'])('POST %s body parsing', (path) => {

@@ -2,18 +2,13 @@
  * POST /v1/images parameters, over HTTP: unknown, missing and invalid fields, prompt bounds, null.
  */
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PROMPT, bearer, expectError, expectNoInternalErrors, makeSim } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { PROMPT, bearer, expectError, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('POST /v1/images parameters', () => {

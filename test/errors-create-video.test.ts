@@ -3,18 +3,13 @@
  * the bounds of each field, null as leaving a field out, model_not_found and keyframe_not_found.
  */
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PROMPT, VALID_IMAGE, bearer, createVideo, expectError, expectNoInternalErrors, listVideos, makeSim } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { PROMPT, VALID_IMAGE, bearer, createVideo, expectError, listVideos, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('POST /v1/videos parameters', () => {

@@ -3,18 +3,13 @@
  * path prefixes) in the section-7 error shape, and the fault bodies it refuses.
  */
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VALID_IMAGE, bearer, createVideo, expectError, expectNoInternalErrors, listVideos, makeSim } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { VALID_IMAGE, bearer, createVideo, expectError, listVideos, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('POST /_sim/faults and injected faults', () => {

@@ -2,19 +2,14 @@
  * Headers every JSON answer carries, over HTTP: X-Request-Id (deterministic, unique) and CORS.
  */
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadScenario } from '../src/index.js';
-import { VALID_IMAGE, bearer, createVideo, expectNoInternalErrors, fastBucket, fastWith, listVideos, makeSim, rateLimitHeaders } from './helpers.js';
+import { VALID_IMAGE, bearer, createVideo, fastBucket, fastWith, listVideos, makeSim, rateLimitHeaders, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('X-Request-Id', () => {

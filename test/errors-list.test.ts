@@ -1,18 +1,13 @@
 /**
  * GET /v1/videos query parameters, over HTTP: limit, status, after, unknown parameters.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createVideo, expectError, expectNoInternalErrors, listVideos, makeSim } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { createVideo, expectError, listVideos, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('GET /v1/videos query', () => {

@@ -3,18 +3,13 @@
  * and methods (unknown_route; paths are exact: letter case and a trailing slash make another route).
  */
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VALID_VIDEO, bearer, createVideo, expectError, expectNoInternalErrors, makeSim } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { VALID_VIDEO, bearer, createVideo, expectError, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('/v1/videos/{id} unknown ids', () => {

@@ -3,18 +3,13 @@
  * recovery on the account's clock, its place in the order of checks, per-account buckets.
  */
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { advance, bearer, createVideo, expectError, expectNoInternalErrors, fastWith, listVideos, makeSim, rateLimitHeaders } from './helpers.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { advance, bearer, createVideo, expectError, fastWith, listVideos, makeSim, rateLimitHeaders, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 let sim: Sim;
-beforeEach(() => {
-  sim = makeSim();
-});
-afterEach(() => {
-  expectNoInternalErrors(sim);
-});
+withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('rate limiting (429)', () => {

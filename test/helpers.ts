@@ -2,8 +2,9 @@
  * Shared test helpers: an in-process simulator on the manual clock, and supertest shorthands.
  */
 import request from 'supertest';
-import { expect } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import { createSimulator, loadScenario, type CreateSimulatorOptions, type Scenario, type SimulatorHandle } from '../src/index.js';
+import type { JournalRecord } from '../src/core/journal.js';
 import { crossChecked } from './crossCheck.js';
 
 /** A generation as GET /_sim/generations answers it (the video object plus account and stages). */
@@ -132,6 +133,44 @@ export function fastBucket(spent: number): Record<string, string> {
 }
 
 /** Fails when the simulator logged an internal error (a bug of its own, answered 500). */
+/**
+ * Gives each test of the file a fresh simulator (`makeSim()`), and fails a test after which it
+ * logged an internal error: `let sim; withFreshSim((fresh) => (sim = fresh));`.
+ */
+export function withFreshSim(take: (sim: ReturnType<typeof makeSim>) => void): void {
+  let current: ReturnType<typeof makeSim> | undefined;
+  beforeEach(() => {
+    current = makeSim();
+    take(current);
+  });
+  afterEach(() => {
+    if (current) expectNoInternalErrors(current);
+  });
+}
+
+/** A journal record of a plain list request (the fields given replace the defaults), for the core's tests. */
+export function journalRecord(fields: Partial<JournalRecord> = {}): JournalRecord {
+  return {
+    method: 'GET',
+    path: '/v1/videos',
+    status: 200,
+    account: 'sk_test_alice',
+    atMs: 0,
+    request_id: 'req_1',
+    negative_prompt_effective: undefined,
+    fault: undefined,
+    operation: 'listVideos',
+    idempotencyKey: undefined,
+    requestBody: null,
+    retryAfter: undefined,
+    videoId: undefined,
+    videoStatus: undefined,
+    errorParam: undefined,
+    undelivered: false,
+    ...fields,
+  };
+}
+
 export function expectNoInternalErrors(sim: { logs: string[] }): void {
   const internal = sim.logs.filter((l) => l.startsWith('internal error'));
   if (internal.length > 0) throw new Error(`the simulator logged internal errors:\n${internal.join('\n')}`);
