@@ -2,7 +2,7 @@
  * One-shot faults queued through `POST /_sim/faults`: the next matching /v1 requests get the given
  * error instead of their normal answer, and take no effect.
  */
-import { ERROR_CATALOGUE, STATUS_OF_TYPE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, STATUS_OF_TYPE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './fate.js';
 
@@ -134,6 +134,12 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
     throw fail('invalid_parameter', {
       param: 'code',
       message: `code must be one of the catalogue's codes (see ErrorCode in openapi.yaml); got '${code}'.`,
+    });
+  }
+  if (ACCESS_ERROR_CODES.includes(code)) {
+    throw fail('invalid_parameter', {
+      param: 'code',
+      message: `code '${code}' is an answer of the simulator's own access checks, not an error of the service; a fault cannot inject it.`,
     });
   }
   const type = request.type ?? ERROR_CATALOGUE[code].type;

@@ -1,8 +1,9 @@
 /**
- * The Express app around a simulator: a thin adapter. It answers CORS preflights, serves media
- * files (`/cdn`) and the dashboard (`/_sim/`), and hands every other request, read into a plain
- * `ApiRequest`, to `handleRequest`, which holds the order of checks; then it waits any injected
- * latency and sends the answer.
+ * The Express app around a simulator: a thin adapter. Every request first passes the access checks
+ * (Host, and for `/_sim` Origin and the control token: controlGuard.ts). It answers CORS preflights
+ * of `/v1` and `/cdn` (never of `/_sim`), serves media files (`/cdn`) and the dashboard (`/_sim/`),
+ * and hands every other request, read into a plain `ApiRequest`, to `handleRequest`, which holds the
+ * order of checks; then it waits any injected latency and sends the answer.
  */
 import cors from 'cors';
 import express, { type Express, type Request, type Response } from 'express';
@@ -10,6 +11,7 @@ import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
 import { handleRequest, type ApiAnswer, type ApiState, type Exchange } from '../api/handleRequest.js';
 import { listBundledScenarios } from '../scenarios/load.js';
+import { createControlGuard, isControlPath, type AccessPolicy } from './controlGuard.js';
 import { createDashboardRouter } from './dashboard.js';
 import { createMediaRouter } from './media.js';
 
@@ -24,6 +26,8 @@ export interface AppOptions {
   transcript?: () => string | undefined;
   /** Called once `POST /_sim/shutdown` has been answered. */
   onShutdown?: () => void;
+  /** Who may talk to the simulator (read at every request). Default: the Host check on, no control token. */
+  access?: AccessPolicy;
 }
 
 export const EXPOSED_HEADERS = [
@@ -60,10 +64,14 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
-  // CORS on every answer; a preflight ends here (204, without a key).
+  const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
+  app.use(createControlGuard(access, () => sim.nextRequestId()));
+  // CORS on every answer but the control API's; a preflight ends here (204, without a key).
   app.use((req, res, next) => {
-    if (req.method === 'OPTIONS' || !isApiPath(req.path)) res.setHeader('X-Request-Id', sim.nextRequestId());
-    allowCors(req, res, next);
+    const control = isControlPath(req.path);
+    if ((req.method === 'OPTIONS' && !control) || !isApiPath(req.path)) res.setHeader('X-Request-Id', sim.nextRequestId());
+    if (control) next();
+    else allowCors(req, res, next);
   });
 
   app.use(
