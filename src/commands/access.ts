@@ -12,26 +12,25 @@ export interface ControlAccess {
   token: string | undefined;
   /** Whether the token was generated at start (then it is printed). */
   generated: boolean;
-  /** A warning to print once listening. */
-  warning?: string;
+  /** `--control-token none`: the control API is open on purpose (a warning is printed). */
+  open: boolean;
+}
+
+/** The warning line of `--control-token none`, for a server listening at `address`. */
+export function openControlWarning(address: string): string {
+  return `--control-token none: the control API (/_sim: reset, shutdown, faults, the journal with its keys and prompts) needs no token; anyone who can reach ${address} can use it.`;
 }
 
 /** Throws an Error with the message to print (a usage error) for a token that cannot be sent. */
-export function controlAccess(opts: { host: string; port: number; controlToken?: string }): ControlAccess {
+export function controlAccess(opts: { host: string; controlToken?: string }): ControlAccess {
   const given = opts.controlToken === '' ? undefined : opts.controlToken;
-  if (given === 'none') {
-    return {
-      token: undefined,
-      generated: false,
-      warning: `--control-token none: the control API (/_sim: reset, shutdown, faults, the journal with its keys and prompts) needs no token; anyone who can reach ${opts.host}:${opts.port} can use it.`,
-    };
-  }
+  if (given === 'none') return { token: undefined, generated: false, open: true };
   if (given !== undefined) {
     if (!/^[\x21-\x7e]+$/.test(given)) {
       throw new Error('--control-token must be printable ASCII without spaces (it travels in an Authorization header), or none.');
     }
-    return { token: given, generated: false };
+    return { token: given, generated: false, open: false };
   }
-  if (isLoopbackAddress(opts.host)) return { token: undefined, generated: false };
-  return { token: randomBytes(24).toString('base64url'), generated: true };
+  if (isLoopbackAddress(opts.host)) return { token: undefined, generated: false, open: false };
+  return { token: randomBytes(24).toString('base64url'), generated: true, open: false };
 }

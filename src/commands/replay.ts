@@ -32,8 +32,10 @@ export function registerReplayCommand(program: Command): void {
     .argument('<file>', 'the transcript (JSON Lines)')
     .option('--target <url>', 'replay against a running simulator (started with --clock manual) instead of in-process', url)
     .addOption(new Option('--control-token <token>', "the target's control token, when it has one").env('SIM_CONTROL_TOKEN'))
-    .action(async (file: string, opts: ReplayCommandOptions) => {
-      process.exitCode = await runReplay(file, opts, {
+    .action(async (file: string, opts: ReplayCommandOptions, command: Command) => {
+      // `--control-token` is also the server's flag: given after `replay`, the program may take it.
+      const controlToken = command.optsWithGlobals<ReplayCommandOptions>().controlToken;
+      process.exitCode = await runReplay(file, { ...opts, controlToken }, {
         out: (text) => process.stdout.write(text),
         err: (text) => process.stderr.write(text),
       });

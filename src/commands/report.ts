@@ -27,8 +27,9 @@ export function registerReportCommand(program: Command): void {
     .addOption(new Option('--url <url>', "the simulator's base URL").env('SIM_URL').argParser(httpUrl).makeOptionMandatory())
     .addOption(new Option('--api-key <key>', "the client's API key").env('SIM_API_KEY').makeOptionMandatory())
     .addOption(new Option('--control-token <token>', "the simulator's control token, when it has one").env('SIM_CONTROL_TOKEN'))
-    .action(async (opts: ReportOptions) => {
-      process.exitCode = await runReport(opts);
+    .action(async (opts: ReportOptions, command: Command) => {
+      // `--control-token` is also the server's flag: given after `report`, the program may take it.
+      process.exitCode = await runReport({ ...opts, controlToken: command.optsWithGlobals<ReportOptions>().controlToken });
     });
 }
 

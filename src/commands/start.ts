@@ -9,7 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { createSimulator, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { TranscriptFileError } from '../transcript/file.js';
-import { controlAccess, type ControlAccess } from './access.js';
+import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
 import { EXIT_USAGE, hostList, integer, positiveNumber, url } from './parsers.js';
 
 export interface StartOptions {
@@ -104,8 +104,8 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
   }
   sim.listen(opts.port, opts.host).then(
     () => {
+      if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${sim.port}`)}\n`);
       process.stdout.write(startupLines(sim, opts.host, access));
-      if (access.warning) process.stderr.write(`sim: warning: ${access.warning}\n`);
     },
     (err: NodeJS.ErrnoException) => {
       process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
