@@ -52,9 +52,8 @@ export function addStartOptions(program: Command): void {
     .addOption(new Option('--cdn-url <url>', 'the media address written into responses (default: base URL + /cdn)').env('SIM_CDN_URL').argParser(url))
     .addOption(new Option('--record <file>', 'write a transcript of every request to FILE, for sim replay').env('SIM_RECORD'))
     .addOption(
-      new Option('--control-token <token>', "the bearer token /_sim needs; none: no token (default: none on a loopback address, else one generated and printed)").env(
-        'SIM_CONTROL_TOKEN',
-      ),
+      new Option('--control-token <token>', 'the bearer token /_sim needs; none: no token (default: none on a loopback address, else one generated and printed)')
+        .env('SIM_CONTROL_TOKEN'),
     )
     .addOption(new Option('--allowed-hosts <h1,h2>', 'host names served beside localhost (a guard against DNS rebinding)').env('SIM_ALLOWED_HOSTS').argParser(hostList))
     .addOption(new Option('--scenarios-dir <dir>', 'a folder of scenario files a reset may name by file name').env('SIM_SCENARIOS_DIR'))
