@@ -41,11 +41,19 @@ export function createControlGuard(policy: AccessPolicy, requestId: () => string
     if (tokenDigest?.token !== token) tokenDigest = { token, digest: sha256(token) };
     return tokenDigest.digest;
   };
+  // The last Host judged: nearly every request of a run carries the same one.
+  let judged: { host: string; allowedHosts: string[]; allowed: boolean } | undefined;
+  const allowedHost = (host: string): boolean => {
+    if (judged?.host !== host || judged.allowedHosts !== policy.allowedHosts) {
+      judged = { host, allowedHosts: policy.allowedHosts, allowed: isAllowedHost(host, policy.allowedHosts) };
+    }
+    return judged.allowed;
+  };
   return (req, res, next) => {
     const path = pathOf(req.url);
     const control = isControlPath(path);
     const host = req.headers.host;
-    if (policy.checkHost && host !== undefined && !isAllowedHost(host, policy.allowedHosts)) {
+    if (policy.checkHost && host !== undefined && !allowedHost(host)) {
       const shown = host.length > 100 ? `${host.slice(0, 100)}…` : host;
       return refuse(res, requestId, 'host_not_allowed', !control, {
         message: `The Host header names '${shown}', a host this simulator does not serve (a guard against DNS rebinding). Reach it as localhost or 127.0.0.1, or allow the name with --allowed-hosts (allowedHosts of createSimulator).`,
