@@ -71,7 +71,7 @@ describe('a request in realtime mode', () => {
       cdnUrl: 'http://localhost/cdn',
     });
     const exchanges: Exchange[] = [];
-    const state: ApiState = { sim, control: { transcript: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [], onExchange: (e) => exchanges.push(e) };
+    const state: ApiState = { sim, control: { transcript: () => undefined, recording: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [], onExchange: (e) => exchanges.push(e) };
     const post = (path: string, body: unknown, key?: string) =>
       handleRequest(state, {
         method: 'POST',
