@@ -433,13 +433,13 @@ describe('sim replay FILE (command line)', () => {
     expect(await sim(['replay', missing])).toEqual({ status: 2, stdout: '', stderr: `sim replay: ${missing}: cannot read it (ENOENT)\n` });
   });
 
-  it('leaves out a last line cut short (the recording was killed while writing it), saying so', async () => {
+  it('leaves out a last line cut short (the recording was killed while writing it), saying the transcript was cut', async () => {
     const cut = withLines([], `${lines.join('\n')}\n${(lines[1] as string).slice(0, 50)}`);
     const run = await sim(['replay', cut]);
     expect(run).toEqual({
       status: 0,
       stdout: 'replayed 6 requests: 6 identical\n',
-      stderr: `sim replay: ${cut}: its last line was cut short (the recording stopped while writing it); it is left out\n`,
+      stderr: `sim replay: ${cut}: the transcript was cut: its last line was cut short (the recording stopped while writing it); it is left out\n`,
     });
   });
 
