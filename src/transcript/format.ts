@@ -161,13 +161,13 @@ export function parseTranscript(text: string): Transcript & { truncated: number;
     const row = rows[i] as string;
     if (row.trim() === '') continue;
     const value = parseJson(row, i + 1);
-    if (end) throw new TranscriptError(i + 1, `a line after the end line of line ${end.line} (the recording had stopped there)`);
     if ('transcript' in value) {
       throw new TranscriptError(
         i + 1,
         'a second header: this file holds two recordings (two simulators writing one file, or files joined together); replay each recording from a file of its own',
       );
     }
+    if (end) throw new TranscriptError(i + 1, `a line after the end line of line ${end.line} (the recording had stopped there)`);
     if ('stopped' in value) end = { value: parseEnd(value, i + 1), line: i + 1 };
     else lines.push(parseLine(value, i + 1));
   }
