@@ -19,7 +19,7 @@ import { Simulator, type Health } from './core/simulator.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { createAppServer } from './http/server.js';
 import { loadScenario } from './scenarios/load.js';
-import { recordCall, recordTo } from './transcript/recording.js';
+import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordCall, recordTo, type Recording } from './transcript/recording.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
@@ -57,9 +57,17 @@ export interface CreateSimulatorOptions {
   onShutdown?: () => void;
   /**
    * Writes a transcript of every request to this file (JSON Lines, one line per request as it is
-   * handled), for `sim replay FILE`; `GET /_sim/transcript` answers its most recent lines.
+   * handled), for `sim replay FILE`; `GET /_sim/transcript` answers its most recent lines. The
+   * file is taken (created or emptied, and locked against other simulators) once `listen` has
+   * bound its port, or at the first request recorded by an app that never listens. Throws at once
+   * when another running simulator records to it or it cannot be written.
    */
   record?: string;
+  /**
+   * The transcript's size bound in bytes (default 1 GiB): when the next line would take the file
+   * past it, recording stops (the simulator goes on answering) and `GET /_sim/health` says so.
+   */
+  recordMaxBytes?: number;
   /**
    * Waits for injected latency (scenario `http.latency`, queued `latency_ms`) before an answer is
    * sent. Default: `setTimeout`. Under fake timers that also fake `setTimeout`, pass one the test
@@ -112,7 +120,8 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   let server: Server | undefined;
   let url: string | undefined;
   let port: number | undefined;
-  const recording = options.record === undefined ? undefined : recordTo(options.record, core, () => url ?? options.baseUrl ?? null);
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const recording = options.record === undefined ? undefined : startRecording(options.record, options.recordMaxBytes, core, () => url ?? options.baseUrl ?? null, log);
   const close = (): Promise<void> =>
     new Promise<void>((resolveClose) => {
       if (!server) return resolveClose();
@@ -121,13 +130,14 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       server = undefined;
     }).then(() => recording?.close());
   const app = createApp(core, {
-    log: options.log,
+    log,
     sleep: options.sleep,
     onShutdown: () => void close().then(() => options.onShutdown?.()),
     // Recording off: no hook at all on the request path.
     ...(recording && {
-      onExchange: (exchange) => recording.recorder.record(exchange),
-      transcript: () => recording.recorder.text(),
+      onExchange: (exchange) => recording.record(exchange),
+      transcript: () => recording.transcript(),
+      recording: () => recording.status(),
     }),
   });
 
@@ -142,15 +152,28 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     },
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
-        server = createAppServer(handle.app, () => core.nextRequestId());
-        server.once('error', reject);
-        server.listen(requestedPort, host, () => {
-          const actual = (server?.address() as AddressInfo).port;
+        const listening = createAppServer(handle.app, () => core.nextRequestId());
+        server = listening;
+        listening.once('error', (err) => {
+          if (server === listening) server = undefined;
+          reject(err);
+        });
+        listening.listen(requestedPort, host, () => {
+          const actual = (listening.address() as AddressInfo).port;
+          const listeningUrl = options.baseUrl?.replace(/\/+$/, '') ?? defaultBaseUrl(host, actual);
+          // The transcript is taken only now that the port is ours: a start that fails touches nothing.
+          try {
+            url = listeningUrl;
+            if (!explicitCdn) core.cdnUrl = `${listeningUrl}/cdn`;
+            recording?.open();
+          } catch (e) {
+            url = undefined;
+            if (server === listening) server = undefined;
+            listening.close();
+            return reject(e as Error);
+          }
           port = actual;
-          url = options.baseUrl?.replace(/\/+$/, '') ?? defaultBaseUrl(host, actual);
-          if (!explicitCdn) core.cdnUrl = `${url}/cdn`;
-          recording?.recorder.start();
-          resolveUrl(url);
+          resolveUrl(listeningUrl);
         });
       });
     },
@@ -168,6 +191,14 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     close,
   };
   return handle;
+}
+
+function startRecording(file: string, maxBytes: number | undefined, core: Simulator, baseUrl: () => string | null, warn: (line: string) => void): Recording {
+  if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && maxBytes > 0)) {
+    throw new RangeError(`recordMaxBytes must be a whole number of bytes above 0, got ${String(maxBytes)}`);
+  }
+  checkRecordable(file);
+  return recordTo(file, core, baseUrl, { maxBytes: maxBytes ?? DEFAULT_RECORD_MAX_BYTES, warn });
 }
 
 /** `http://localhost:PORT` for a wildcard or loopback host, else `http://HOST:PORT` (the addresses written into responses). */

@@ -71,7 +71,7 @@ describe('a request in realtime mode', () => {
       cdnUrl: 'http://localhost/cdn',
     });
     const exchanges: Exchange[] = [];
-    const state: ApiState = { sim, control: { transcript: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [], onExchange: (e) => exchanges.push(e) };
+    const state: ApiState = { sim, control: { transcript: () => undefined, recording: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [], onExchange: (e) => exchanges.push(e) };
     const post = (path: string, body: unknown, key?: string) =>
       handleRequest(state, {
         method: 'POST',
@@ -433,13 +433,13 @@ describe('sim replay FILE (command line)', () => {
     expect(await sim(['replay', missing])).toEqual({ status: 2, stdout: '', stderr: `sim replay: ${missing}: cannot read it (ENOENT)\n` });
   });
 
-  it('leaves out a last line cut short (the recording was killed while writing it), saying so', async () => {
+  it('leaves out a last line cut short (the recording was killed while writing it), saying the transcript was cut', async () => {
     const cut = withLines([], `${lines.join('\n')}\n${(lines[1] as string).slice(0, 50)}`);
     const run = await sim(['replay', cut]);
     expect(run).toEqual({
       status: 0,
       stdout: 'replayed 6 requests: 6 identical\n',
-      stderr: `sim replay: ${cut}: its last line was cut short (the recording stopped while writing it); it is left out\n`,
+      stderr: `sim replay: ${cut}: the transcript was cut: its last line was cut short (the recording stopped while writing it); it is left out\n`,
     });
   });
 

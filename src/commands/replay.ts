@@ -79,7 +79,15 @@ function readTranscript(file: string, warn: (text: string) => void): Transcript 
   const parsed = parseTranscript(text);
   const scenario = scenarioFromValue(parsed.header.scenario, `${file} line 1 (the header's scenario)`);
   if (parsed.truncated > 0) {
-    warn(`sim replay: ${file}: its last line was cut short (the recording stopped while writing it); it is left out\n`);
+    warn(`sim replay: ${file}: the transcript was cut: its last line was cut short (the recording stopped while writing it); it is left out\n`);
+  }
+  const { end } = parsed;
+  if (end) {
+    const why =
+      end.stopped === 'size_limit'
+        ? `the file reached its size limit (${end.max_bytes} bytes, --record-max-bytes)`
+        : `a write to the file failed (${end.error ?? 'no error code'})`;
+    warn(`sim replay: ${file}: the transcript was cut: recording stopped because ${why}; requests from seq ${end.next_seq} on were not recorded, the ones before are replayed\n`);
   }
   return { header: { ...parsed.header, scenario }, lines: parsed.lines };
 }

@@ -7,6 +7,7 @@ import { Option, type Command } from 'commander';
 import { setFlagsFromString } from 'node:v8';
 import { createSimulator, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
+import { FileLockedError } from '../fileLock.js';
 import { TranscriptFileError } from '../transcript/file.js';
 import { EXIT_USAGE, integer, positiveNumber, url } from './parsers.js';
 
@@ -20,6 +21,7 @@ export interface StartOptions {
   baseUrl?: string;
   cdnUrl?: string;
   record?: string;
+  recordMaxBytes?: number;
   heapGrowingPercent: number;
 }
 
@@ -47,6 +49,11 @@ export function addStartOptions(program: Command): void {
     .addOption(new Option('--cdn-url <url>', 'the media address written into responses (default: base URL + /cdn)').env('SIM_CDN_URL').argParser(url))
     .addOption(new Option('--record <file>', 'write a transcript of every request to FILE, for sim replay').env('SIM_RECORD'))
     .addOption(
+      new Option('--record-max-bytes <n>', "the transcript's size bound; recording stops when the next line would pass it (default 1 GiB)")
+        .env('SIM_RECORD_MAX_BYTES')
+        .argParser(integer('--record-max-bytes', 1, Number.MAX_SAFE_INTEGER)),
+    )
+    .addOption(
       new Option('--heap-growing-percent <n>', "how far V8's heap may grow past what is live before a full collection; 0: V8's own policy (larger)")
         .env('SIM_HEAP_GROWING_PERCENT')
         .default(DEFAULT_HEAP_GROWING_PERCENT)
@@ -67,10 +74,15 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       baseUrl: opts.baseUrl,
       cdnUrl: opts.cdnUrl,
       record: opts.record,
+      recordMaxBytes: opts.recordMaxBytes,
       // POST /_sim/shutdown: the server is closed; the process exits as on SIGTERM.
       onShutdown: () => process.exit(0),
     });
   } catch (e) {
+    if (e instanceof FileLockedError) {
+      process.stderr.write(`sim: cannot record: ${e.message}\n`);
+      process.exit(1);
+    }
     if (e instanceof ScenarioError || e instanceof TranscriptFileError) {
       process.stderr.write(`sim: ${e.message}\n`);
       process.exit(EXIT_USAGE);
@@ -80,8 +92,11 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
   sim.listen(opts.port, opts.host).then(
     () => process.stdout.write(startupLines(sim, opts.host)),
     (err: NodeJS.ErrnoException) => {
-      process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
-      process.exit(1);
+      // The transcript is taken once the port is bound: it can still be refused then.
+      if (err instanceof FileLockedError) process.stderr.write(`sim: cannot record: ${err.message}\n`);
+      else if (err instanceof TranscriptFileError) process.stderr.write(`sim: ${err.message}\n`);
+      else process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
+      process.exit(err instanceof TranscriptFileError ? EXIT_USAGE : 1);
     },
   );
   const stop = (): void => {

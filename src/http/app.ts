@@ -8,8 +8,10 @@ import cors from 'cors';
 import express, { type Express, type Request, type Response } from 'express';
 import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
-import { handleRequest, type ApiAnswer, type ApiState, type Exchange } from '../api/handleRequest.js';
+import { pipeline } from 'node:stream';
+import { handleRequest, type ApiAnswer, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
 import { listBundledScenarios } from '../scenarios/load.js';
+import type { RecordingStatus } from '../transcript/recorder.js';
 import { createDashboardRouter } from './dashboard.js';
 import { createMediaRouter } from './media.js';
 
@@ -20,8 +22,10 @@ export interface AppOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Sees every /v1 request and every state-changing control request, once answered (recording). */
   onExchange?: (exchange: Exchange) => void;
-  /** The transcript recorded so far (for `GET /_sim/transcript`); undefined when recording is off. */
-  transcript?: () => string | undefined;
+  /** The transcript recorded so far (for `GET /_sim/transcript`, streamed); undefined when recording is off. */
+  transcript?: () => StreamedBody | undefined;
+  /** What `GET /_sim/health` shows of the recording; undefined when recording is off. */
+  recording?: () => RecordingStatus | undefined;
   /** Called once `POST /_sim/shutdown` has been answered. */
   onShutdown?: () => void;
 }
@@ -46,7 +50,7 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
     log,
     responseFailures: [],
     onExchange: options.onExchange,
-    control: { transcript: options.transcript ?? (() => undefined), scenarios: listBundledScenarios },
+    control: { transcript: options.transcript ?? (() => undefined), recording: options.recording ?? (() => undefined), scenarios: listBundledScenarios },
   };
   const app = express();
   app.disable('x-powered-by');
@@ -115,6 +119,12 @@ function send(res: Response, method: string, answer: ApiAnswer): void {
   res.statusCode = answer.status;
   for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
   res.setHeader('Content-Type', answer.contentType);
+  if (answer.stream) {
+    res.setHeader('Content-Length', answer.stream.length);
+    if (method === 'HEAD') return void res.end();
+    // A read that fails part-way cuts the answer short (the client sees fewer bytes than announced).
+    return void pipeline(answer.stream.open(), res, () => {});
+  }
   res.setHeader('Content-Length', Buffer.byteLength(answer.body));
   res.end(method === 'HEAD' ? undefined : answer.body);
 }
