@@ -57,7 +57,7 @@ export interface CreateSimulatorOptions {
   onShutdown?: () => void;
   /**
    * Writes a transcript of every request to this file (JSON Lines, one line per request as it is
-   * handled), for `sim replay FILE`; `GET /_sim/transcript` answers its most recent lines. The
+   * handled), for `sim replay FILE`; `GET /_sim/transcript` streams it back. The
    * file is taken (created or emptied, and locked against other simulators) once `listen` has
    * bound its port, or at the first request recorded by an app that never listens. Throws at once
    * when another running simulator records to it or it cannot be written.

@@ -113,7 +113,6 @@ describe('a transcript write that fails', () => {
         file = file.slice(0, length);
       },
       maxBytes: 1_000_000,
-      keep: () => 100,
       onStop: (s) => stops.push(s),
     });
     const exchange = {

@@ -1,7 +1,7 @@
 /**
  * The recorder: turns each exchange the request path reports into a transcript line and hands every
- * line to a sink as it is made (the file adapter writes it at once). For `GET /_sim/transcript` it
- * keeps only where the most recent lines start in the sink; the adapter reads them back from there.
+ * line to a sink as it is made (the file adapter writes it at once). `GET /_sim/transcript` streams
+ * the sink's whole lines back (`written()` says how many bytes that is).
  *
  * Recording stops, and never takes the request path down with it, when the next line would take the
  * file past its size bound (`size_limit`) or when a write fails (`write_failed`, with the error's
@@ -25,8 +25,6 @@ export interface RecorderOptions {
   truncate: (length: number) => void;
   /** The sink's size bound in bytes. */
   maxBytes: number;
-  /** How many recent lines `recent()` names (read at each line: a reset may change it). */
-  keep: () => number;
   /** Told once, when recording stops. */
   onStop: (status: RecordingStatus & { state: 'stopped' }) => void;
 }
@@ -36,11 +34,6 @@ export class TranscriptRecorder {
   private seq = 0;
   /** Bytes written so far (whole lines only). */
   private written = 0;
-  /** Where the lines end: `written` less the end line, once there is one. */
-  private linesEnd = 0;
-  /** Where the most recent lines start (byte offsets), oldest first, from `first` on (older ones dropped in batches). */
-  private starts: number[] = [];
-  private first = 0;
   private stopped: (RecordingStatus & { state: 'stopped' }) | undefined;
 
   constructor(private readonly options: RecorderOptions) {}
@@ -56,16 +49,7 @@ export class TranscriptRecorder {
   record(exchange: Exchange): void {
     this.start();
     if (this.stopped) return;
-    const at = this.written;
-    if (!this.append(`${formatExchange(this.seq + 1, exchange)}\n`)) return;
-    this.seq++;
-    this.starts.push(at);
-    const keep = Math.max(0, this.options.keep());
-    if (this.starts.length - this.first > keep) this.first = this.starts.length - keep;
-    if (this.first > 1024 && this.first * 2 > this.starts.length) {
-      this.starts = this.starts.slice(this.first);
-      this.first = 0;
-    }
+    if (this.append(`${formatExchange(this.seq + 1, exchange)}\n`)) this.seq++;
   }
 
   /** Stops recording from outside (the file could not be opened): nothing more is written. */
@@ -80,13 +64,13 @@ export class TranscriptRecorder {
   }
 
   /**
-   * The header line (as it is or would be written), and the bytes of the sink that hold the most
-   * recent lines (and the end line, if any): `GET /_sim/transcript` sends the one, then the other.
+   * What `GET /_sim/transcript` sends: the header line (as it is or would be written) when none is in
+   * the sink yet, and how many bytes of the sink hold whole lines (and the end line, if any).
    */
-  recent(): { header: string; from: number; to: number } {
-    const header = this.headerLine ?? `${formatHeader(this.options.header())}\n`;
-    const from = this.starts[this.first] ?? this.linesEnd;
-    return { header, from, to: this.written };
+  contents(): { pendingHeader: string | undefined; bytes: number } {
+    if (this.written > 0) return { pendingHeader: undefined, bytes: this.written };
+    return { pendingHeader: this.headerLine ?? `${formatHeader(this.options.header())}
+`, bytes: 0 };
   }
 
   /** Writes a line if it fits beside the end line's room; answers whether it was written. */
@@ -106,7 +90,6 @@ export class TranscriptRecorder {
       return false;
     }
     this.written += bytes;
-    this.linesEnd = this.written;
     return true;
   }
 

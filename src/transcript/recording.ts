@@ -32,7 +32,7 @@ export interface Recording {
   /** Records one exchange; never throws (a write that fails stops the recording). */
   record(exchange: Exchange): void;
   status(): RecordingStatus;
-  /** The header and the most recent lines, for `GET /_sim/transcript`. */
+  /** The whole transcript so far, streamed, for `GET /_sim/transcript`. */
   transcript(): StreamedBody;
   /** Closes the file and releases it (nothing is recorded after this). */
   close(): void;
@@ -68,7 +68,6 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
     write: (line, bytes) => sink?.write(line, bytes),
     truncate: (length) => sink?.truncate(length),
     maxBytes: options.maxBytes,
-    keep: () => core.scenario.limits.journal_size,
     onStop: (stopped) =>
       options.warn(
         stopped.reason === 'size_limit'
@@ -110,13 +109,13 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
     status: () => recorder.status(),
     transcript() {
       opened();
-      const { header, from, to } = recorder.recent();
+      const { pendingHeader, bytes } = recorder.contents();
       const file = sink;
       async function* chunks(): AsyncGenerator<string | Buffer> {
-        yield header;
-        if (file && to > from) yield* file.read(from, to);
+        if (pendingHeader !== undefined) yield pendingHeader;
+        if (file && bytes > 0) yield* file.read(0, bytes);
       }
-      return { length: Buffer.byteLength(header) + (to - from), open: () => Readable.from(chunks(), { objectMode: false }) };
+      return { length: (pendingHeader === undefined ? 0 : Buffer.byteLength(pendingHeader)) + bytes, open: () => Readable.from(chunks(), { objectMode: false }) };
     },
     close() {
       if (phase === 'closed') return;
