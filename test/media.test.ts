@@ -8,6 +8,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createMediaRouter, parseByteRange, type MediaCatalog } from '../src/http/media.js';
+import { loopClip, Mp4Error, parseClip } from '../src/media/mp4.js';
 import { advance, createVideo, getVideo, makeSim } from './helpers.js';
 import {
   crc32,
@@ -19,13 +20,18 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Fixtures.
 
-type VideoRecord = { status: 'queued' | 'in_progress' | 'succeeded'; resolution: '720p' | '1080p'; prompt: string };
+type VideoRecord = {
+  status: 'queued' | 'in_progress' | 'succeeded';
+  resolution: '720p' | '1080p';
+  durationSeconds: number;
+  prompt: string;
+};
 type ImageRecord = { aspectRatio: '16:9' | '9:16' | '1:1'; prompt: string };
 
 const videos: Record<string, VideoRecord> = {
-  vid_720: { status: 'succeeded', resolution: '720p', prompt: 'A lighthouse at dawn, waves crashing' },
-  vid_1080: { status: 'succeeded', resolution: '1080p', prompt: 'A red fox running through snow' },
-  vid_pending: { status: 'in_progress', resolution: '1080p', prompt: 'Still rendering' },
+  vid_720: { status: 'succeeded', resolution: '720p', durationSeconds: 5, prompt: 'A lighthouse at dawn, waves crashing' },
+  vid_1080: { status: 'succeeded', resolution: '1080p', durationSeconds: 8, prompt: 'A red fox running through snow' },
+  vid_pending: { status: 'in_progress', resolution: '1080p', durationSeconds: 8, prompt: 'Still rendering' },
 };
 const images: Record<string, ImageRecord> = {
   img_wide: { aspectRatio: '16:9', prompt: 'Mountain lake at sunset' },
@@ -37,7 +43,7 @@ const images: Record<string, ImageRecord> = {
 const catalog: MediaCatalog = {
   videoFile(id) {
     const v = Object.hasOwn(videos, id) ? videos[id] : undefined;
-    return v && v.status === 'succeeded' ? { resolution: v.resolution, prompt: v.prompt } : undefined;
+    return v && v.status === 'succeeded' ? { resolution: v.resolution, durationSeconds: v.durationSeconds, prompt: v.prompt } : undefined;
   },
   imageFile(id) {
     return Object.hasOwn(images, id) ? images[id] : undefined;
@@ -54,6 +60,9 @@ const app = makeApp();
 
 const CLIP_720 = readFileSync(new URL('../assets/clip-720p.mp4', import.meta.url));
 const CLIP_1080 = readFileSync(new URL('../assets/clip-1080p.mp4', import.meta.url));
+/** The files the fixtures' videos are served as (vid_720 lasts 5 s, vid_1080 8 s). */
+const VIDEO_720 = loopClip(parseClip(CLIP_720), 5);
+const VIDEO_1080 = loopClip(parseClip(CLIP_1080), 8);
 
 /** Collects any response body as a Buffer (superagent does not buffer video/mp4 by itself). */
 function binary(res: request.Response, done: (err: Error | null, body: unknown) => void): void {
@@ -155,19 +164,19 @@ function expectNotFound(status: number, body: unknown): void {
 // Videos.
 
 describe('videos', () => {
-  it('serves a 1080p clip with Content-Type video/mp4 and the committed bytes', async () => {
+  it('serves a 1080p video with Content-Type video/mp4: the 1080p clip looped to its duration', async () => {
     const res = await get('/cdn/videos/vid_1080.mp4');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(res.headers['content-length']).toBe(String(CLIP_1080.length));
-    expect(Buffer.compare(res.body as Buffer, CLIP_1080)).toBe(0);
+    expect(res.headers['content-length']).toBe(String(VIDEO_1080.length));
+    expect(Buffer.compare(res.body as Buffer, VIDEO_1080)).toBe(0);
   });
 
-  it('serves a 720p clip for a 720p video', async () => {
+  it('serves the 720p clip, looped to its duration, for a 720p video', async () => {
     const res = await get('/cdn/videos/vid_720.mp4');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(Buffer.compare(res.body as Buffer, CLIP_720)).toBe(0);
+    expect(Buffer.compare(res.body as Buffer, VIDEO_720)).toBe(0);
   });
 
   it('ships clips that really are 1920x1080 and 1280x720 H.264, small, with moov before mdat', () => {
@@ -204,7 +213,7 @@ describe('videos', () => {
     const res = await request(app).head('/cdn/videos/vid_1080.mp4');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(res.headers['content-length']).toBe(String(CLIP_1080.length));
+    expect(res.headers['content-length']).toBe(String(VIDEO_1080.length));
     expect(res.text ?? '').toBe('');
   });
 
@@ -235,31 +244,31 @@ describe('ranges and caching', () => {
   it('answers a bytes=a-b range with 206, Content-Range and the exact slice', async () => {
     const res = await get('/cdn/videos/vid_1080.mp4').set('Range', 'bytes=100-299');
     expect(res.status).toBe(206);
-    expect(res.headers['content-range']).toBe(`bytes 100-299/${CLIP_1080.length}`);
+    expect(res.headers['content-range']).toBe(`bytes 100-299/${VIDEO_1080.length}`);
     expect(res.headers['content-length']).toBe('200');
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(Buffer.compare(res.body as Buffer, CLIP_1080.subarray(100, 300))).toBe(0);
+    expect(Buffer.compare(res.body as Buffer, VIDEO_1080.subarray(100, 300))).toBe(0);
   });
 
   it('answers an open-ended bytes=a- range up to the last byte', async () => {
-    const start = CLIP_720.length - 50;
+    const start = VIDEO_720.length - 50;
     const res = await get('/cdn/videos/vid_720.mp4').set('Range', `bytes=${start}-`);
     expect(res.status).toBe(206);
-    expect(res.headers['content-range']).toBe(`bytes ${start}-${CLIP_720.length - 1}/${CLIP_720.length}`);
-    expect(Buffer.compare(res.body as Buffer, CLIP_720.subarray(start))).toBe(0);
+    expect(res.headers['content-range']).toBe(`bytes ${start}-${VIDEO_720.length - 1}/${VIDEO_720.length}`);
+    expect(Buffer.compare(res.body as Buffer, VIDEO_720.subarray(start))).toBe(0);
   });
 
   it('answers a bytes=-100 suffix range with the last 100 bytes', async () => {
-    const size = CLIP_1080.length;
+    const size = VIDEO_1080.length;
     const res = await get('/cdn/videos/vid_1080.mp4').set('Range', 'bytes=-100');
     expect(res.status).toBe(206);
     expect(res.headers['content-range']).toBe(`bytes ${size - 100}-${size - 1}/${size}`);
     expect(res.headers['content-length']).toBe('100');
-    expect(Buffer.compare(res.body as Buffer, CLIP_1080.subarray(size - 100))).toBe(0);
+    expect(Buffer.compare(res.body as Buffer, VIDEO_1080.subarray(size - 100))).toBe(0);
   });
 
   it('clamps a range end past the file to the last byte', async () => {
-    const size = CLIP_720.length;
+    const size = VIDEO_720.length;
     const res = await get('/cdn/videos/vid_720.mp4').set('Range', `bytes=10-${size + 5000}`);
     expect(res.status).toBe(206);
     expect(res.headers['content-range']).toBe(`bytes 10-${size - 1}/${size}`);
@@ -274,7 +283,7 @@ describe('ranges and caching', () => {
   });
 
   it('answers 416 with Content-Range bytes */SIZE and a JSON error for a start past the end', async () => {
-    const size = CLIP_1080.length;
+    const size = VIDEO_1080.length;
     const res = await request(app).get('/cdn/videos/vid_1080.mp4').set('Range', `bytes=${size}-`);
     expect(res.status).toBe(416);
     expect(res.headers['content-range']).toBe(`bytes */${size}`);
@@ -300,7 +309,7 @@ describe('ranges and caching', () => {
       const res = await get('/cdn/videos/vid_720.mp4').set('Range', range);
       expect(res.status).toBe(200);
       expect(res.headers['content-range']).toBeUndefined();
-      expect((res.body as Buffer).length).toBe(CLIP_720.length);
+      expect((res.body as Buffer).length).toBe(VIDEO_720.length);
     },
   );
 
@@ -332,7 +341,7 @@ describe('ranges and caching', () => {
   it('serves the whole file when If-Range does not match the ETag', async () => {
     const res = await get('/cdn/videos/vid_720.mp4').set('Range', 'bytes=0-9').set('If-Range', '"stale"');
     expect(res.status).toBe(200);
-    expect((res.body as Buffer).length).toBe(CLIP_720.length);
+    expect((res.body as Buffer).length).toBe(VIDEO_720.length);
     const etag = res.headers['etag'] as string;
     const ranged = await get('/cdn/videos/vid_720.mp4').set('Range', 'bytes=0-9').set('If-Range', etag);
     expect(ranged.status).toBe(206);
