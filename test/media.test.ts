@@ -343,6 +343,8 @@ describe('video files last the requested duration', () => {
       expect(clip.sampleSizes).toHaveLength(20);
       expect(clip.syncSamples).toEqual([1]);
     }
+    expect(parseClip(CLIP_720)).toMatchObject({ width: 1280, height: 720, durationSeconds: 2, sampleCount: 20 });
+    expect(parseClip(CLIP_1080)).toMatchObject({ width: 1920, height: 1080, durationSeconds: 2, sampleCount: 20 });
   });
 
   describe.each([

@@ -373,17 +373,20 @@ function sampleTable(source: ClipSource, looped: readonly Sample[], mdatPayloadA
   const stts = runs(looped.map((s) => s.duration));
   const sizes = looped.map((s) => s.size);
   const uniform = sizes.every((size) => size === sizes[0]);
-  const stsd = findStsd(source);
+  const optional: Buffer[] = [];
+  if (source.compositionVersion !== undefined) {
+    const ctts = runs(looped.map((s) => s.compositionOffset));
+    optional.push(table('ctts', source.compositionVersion, [ctts.length / 2, ...ctts]));
+  }
+  if (source.hasSyncTable) {
+    const syncNumbers = looped.flatMap((s, i) => (s.sync ? [i + 1] : []));
+    optional.push(table('stss', 0, [syncNumbers.length, ...syncNumbers]));
+  }
   return box(
     'stbl',
-    stsd,
+    findStsd(source),
     table('stts', 0, [stts.length / 2, ...stts]),
-    ...(source.compositionVersion !== undefined
-      ? [table('ctts', source.compositionVersion, ((r) => [r.length / 2, ...r])(runs(looped.map((s) => s.compositionOffset))))]
-      : []),
-    ...(source.hasSyncTable
-      ? [table('stss', 0, ((n) => [n.length, ...n])(looped.flatMap((s, i) => (s.sync ? [i + 1] : []))))]
-      : []),
+    ...optional,
     table('stsc', 0, [stsc.length / 3, ...stsc]),
     table('stsz', 0, uniform ? [sizes[0] ?? 0, sizes.length] : [0, sizes.length, ...sizes]),
     table('stco', 0, [chunkOffsets.length, ...chunkOffsets]),
