@@ -75,7 +75,9 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
     createMediaRouter({
       videoFile(id) {
         const g = sim.findGeneration(id);
-        return g && g.status === 'succeeded' ? { resolution: g.request.resolution, prompt: g.request.prompt } : undefined;
+        return g && g.status === 'succeeded'
+          ? { resolution: g.request.resolution, durationSeconds: g.request.duration_seconds, prompt: g.request.prompt }
+          : undefined;
       },
       imageFile(id) {
         const image = sim.findImage(id);
