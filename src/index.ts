@@ -122,10 +122,15 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     if (closing) return closing;
-    app.drain();
+    const endDrain = app.drain();
     const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve();
     server = undefined;
-    closing = closed.then(() => recording?.close());
+    closing = closed
+      .then(() => recording?.close())
+      .finally(() => {
+        endDrain();
+        closing = undefined;
+      });
     return closing;
   };
   const app = createApp(core, {

@@ -94,6 +94,22 @@ describe('close() of an in-process simulator', () => {
     expect(text).toMatch(/\r\nConnection: close\r\n/i);
   });
 
+  it('ends with the close: listening again, answers wait out injected latency again until the next close', async () => {
+    const waits = endlessSleeps(1);
+    const sim = makeSim({ sleep: waits.sleep });
+    await sim.listen(0);
+    await sim.close();
+    const url = await sim.listen(0);
+    await queueFault(sim, { ...LATENCY, times: 1 });
+    let answered = false;
+    const create = threeCreates(url)[0]!.then((a) => ((answered = true), a));
+    await waits.begun;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
+    await sim.close();
+    expect((await create).status).toBe(200);
+  });
+
   it('cuts a connection still mid-request once the 3 s grace is over', async () => {
     // Not behind the test suite's validator, which would read the body first (and report the cut).
     const sim = createSimulator({ scenario: 'fast', clock: 'manual' });

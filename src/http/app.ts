@@ -43,10 +43,11 @@ export const EXPOSED_HEADERS = [
 export type SimulatorApp = Express & {
   readonly responseFailures: ApiState['responseFailures'];
   /**
-   * Stops waiting out injected latency, for good: the answers waiting now are sent at once, later
-   * ones are not delayed, and each closes its connection (the server is stopping).
+   * Stops waiting out injected latency while the server stops: the answers waiting now are sent at
+   * once, later ones are not delayed, and each closes its connection. Returns the function that
+   * ends the drain (once the server has closed).
    */
-  drain(): void;
+  drain(): () => void;
 };
 
 /** The request's client went away before its body was complete. */
@@ -55,9 +56,20 @@ const ABORTED = Symbol('aborted');
 export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorApp {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const sleep = options.sleep ?? sleepUnlessAborted;
-  const draining = new AbortController();
-  const cutShort = new Promise<void>((resolve) => draining.signal.addEventListener('abort', () => resolve(), { once: true }));
-  const wait = (ms: number): Promise<void> => (draining.signal.aborted ? Promise.resolve() : Promise.race([sleep(ms, draining.signal), cutShort]));
+  // Aborted while the server stops: every wait for injected latency ends at once.
+  let drain = new AbortController();
+  const wait = (ms: number): Promise<void> => {
+    const { signal } = drain;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      sleep(ms, signal).then(done, done);
+    });
+  };
   const state: ApiState = {
     sim,
     log,
@@ -99,7 +111,7 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
   app.use('/_sim', createDashboardRouter());
 
   // Everything else is the JSON API: one plain request in, one plain answer out.
-  app.use((req, res) => {
+  app.use((req, res, next) => {
     void readRawBody(req).then(async (body) => {
       // A half-sent request is no request: it is not handled, so it leaves no trace.
       if (body === ABORTED) return;
@@ -112,14 +124,24 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
         body,
       });
       if (answer.delayMs > 0) await wait(answer.delayMs);
-      if (body === 'too_large' || draining.signal.aborted) res.setHeader('Connection', 'close');
+      if (body === 'too_large' || drain.signal.aborted) res.setHeader('Connection', 'close');
       send(res, req.method, answer);
       if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
-    });
+    }).catch(next);
   });
-  // Errors passed on by the routers above (the dashboard's and media's files) answer in JSON too.
+  // Errors passed on by the routers above (the dashboard's and media's files), or thrown while
+  // answering, answer in JSON too.
   app.use(errorShapeHandler(log));
-  return Object.assign(app, { responseFailures: state.responseFailures, drain: () => draining.abort() });
+  return Object.assign(app, {
+    responseFailures: state.responseFailures,
+    drain: () => {
+      const current = drain;
+      current.abort();
+      return () => {
+        if (drain === current) drain = new AbortController();
+      };
+    },
+  });
 }
 
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
