@@ -11,13 +11,12 @@
  * ```
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import type { ClockMode, ClockState } from './core/clock.js';
 import { clientReport, type ClientReport } from './core/clientReport.js';
 import type { Scenario } from './core/scenario.js';
 import { Simulator, type Health } from './core/simulator.js';
 import { createApp, type SimulatorApp } from './http/app.js';
-import { createAppServer } from './http/server.js';
+import { createAppServer, type AppServer } from './http/server.js';
 import { loadScenario } from './scenarios/load.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordCall, recordTo, type Recording } from './transcript/recording.js';
 
@@ -71,7 +70,7 @@ export interface CreateSimulatorOptions {
   /**
    * Waits for injected latency (scenario `http.latency`, queued `latency_ms`) before an answer is
    * sent. Default: `setTimeout`. Under fake timers that also fake `setTimeout`, pass one the test
-   * advances, or a real one.
+   * advances, or a real one. Once the simulator closes, answers stop waiting for it.
    */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -100,9 +99,16 @@ export interface SimulatorHandle {
   report(apiKey: string): ClientReport;
   /** Drops all state (or one account's, with `apiKey`). */
   reset(options?: { scenario?: string; seed?: number; apiKey?: string }): Health;
-  /** Stops the server, closing open connections. */
+  /**
+   * Stops the server gracefully: no new connections; every request already received gets its
+   * answer (injected latency still being waited out is cut short), idle connections are closed;
+   * a connection still open after 3 s is cut. Resolves once the server is closed.
+   */
   close(): Promise<void>;
 }
+
+/** How long a closing server waits for requests in progress before it cuts their connections. */
+const DRAIN_GRACE_MS = 3000;
 
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
   const scenario =
@@ -117,18 +123,25 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     wallClock: options.now ?? (() => performance.timeOrigin + performance.now()),
     cdnUrl: explicitCdn ?? 'http://localhost/cdn',
   });
-  let server: Server | undefined;
+  let server: AppServer | undefined;
   let url: string | undefined;
   let port: number | undefined;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const recording = options.record === undefined ? undefined : startRecording(options.record, options.recordMaxBytes, core, () => url ?? options.baseUrl ?? null, log);
-  const close = (): Promise<void> =>
-    new Promise<void>((resolveClose) => {
-      if (!server) return resolveClose();
-      server.close(() => resolveClose());
-      server.closeAllConnections();
-      server = undefined;
-    }).then(() => recording?.close());
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    if (closing) return closing;
+    const endDrain = app.drain();
+    const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve();
+    server = undefined;
+    closing = closed
+      .then(() => recording?.close())
+      .finally(() => {
+        endDrain();
+        closing = undefined;
+      });
+    return closing;
+  };
   const app = createApp(core, {
     log,
     sleep: options.sleep,

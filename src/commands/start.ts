@@ -36,6 +36,9 @@ export interface StartOptions {
  */
 const DEFAULT_HEAP_GROWING_PERCENT = 30;
 
+/** A stopping server exits by then, drained or not (the in-process drain cuts connections at 3 s). */
+const STOP_DEADLINE_MS = 4500;
+
 /** The server's flags on the program itself, and starting the server as its action. */
 export function addStartOptions(program: Command): void {
   program
@@ -75,7 +78,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       cdnUrl: opts.cdnUrl,
       record: opts.record,
       recordMaxBytes: opts.recordMaxBytes,
-      // POST /_sim/shutdown: the server is closed; the process exits as on SIGTERM.
+      // POST /_sim/shutdown: the server has drained and closed; the process exits as on SIGTERM.
       onShutdown: () => process.exit(0),
     });
   } catch (e) {
@@ -99,9 +102,12 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       process.exit(err instanceof TranscriptFileError ? EXIT_USAGE : 1);
     },
   );
+  // Drains (every request already received gets its answer), then exits 0; whatever still holds
+  // the process after STOP_DEADLINE_MS does not keep it from exiting. A second signal is Node's own:
+  // the process ends at once.
   const stop = (): void => {
     void sim.close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), 500).unref();
+    setTimeout(() => process.exit(0), STOP_DEADLINE_MS).unref();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

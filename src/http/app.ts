@@ -13,13 +13,17 @@ import { handleRequest, type ApiAnswer, type ApiState, type Exchange, type Strea
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import { createDashboardRouter } from './dashboard.js';
+import { errorShapeHandler } from './errorAnswers.js';
 import { createMediaRouter } from './media.js';
 
 export interface AppOptions {
   /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
   log?: (line: string) => void;
-  /** Waits for injected latency (realtime mode). Default: setTimeout. */
-  sleep?: (ms: number) => Promise<void>;
+  /**
+   * Waits for injected latency (realtime mode). Default: setTimeout. `signal` is aborted when the
+   * app drains: a sleep may then end early (the app stops waiting for it either way).
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Sees every /v1 request and every state-changing control request, once answered (recording). */
   onExchange?: (exchange: Exchange) => void;
   /** The transcript recorded so far (for `GET /_sim/transcript`, streamed); undefined when recording is off. */
@@ -40,11 +44,36 @@ export const EXPOSED_HEADERS = [
 ];
 
 /** An Express app, with the answers that failed validation against openapi.yaml (each became a 500). */
-export type SimulatorApp = Express & { readonly responseFailures: ApiState['responseFailures'] };
+export type SimulatorApp = Express & {
+  readonly responseFailures: ApiState['responseFailures'];
+  /**
+   * Stops waiting out injected latency while the server stops: the answers waiting now are sent at
+   * once, later ones are not delayed, and each closes its connection. Returns the function that
+   * ends the drain (once the server has closed).
+   */
+  drain(): () => void;
+};
+
+/** The request's client went away before its body was complete. */
+const ABORTED = Symbol('aborted');
 
 export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorApp {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep = options.sleep ?? sleepUnlessAborted;
+  // Aborted while the server stops: every wait for injected latency ends at once.
+  let drain = new AbortController();
+  const wait = (ms: number): Promise<void> => {
+    const { signal } = drain;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      sleep(ms, signal).then(done, done);
+    });
+  };
   const state: ApiState = {
     sim,
     log,
@@ -88,8 +117,10 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
   app.use('/_sim', createDashboardRouter());
 
   // Everything else is the JSON API: one plain request in, one plain answer out.
-  app.use((req, res) => {
+  app.use((req, res, next) => {
     void readRawBody(req).then(async (body) => {
+      // A half-sent request is no request: it is not handled, so it leaves no trace.
+      if (body === ABORTED) return;
       const queryAt = req.url.indexOf('?');
       const answer = handleRequest(state, {
         method: req.method,
@@ -98,13 +129,37 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
         headers: req.headers as Record<string, string | undefined>,
         body,
       });
-      if (answer.delayMs > 0) await sleep(answer.delayMs);
-      if (body === 'too_large') res.setHeader('Connection', 'close');
+      if (answer.delayMs > 0) await wait(answer.delayMs);
+      if (body === 'too_large' || drain.signal.aborted) res.setHeader('Connection', 'close');
       send(res, req.method, answer);
       if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
-    });
+    }).catch(next);
   });
-  return Object.assign(app, { responseFailures: state.responseFailures });
+  // Errors passed on by the routers above (the dashboard's and media's files), or thrown while
+  // answering, answer in JSON too.
+  app.use(errorShapeHandler(log));
+  return Object.assign(app, {
+    responseFailures: state.responseFailures,
+    drain: () => {
+      const current = drain;
+      current.abort();
+      return () => {
+        if (drain === current) drain = new AbortController();
+      };
+    },
+  });
+}
+
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 /** Paths whose answers (and request ids) come from `handleRequest`: all but media and the dashboard. */
@@ -132,11 +187,12 @@ function send(res: Response, method: string, answer: ApiAnswer): void {
 }
 
 /**
- * The request's body, up to 1 MiB: its bytes, null when it has none, or 'too_large' (the rest is
- * not read: the connection is closed after the answer). GET, HEAD and OPTIONS bodies are not read.
- * Behind `express.raw()` (the app mounted in another server), the body it read is taken as is.
+ * The request's body, up to 1 MiB: its bytes, null when it has none, 'too_large' (the rest is not
+ * read: the connection is closed after the answer), or ABORTED when the client went away before
+ * the body was complete. GET, HEAD and OPTIONS bodies are not read. Behind `express.raw()` (the
+ * app mounted in another server), the body it read is taken as is.
  */
-function readRawBody(req: Request): Promise<RawBody> {
+function readRawBody(req: Request): Promise<RawBody | typeof ABORTED> {
   if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return Promise.resolve(null);
   // Mounted behind a raw body parser (express.raw()), the body has been read already.
   const read: unknown = req.body;
@@ -146,9 +202,11 @@ function readRawBody(req: Request): Promise<RawBody> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let length = 0;
-    const done = (value: RawBody): void => {
+    const done = (value: RawBody | typeof ABORTED): void => {
       req.removeListener('data', onData);
       req.removeListener('end', onEnd);
+      req.removeListener('error', onAborted);
+      req.removeListener('close', onAborted);
       resolve(value);
     };
     const onData = (chunk: Buffer): void => {
@@ -160,8 +218,11 @@ function readRawBody(req: Request): Promise<RawBody> {
       chunks.push(chunk);
     };
     const onEnd = (): void => done(length === 0 ? null : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length));
+    // 'error' (ECONNRESET, "aborted") or 'close' before 'end': the body will never be complete.
+    const onAborted = (): void => done(ABORTED);
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', () => done(null));
+    req.on('error', onAborted);
+    req.on('close', onAborted);
   });
 }

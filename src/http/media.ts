@@ -10,8 +10,9 @@
  * is its resolution's clip with sample tables rewritten to repeat it for the video's duration
  * (`src/media/mp4.ts`, no re-encoding), kept in a small LRU. PNGs are drawn in memory
  * (`src/media/png.ts`) and kept in a small LRU. Every file answer carries a strong ETag
- * (SHA-256 of the bytes) and `Cache-Control: no-cache`, and supports If-None-Match (304) and a
- * single byte range (206 / 416). Anything else under the router is a 404 in the section-7 shape.
+ * (SHA-256 of the bytes) and `Cache-Control: no-cache`, and supports If-Match (412),
+ * If-None-Match (304) and a single byte range (206 / 416). Anything else under the router is a
+ * 404 in the section-7 shape.
  *
  * Never immutable: ids repeat across runs by design (same seed, same ids), so after a restart or a
  * reset one URL can name other content (a thumbnail is drawn from its video's prompt). A cache
@@ -128,6 +129,18 @@ function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
     .some((tag) => tag === etag);
 }
 
+/**
+ * If-Match uses the strong comparison (RFC 9110, 13.1.1): a weak tag never matches. (There is no
+ * Last-Modified, so If-Unmodified-Since is ignored, as 13.1.4 says.)
+ */
+function ifMatchHolds(header: string | undefined, etag: string): boolean {
+  if (header === undefined || header.trim() === '*') return true;
+  return header
+    .split(',')
+    .map((tag) => tag.trim())
+    .some((tag) => tag === etag);
+}
+
 /** If-Range: the range applies only when the strong validator matches; dates never match (no Last-Modified). */
 function ifRangeAllows(header: string | undefined, etag: string): boolean {
   if (header === undefined) return true;
@@ -168,6 +181,16 @@ function sendMediaFile(req: Request, res: Response, file: MediaFile): void {
     'Cache-Control': MEDIA_CACHE_CONTROL,
     'Accept-Ranges': 'bytes',
   };
+
+  if (!ifMatchHolds(req.get('If-Match'), file.etag)) {
+    res.status(412).json(
+      new SimError('precondition_failed', {
+        param: 'If-Match',
+        message: 'The condition in If-Match does not hold for this file: its ETag is another. Fetch it again without the condition.',
+      }).toBody(),
+    );
+    return;
+  }
 
   if (ifNoneMatchHits(req.get('If-None-Match'), file.etag)) {
     res.status(304).set(cacheHeaders).end();
