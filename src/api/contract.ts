@@ -258,10 +258,11 @@ function decimalInteger(digits: string): number {
 
 /**
  * The issues to report: those of an `anyOf` or `not` are summed up by the issue of the `anyOf` or
- * `not` itself (its branches' own issues would name one alternative as if it were required).
+ * `not` itself (its branches' own issues would name one alternative as if it were required); an
+ * `if` that failed its `then` is told by the `then`'s own issues (which name the field).
  */
 function ownIssues(issues: SchemaIssue[] | null | undefined): SchemaIssue[] {
-  return (issues ?? []).filter((issue) => !/\/(anyOf|not)\//.test(issue.schemaPath ?? ''));
+  return (issues ?? []).filter((issue) => issue.keyword !== 'if' && !/\/(anyOf|not)\//.test(issue.schemaPath ?? ''));
 }
 
 function paramRank(param: string | null): number {
@@ -317,7 +318,10 @@ function describe(issue: SchemaIssue, operation: Operation, where?: 'body'): Par
     }
     default: {
       const param = nameOf(segments);
-      return { code: 'invalid_parameter', param, message: `Invalid value for '${param}': ${expectation(issue, param)}.` };
+      // Under an if-then, the value is valid only together with another field: the schema's
+      // description says with what ("the codes of status 500").
+      const context = /\/then\//.test(issue.schemaPath ?? '') && issue.parentSchema?.description ? ` (${issue.parentSchema.description})` : '';
+      return { code: 'invalid_parameter', param, message: `Invalid value for '${param}': ${expectation(issue, param)}${context}.` };
     }
   }
 }
