@@ -196,7 +196,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
         recordCall(recording, core, '/_sim/clock/advance', { seconds, api_key: apiKey }, () => core.advance(seconds, apiKey)),
       state: (apiKey) => core.clockState(apiKey),
     },
-    report: (apiKey) => clientReport(apiKey, core.journal.recordsOf(apiKey)),
+    report: (apiKey) => clientReport(apiKey, core.journal.recordsOf(apiKey), core.clock.mode),
     reset: (o = {}) =>
       recordCall(recording, core, '/_sim/reset', { scenario: o.scenario, seed: o.seed, api_key: o.apiKey }, () =>
         core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),

@@ -297,6 +297,7 @@ function finish(
       status: sent.status,
       account: account?.key ?? null,
       atMs: atMs ?? sim.timeMsOf(null),
+      hostMs: sim.hostTimeMs(),
       request_id: sent.headers['X-Request-Id'] as string,
       negative_prompt_effective: effects?.negativePromptEffective,
       fault: note,

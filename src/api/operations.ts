@@ -117,7 +117,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     }
     return { queued: sim.faults.add(fault) };
   },
-  simReport: ({ sim, query }) => clientReport(query.api_key as string, sim.journal.recordsOf(query.api_key as string)),
+  simReport: ({ sim, query }) => clientReport(query.api_key as string, sim.journal.recordsOf(query.api_key as string), sim.clock.mode),
   simListFaults: ({ sim }) => ({ queued: sim.faults.waiting(), faults: sim.faults.list() }),
   simClearFaults({ sim, query }) {
     const apiKey = str(query.api_key);

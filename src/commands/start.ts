@@ -9,6 +9,7 @@ import { createSimulator, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { TranscriptFileError } from '../transcript/file.js';
+import { keepServingWhenOutputCloses } from './closedOutput.js';
 import { EXIT_USAGE, integer, positiveNumber, url } from './parsers.js';
 
 export interface StartOptions {
@@ -62,10 +63,30 @@ export function addStartOptions(program: Command): void {
         .default(DEFAULT_HEAP_GROWING_PERCENT)
         .argParser(integer('--heap-growing-percent', 0, 1000)),
     )
-    .action((opts: StartOptions) => start(opts, program.getOptionValueSource('heapGrowingPercent') === 'default'));
+    .action((opts: StartOptions) => {
+      refuseSpeedOnManualClock(program, opts);
+      start(opts, program.getOptionValueSource('heapGrowingPercent') === 'default');
+    });
+}
+
+/**
+ * `--clock manual` with `--speed`: the speed of a clock that never runs by itself. Refused as a
+ * usage error (exit 2), naming each setting as it was given (flag or environment variable).
+ */
+function refuseSpeedOnManualClock(program: Command, opts: StartOptions): void {
+  if (opts.clock !== 'manual' || opts.speed === undefined) return;
+  const given = (name: string, flag: string, env: string) => (program.getOptionValueSource(name) === 'env' ? env : flag);
+  const clock = given('clock', '--clock manual', 'SIM_CLOCK=manual');
+  const speed = given('speed', `--speed ${opts.speed}`, `SIM_SPEED=${opts.speed}`);
+  program.error(
+    `error: ${clock} and ${speed} conflict: the speed applies to the realtime clock, and the manual clock moves only through ` +
+      'POST /_sim/clock/advance. Drop the speed, or use --clock realtime.',
+    { exitCode: EXIT_USAGE, code: 'sim.clockConflict' },
+  );
 }
 
 function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
+  keepServingWhenOutputCloses();
   applyHeapPolicy(opts.heapGrowingPercent, heapPolicyFromDefault);
   let sim: SimulatorHandle;
   try {
