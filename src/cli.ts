@@ -17,10 +17,12 @@
  *   sim help [COMMAND]     print the help of sim or of one command
  *
  * Each command lives in its own module under commands/ and is registered here with one line.
- * Exit status: 0 done, 1 a runtime failure (the port is taken), 2 a usage error.
+ * Exit status: 0 done (or the reader of the output went away: `sim openapi | head`), 1 a runtime
+ * failure (the port is taken), 2 a usage error.
  */
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
+import { exitQuietlyWhenOutputCloses } from './commands/closedOutput.js';
 import { addHelpCommand, failUnknownCommand } from './commands/help.js';
 import { addOpenapiCommand } from './commands/openapi.js';
 import { EXIT_USAGE } from './commands/parsers.js';
@@ -78,6 +80,7 @@ function detachValuesOfUnknownOptions(program: Command, argv: readonly string[])
   });
 }
 
+exitQuietlyWhenOutputCloses();
 try {
   const program = buildProgram();
   await program.parseAsync(detachValuesOfUnknownOptions(program, process.argv));

@@ -11,17 +11,16 @@
  * ```
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import type { ClockMode, ClockState } from './core/clock.js';
 import { clientReport, type ClientReport } from './core/clientReport.js';
 import type { Scenario } from './core/scenario.js';
 import { Simulator, type Health } from './core/simulator.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
-import { createAppServer } from './http/server.js';
+import { createAppServer, type AppServer } from './http/server.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
-import { recordCall, recordTo } from './transcript/recording.js';
+import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordCall, recordTo, type Recording } from './transcript/recording.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
@@ -59,13 +58,21 @@ export interface CreateSimulatorOptions {
   onShutdown?: () => void;
   /**
    * Writes a transcript of every request to this file (JSON Lines, one line per request as it is
-   * handled), for `sim replay FILE`; `GET /_sim/transcript` answers its most recent lines.
+   * handled), for `sim replay FILE`; `GET /_sim/transcript` streams it back. The
+   * file is taken (created or emptied, and locked against other simulators) once `listen` has
+   * bound its port, or at the first request recorded by an app that never listens. Throws at once
+   * when another running simulator records to it or it cannot be written.
    */
   record?: string;
   /**
+   * The transcript's size bound in bytes (default 1 GiB): when the next line would take the file
+   * past it, recording stops (the simulator goes on answering) and `GET /_sim/health` says so.
+   */
+  recordMaxBytes?: number;
+  /**
    * Waits for injected latency (scenario `http.latency`, queued `latency_ms`) before an answer is
    * sent. Default: `setTimeout`. Under fake timers that also fake `setTimeout`, pass one the test
-   * advances, or a real one.
+   * advances, or a real one. Once the simulator closes, answers stop waiting for it.
    */
   sleep?: (ms: number) => Promise<void>;
   /**
@@ -112,9 +119,16 @@ export interface SimulatorHandle {
   report(apiKey: string): ClientReport;
   /** Drops all state (or one account's, with `apiKey`). */
   reset(options?: { scenario?: string; seed?: number; apiKey?: string }): Health;
-  /** Stops the server, closing open connections. */
+  /**
+   * Stops the server gracefully: no new connections; every request already received gets its
+   * answer (injected latency still being waited out is cut short), idle connections are closed;
+   * a connection still open after 3 s is cut. Resolves once the server is closed.
+   */
   close(): Promise<void>;
 }
+
+/** How long a closing server waits for requests in progress before it cuts their connections. */
+const DRAIN_GRACE_MS = 3000;
 
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
   const scenario =
@@ -132,17 +146,25 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     wallClock: options.now ?? (() => performance.timeOrigin + performance.now()),
     cdnUrl: explicitCdn ?? 'http://localhost/cdn',
   });
-  let server: Server | undefined;
+  let server: AppServer | undefined;
   let url: string | undefined;
   let port: number | undefined;
-  const recording = options.record === undefined ? undefined : recordTo(options.record, core, () => url ?? options.baseUrl ?? null);
-  const close = (): Promise<void> =>
-    new Promise<void>((resolveClose) => {
-      if (!server) return resolveClose();
-      server.close(() => resolveClose());
-      server.closeAllConnections();
-      server = undefined;
-    }).then(() => recording?.close());
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const recording = options.record === undefined ? undefined : startRecording(options.record, options.recordMaxBytes, core, () => url ?? options.baseUrl ?? null, log);
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    if (closing) return closing;
+    const endDrain = app.drain();
+    const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve();
+    server = undefined;
+    closing = closed
+      .then(() => recording?.close())
+      .finally(() => {
+        endDrain();
+        closing = undefined;
+      });
+    return closing;
+  };
   const access: AccessPolicy = {
     checkHost: true,
     allowedHosts: [...(options.allowedHosts ?? []), ...hostsOf(options.baseUrl, explicitCdn)],
@@ -151,13 +173,14 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   };
   const app = createApp(core, {
     access,
-    log: options.log,
+    log,
     sleep: options.sleep,
     onShutdown: () => void close().then(() => options.onShutdown?.()),
     // Recording off: no hook at all on the request path.
     ...(recording && {
-      onExchange: (exchange) => recording.recorder.record(exchange),
-      transcript: () => recording.recorder.text(),
+      onExchange: (exchange) => recording.record(exchange),
+      transcript: () => recording.transcript(),
+      recording: () => recording.status(),
     }),
   });
 
@@ -172,17 +195,30 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     },
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
-        server = createAppServer(handle.app, () => core.nextRequestId());
-        server.once('error', reject);
-        server.listen(requestedPort, host, () => {
-          const actual = (server?.address() as AddressInfo).port;
+        const listening = createAppServer(handle.app, () => core.nextRequestId());
+        server = listening;
+        listening.once('error', (err) => {
+          if (server === listening) server = undefined;
+          reject(err);
+        });
+        listening.listen(requestedPort, host, () => {
+          const actual = (listening.address() as AddressInfo).port;
+          const listeningUrl = options.baseUrl?.replace(/\/+$/, '') ?? defaultBaseUrl(host, actual);
+          // The transcript is taken only now that the port is ours: a start that fails touches nothing.
+          try {
+            url = listeningUrl;
+            if (!explicitCdn) core.cdnUrl = `${listeningUrl}/cdn`;
+            recording?.open();
+          } catch (e) {
+            url = undefined;
+            if (server === listening) server = undefined;
+            listening.close();
+            return reject(e as Error);
+          }
           port = actual;
-          url = options.baseUrl?.replace(/\/+$/, '') ?? defaultBaseUrl(host, actual);
-          if (!explicitCdn) core.cdnUrl = `${url}/cdn`;
           access.checkHost = isLoopbackAddress(host);
-          access.ownOrigins = [url];
-          recording?.recorder.start();
-          resolveUrl(url);
+          access.ownOrigins = [listeningUrl];
+          resolveUrl(listeningUrl);
         });
       });
     },
@@ -192,7 +228,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
         recordCall(recording, core, '/_sim/clock/advance', { seconds, api_key: apiKey }, () => core.advance(seconds, apiKey)),
       state: (apiKey) => core.clockState(apiKey),
     },
-    report: (apiKey) => clientReport(apiKey, core.journal.recordsOf(apiKey)),
+    report: (apiKey) => clientReport(apiKey, core.journal.recordsOf(apiKey), core.clock.mode),
     reset: (o = {}) =>
       recordCall(recording, core, '/_sim/reset', { scenario: o.scenario, seed: o.seed, api_key: o.apiKey }, () =>
         core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),
@@ -200,6 +236,14 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     close,
   };
   return handle;
+}
+
+function startRecording(file: string, maxBytes: number | undefined, core: Simulator, baseUrl: () => string | null, warn: (line: string) => void): Recording {
+  if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && maxBytes > 0)) {
+    throw new RangeError(`recordMaxBytes must be a whole number of bytes above 0, got ${String(maxBytes)}`);
+  }
+  checkRecordable(file);
+  return recordTo(file, core, baseUrl, { maxBytes: maxBytes ?? DEFAULT_RECORD_MAX_BYTES, warn });
 }
 
 /** `http://localhost:PORT` for a wildcard or loopback host, else `http://HOST:PORT` (the addresses written into responses). */

@@ -70,11 +70,16 @@ const SIMULATOR_TYPES: Record<string, number> = {
 /** The status of every error type. */
 const STATUS_OF: Record<string, number> = { ...SECTION_7_2, ...SIMULATOR_TYPES };
 
-/** The documented exceptions: 404 for an unknown id or route (README, "Filled gaps"), 416 for media ranges. */
+/**
+ * The documented exceptions: 404 for an unknown id or route (README, "Filled gaps"); 412 and 416 for
+ * the preconditions and ranges of media and dashboard files, 417 for an `Expect` (docs/http.md).
+ */
 const STATUS_EXCEPTIONS: Record<string, number> = {
   resource_not_found: 404,
   unknown_route: 404,
+  precondition_failed: 412,
   range_not_satisfiable: 416,
+  expectation_failed: 417,
 };
 
 /** The codes the simulator promises (README, "Errors"). */
@@ -172,10 +177,12 @@ describe('ERROR_CATALOGUE statuses (section 7.2)', () => {
     expect(entry.status).toBe(expected);
   });
 
-  it('the documented exceptions are invalid_request_error with 404 (resource_not_found, unknown_route) and 416 (range_not_satisfiable)', () => {
+  it('the documented exceptions are invalid_request_error with 404 (resource_not_found, unknown_route), 412 (precondition_failed), 416 (range_not_satisfiable) and 417 (expectation_failed)', () => {
     expect(catalogue.resource_not_found).toMatchObject({ type: 'invalid_request_error', status: 404 });
     expect(catalogue.unknown_route).toMatchObject({ type: 'invalid_request_error', status: 404 });
+    expect(catalogue.precondition_failed).toMatchObject({ type: 'invalid_request_error', status: 412 });
     expect(catalogue.range_not_satisfiable).toMatchObject({ type: 'invalid_request_error', status: 416 });
+    expect(catalogue.expectation_failed).toMatchObject({ type: 'invalid_request_error', status: 417 });
   });
 
   it('no other code departs from its type status', () => {

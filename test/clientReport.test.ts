@@ -55,7 +55,7 @@ describe('GET /_sim/report', () => {
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'missing_parameter', param: 'api_key' });
   });
 
-  it('answers an account that made no request with every endpoint at 0 and no finding', async () => {
+  it('answers an account that made no request with every endpoint at 0 and the no_requests error', async () => {
     const sim = makeSim();
     const res = await request(sim.app).get('/_sim/report').query({ api_key: 'sk_test_nobody' });
     expect(res.status).toBe(200);
@@ -66,7 +66,7 @@ describe('GET /_sim/report', () => {
         endpoints: { 'POST /v1/videos': 0, 'GET /v1/videos': 0, 'GET /v1/videos/{id}': 0, 'DELETE /v1/videos/{id}': 0, 'POST /v1/images': 0 },
         statuses: {},
       },
-      findings: [],
+      findings: [{ code: 'no_requests', severity: 'error', count: 1, message: expect.any(String), examples: [] }],
     });
   });
 

@@ -156,6 +156,7 @@ export function journalRecord(fields: Partial<JournalRecord> = {}): JournalRecor
     status: 200,
     account: 'sk_test_alice',
     atMs: 0,
+    hostMs: 0,
     request_id: 'req_1',
     negative_prompt_effective: undefined,
     fault: undefined,

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createMediaRouter, parseByteRange, type MediaCatalog } from '../src/http/media.js';
+import { loopClip, Mp4Error, parseClip } from '../src/media/mp4.js';
 import { advance, createVideo, getVideo, makeSim } from './helpers.js';
 import {
   crc32,
@@ -19,13 +20,18 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Fixtures.
 
-type VideoRecord = { status: 'queued' | 'in_progress' | 'succeeded'; resolution: '720p' | '1080p'; prompt: string };
+type VideoRecord = {
+  status: 'queued' | 'in_progress' | 'succeeded';
+  resolution: '720p' | '1080p';
+  durationSeconds: number;
+  prompt: string;
+};
 type ImageRecord = { aspectRatio: '16:9' | '9:16' | '1:1'; prompt: string };
 
 const videos: Record<string, VideoRecord> = {
-  vid_720: { status: 'succeeded', resolution: '720p', prompt: 'A lighthouse at dawn, waves crashing' },
-  vid_1080: { status: 'succeeded', resolution: '1080p', prompt: 'A red fox running through snow' },
-  vid_pending: { status: 'in_progress', resolution: '1080p', prompt: 'Still rendering' },
+  vid_720: { status: 'succeeded', resolution: '720p', durationSeconds: 5, prompt: 'A lighthouse at dawn, waves crashing' },
+  vid_1080: { status: 'succeeded', resolution: '1080p', durationSeconds: 8, prompt: 'A red fox running through snow' },
+  vid_pending: { status: 'in_progress', resolution: '1080p', durationSeconds: 8, prompt: 'Still rendering' },
 };
 const images: Record<string, ImageRecord> = {
   img_wide: { aspectRatio: '16:9', prompt: 'Mountain lake at sunset' },
@@ -37,7 +43,7 @@ const images: Record<string, ImageRecord> = {
 const catalog: MediaCatalog = {
   videoFile(id) {
     const v = Object.hasOwn(videos, id) ? videos[id] : undefined;
-    return v && v.status === 'succeeded' ? { resolution: v.resolution, prompt: v.prompt } : undefined;
+    return v && v.status === 'succeeded' ? { resolution: v.resolution, durationSeconds: v.durationSeconds, prompt: v.prompt } : undefined;
   },
   imageFile(id) {
     return Object.hasOwn(images, id) ? images[id] : undefined;
@@ -54,6 +60,9 @@ const app = makeApp();
 
 const CLIP_720 = readFileSync(new URL('../assets/clip-720p.mp4', import.meta.url));
 const CLIP_1080 = readFileSync(new URL('../assets/clip-1080p.mp4', import.meta.url));
+/** The files the fixtures' videos are served as (vid_720 lasts 5 s, vid_1080 8 s). */
+const VIDEO_720 = loopClip(parseClip(CLIP_720), 5);
+const VIDEO_1080 = loopClip(parseClip(CLIP_1080), 8);
 
 /** Collects any response body as a Buffer (superagent does not buffer video/mp4 by itself). */
 function binary(res: request.Response, done: (err: Error | null, body: unknown) => void): void {
@@ -155,19 +164,19 @@ function expectNotFound(status: number, body: unknown): void {
 // Videos.
 
 describe('videos', () => {
-  it('serves a 1080p clip with Content-Type video/mp4 and the committed bytes', async () => {
+  it('serves a 1080p video with Content-Type video/mp4: the 1080p clip looped to its duration', async () => {
     const res = await get('/cdn/videos/vid_1080.mp4');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(res.headers['content-length']).toBe(String(CLIP_1080.length));
-    expect(Buffer.compare(res.body as Buffer, CLIP_1080)).toBe(0);
+    expect(res.headers['content-length']).toBe(String(VIDEO_1080.length));
+    expect(Buffer.compare(res.body as Buffer, VIDEO_1080)).toBe(0);
   });
 
-  it('serves a 720p clip for a 720p video', async () => {
+  it('serves the 720p clip, looped to its duration, for a 720p video', async () => {
     const res = await get('/cdn/videos/vid_720.mp4');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(Buffer.compare(res.body as Buffer, CLIP_720)).toBe(0);
+    expect(Buffer.compare(res.body as Buffer, VIDEO_720)).toBe(0);
   });
 
   it('ships clips that really are 1920x1080 and 1280x720 H.264, small, with moov before mdat', () => {
@@ -204,7 +213,7 @@ describe('videos', () => {
     const res = await request(app).head('/cdn/videos/vid_1080.mp4');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(res.headers['content-length']).toBe(String(CLIP_1080.length));
+    expect(res.headers['content-length']).toBe(String(VIDEO_1080.length));
     expect(res.text ?? '').toBe('');
   });
 
@@ -229,37 +238,245 @@ describe('videos', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
+// Video files last the requested duration. The boxes are read here independently of
+// src/media/mp4.ts, field by field from ISO/IEC 14496-12.
+
+interface Mp4Facts {
+  movie: { timescale: number; duration: number };
+  track: { duration: number; width: number; height: number };
+  media: { timescale: number; duration: number };
+  editDurations: number[];
+  sampleDurations: number[];
+  sampleSizes: number[];
+  syncSamples: number[];
+  /** File offset of every sample, from stsc and stco. */
+  sampleOffsets: number[];
+  mdat: { start: number; end: number };
+  topLevel: string[];
+  videoTracks: number;
+}
+
+function boxesIn(mp4: Buffer, from: number, to: number): { type: string; body: number; end: number }[] {
+  const out: { type: string; body: number; end: number }[] = [];
+  for (let at = from; at < to; ) {
+    const size = mp4.readUInt32BE(at);
+    expect(size).toBeGreaterThanOrEqual(8);
+    out.push({ type: mp4.toString('latin1', at + 4, at + 8), body: at + 8, end: at + size });
+    at += size;
+  }
+  return out;
+}
+
+function only(mp4: Buffer, parent: { body: number; end: number }, type: string): { type: string; body: number; end: number } {
+  const found = boxesIn(mp4, parent.body, parent.end).filter((b) => b.type === type);
+  expect(found, `one ${type}`).toHaveLength(1);
+  return found[0]!;
+}
+
+function readMp4(mp4: Buffer): Mp4Facts {
+  const top = boxesIn(mp4, 0, mp4.length);
+  const moov = top.find((b) => b.type === 'moov')!;
+  const mdat = top.find((b) => b.type === 'mdat')!;
+  const mvhd = only(mp4, moov, 'mvhd');
+  const traks = boxesIn(mp4, moov.body, moov.end).filter((b) => b.type === 'trak');
+  expect(traks).toHaveLength(1);
+  const trak = traks[0]!;
+  const tkhd = only(mp4, trak, 'tkhd');
+  const mdia = only(mp4, trak, 'mdia');
+  const mdhd = only(mp4, mdia, 'mdhd');
+  expect(mp4.toString('latin1', only(mp4, mdia, 'hdlr').body + 8, only(mp4, mdia, 'hdlr').body + 12)).toBe('vide');
+  const stbl = only(mp4, only(mp4, mdia, 'minf'), 'stbl');
+  for (const b of [mvhd, tkhd, mdhd]) expect(mp4[b.body], `${b.type} version`).toBe(0);
+
+  const words = (b: { body: number }, from: number, n: number) => Array.from({ length: n }, (_, i) => mp4.readUInt32BE(b.body + from + 4 * i));
+  const stts = only(mp4, stbl, 'stts');
+  const sttsEntries = words(stts, 8, 2 * mp4.readUInt32BE(stts.body + 4));
+  const sampleDurations: number[] = [];
+  for (let e = 0; e < sttsEntries.length; e += 2) for (let k = 0; k < sttsEntries[e]!; k++) sampleDurations.push(sttsEntries[e + 1]!);
+  const stsz = only(mp4, stbl, 'stsz');
+  const count = mp4.readUInt32BE(stsz.body + 8);
+  const uniform = mp4.readUInt32BE(stsz.body + 4);
+  const sampleSizes = uniform !== 0 ? new Array<number>(count).fill(uniform) : words(stsz, 12, count);
+  const stss = only(mp4, stbl, 'stss');
+  const syncSamples = words(stss, 8, mp4.readUInt32BE(stss.body + 4));
+  const stco = only(mp4, stbl, 'stco');
+  const chunkOffsets = words(stco, 8, mp4.readUInt32BE(stco.body + 4));
+  const stsc = only(mp4, stbl, 'stsc');
+  const stscEntries = words(stsc, 8, 3 * mp4.readUInt32BE(stsc.body + 4));
+  const sampleOffsets: number[] = [];
+  for (let c = 1; c <= chunkOffsets.length; c++) {
+    let perChunk = 0;
+    for (let e = 0; e < stscEntries.length; e += 3) if (stscEntries[e]! <= c) perChunk = stscEntries[e + 1]!;
+    let offset = chunkOffsets[c - 1]!;
+    for (let k = 0; k < perChunk; k++) {
+      sampleOffsets.push(offset);
+      offset += sampleSizes[sampleOffsets.length - 1]!;
+    }
+  }
+  const elst = only(mp4, only(mp4, trak, 'edts'), 'elst');
+  return {
+    movie: { timescale: mp4.readUInt32BE(mvhd.body + 12), duration: mp4.readUInt32BE(mvhd.body + 16) },
+    track: {
+      duration: mp4.readUInt32BE(tkhd.body + 20),
+      width: mp4.readUInt32BE(tkhd.body + 76) / 65536,
+      height: mp4.readUInt32BE(tkhd.body + 80) / 65536,
+    },
+    media: { timescale: mp4.readUInt32BE(mdhd.body + 12), duration: mp4.readUInt32BE(mdhd.body + 16) },
+    editDurations: words(elst, 8, 3 * mp4.readUInt32BE(elst.body + 4)).filter((_, i) => i % 3 === 0),
+    sampleDurations,
+    sampleSizes,
+    syncSamples,
+    sampleOffsets,
+    mdat: { start: mdat.body, end: mdat.end },
+    topLevel: top.map((b) => b.type),
+    videoTracks: traks.length,
+  };
+}
+
+describe('video files last the requested duration', () => {
+  const clips = { '720p': readMp4(CLIP_720), '1080p': readMp4(CLIP_1080) };
+  const size = { '720p': { width: 1280, height: 720 }, '1080p': { width: 1920, height: 1080 } } as const;
+
+  it('starts from 2 s clips of 20 frames at 10 fps whose only keyframe is the first frame', () => {
+    for (const clip of Object.values(clips)) {
+      expect(clip.media.duration / clip.media.timescale).toBe(2);
+      expect(clip.sampleSizes).toHaveLength(20);
+      expect(clip.syncSamples).toEqual([1]);
+    }
+    expect(parseClip(CLIP_720)).toMatchObject({ width: 1280, height: 720, durationSeconds: 2, sampleCount: 20 });
+    expect(parseClip(CLIP_1080)).toMatchObject({ width: 1920, height: 1080, durationSeconds: 2, sampleCount: 20 });
+  });
+
+  describe.each([
+    ['720p', 4],
+    ['1080p', 5],
+    ['720p', 10],
+    ['1080p', 16],
+  ] as const)('a succeeded %s video of %i s', (resolution, seconds) => {
+    let mp4: Buffer;
+    let facts: Mp4Facts;
+    beforeAll(async () => {
+      const sim = makeSim();
+      const created = await createVideo(sim, { resolution, duration_seconds: seconds });
+      expect(created.status).toBe(200);
+      await advance(sim, 60).expect(200);
+      const video = await getVideo(sim, created.body.id as string);
+      expect(video.body).toMatchObject({ status: 'succeeded', resolution, duration_seconds: seconds });
+      const res = await request(sim.app)
+        .get(new URL(video.body.output.url as string).pathname)
+        .buffer(true)
+        .parse(binary);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('video/mp4');
+      mp4 = res.body as Buffer;
+      facts = readMp4(mp4);
+    });
+
+    it('says so in mvhd, tkhd, the edit list and mdhd, and its samples add up to it', () => {
+      expect(facts.movie.duration).toBe(seconds * facts.movie.timescale);
+      expect(facts.track.duration).toBe(seconds * facts.movie.timescale);
+      expect(facts.editDurations).toEqual([seconds * facts.movie.timescale]);
+      expect(facts.media.duration).toBe(seconds * facts.media.timescale);
+      expect(facts.sampleDurations.reduce((a, b) => a + b, 0)).toBe(facts.media.duration);
+    });
+
+    it('has 10 frames a second, a keyframe at the start of each 2 s repetition, one video track at the requested size', () => {
+      expect(facts.sampleSizes).toHaveLength(seconds * 10);
+      expect(facts.sampleDurations).toHaveLength(seconds * 10);
+      expect(facts.sampleOffsets).toHaveLength(seconds * 10);
+      expect(facts.syncSamples).toEqual(Array.from({ length: Math.ceil(seconds / 2) }, (_, i) => 1 + 20 * i));
+      expect(facts.videoTracks).toBe(1);
+      expect(facts.track).toMatchObject(size[resolution]);
+      expect(avc1Size(mp4)).toEqual(size[resolution]);
+    });
+
+    it('plays the clip\'s frames in order, every repetition reading the one copy of them in mdat', () => {
+      const clip = resolution === '720p' ? CLIP_720 : CLIP_1080;
+      const source = clips[resolution];
+      facts.sampleOffsets.forEach((offset, i) => {
+        const k = i % 20;
+        expect(offset).toBeGreaterThanOrEqual(facts.mdat.start);
+        expect(offset + facts.sampleSizes[i]!).toBeLessThanOrEqual(facts.mdat.end);
+        expect(facts.sampleSizes[i]).toBe(source.sampleSizes[k]);
+        const at = source.sampleOffsets[k]!;
+        expect(mp4.subarray(offset, offset + facts.sampleSizes[i]!).equals(clip.subarray(at, at + source.sampleSizes[k]!))).toBe(true);
+      });
+      expect(facts.mdat.end - facts.mdat.start).toBe(source.sampleSizes.reduce((a, b) => a + b, 0));
+    });
+
+    it('costs kilobytes, not megabytes, with moov before mdat', () => {
+      expect(facts.topLevel).toEqual(['ftyp', 'moov', 'mdat']);
+      const clip = resolution === '720p' ? CLIP_720 : CLIP_1080;
+      expect(mp4.length).toBeLessThan(clip.length + 1_000);
+      expect(mp4.length).toBeLessThan(20_000);
+    });
+  });
+
+  it('cuts the last repetition mid-frame to an exact duration that is not a whole number of frames', () => {
+    const facts = readMp4(loopClip(parseClip(CLIP_720), 4.05));
+    expect(facts.media.duration).toBe(Math.round(4.05 * facts.media.timescale));
+    expect(facts.sampleDurations).toHaveLength(41);
+    expect(facts.sampleDurations.slice(0, 40).every((d) => d === facts.media.timescale / 10)).toBe(true);
+    expect(facts.sampleDurations[40]).toBe(facts.media.timescale / 20);
+    expect(facts.movie.duration).toBe(4050);
+  });
+
+  it('gives the same bytes for the same clip and duration, and other bytes (and ETags) for other durations', async () => {
+    expect(loopClip(parseClip(CLIP_1080), 7).equals(loopClip(parseClip(CLIP_1080), 7))).toBe(true);
+    const sim = makeSim();
+    const ids: string[] = [];
+    for (const duration_seconds of [6, 6, 7]) ids.push((await createVideo(sim, { resolution: '720p', duration_seconds })).body.id as string);
+    await advance(sim, 60).expect(200);
+    const etags = [];
+    for (const id of ids) etags.push((await request(sim.app).head(`/cdn/videos/${id}.mp4`).expect(200)).headers['etag']);
+    expect(etags[0]).toBe(etags[1]);
+    expect(etags[2]).not.toBe(etags[0]);
+  });
+
+  it('refuses, with a reason, bytes that are not an MP4 it can loop', () => {
+    expect(() => parseClip(Buffer.from('not an mp4 at all'))).toThrow(Mp4Error);
+    expect(() => parseClip(CLIP_720.subarray(0, 400))).toThrow(/past its parent's end/);
+    // The same clip whose only keyframe is said to be the second frame: repetitions would not start on one.
+    const shifted = Buffer.from(CLIP_720);
+    const stss = shifted.indexOf('stss', 0, 'latin1');
+    shifted.writeUInt32BE(2, stss + 12);
+    expect(() => parseClip(shifted)).toThrow(/first sample is not a sync sample/);
+    expect(() => loopClip(parseClip(CLIP_720), 0)).toThrow(Mp4Error);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
 // Ranges and conditional requests.
 
 describe('ranges and caching', () => {
   it('answers a bytes=a-b range with 206, Content-Range and the exact slice', async () => {
     const res = await get('/cdn/videos/vid_1080.mp4').set('Range', 'bytes=100-299');
     expect(res.status).toBe(206);
-    expect(res.headers['content-range']).toBe(`bytes 100-299/${CLIP_1080.length}`);
+    expect(res.headers['content-range']).toBe(`bytes 100-299/${VIDEO_1080.length}`);
     expect(res.headers['content-length']).toBe('200');
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(Buffer.compare(res.body as Buffer, CLIP_1080.subarray(100, 300))).toBe(0);
+    expect(Buffer.compare(res.body as Buffer, VIDEO_1080.subarray(100, 300))).toBe(0);
   });
 
   it('answers an open-ended bytes=a- range up to the last byte', async () => {
-    const start = CLIP_720.length - 50;
+    const start = VIDEO_720.length - 50;
     const res = await get('/cdn/videos/vid_720.mp4').set('Range', `bytes=${start}-`);
     expect(res.status).toBe(206);
-    expect(res.headers['content-range']).toBe(`bytes ${start}-${CLIP_720.length - 1}/${CLIP_720.length}`);
-    expect(Buffer.compare(res.body as Buffer, CLIP_720.subarray(start))).toBe(0);
+    expect(res.headers['content-range']).toBe(`bytes ${start}-${VIDEO_720.length - 1}/${VIDEO_720.length}`);
+    expect(Buffer.compare(res.body as Buffer, VIDEO_720.subarray(start))).toBe(0);
   });
 
   it('answers a bytes=-100 suffix range with the last 100 bytes', async () => {
-    const size = CLIP_1080.length;
+    const size = VIDEO_1080.length;
     const res = await get('/cdn/videos/vid_1080.mp4').set('Range', 'bytes=-100');
     expect(res.status).toBe(206);
     expect(res.headers['content-range']).toBe(`bytes ${size - 100}-${size - 1}/${size}`);
     expect(res.headers['content-length']).toBe('100');
-    expect(Buffer.compare(res.body as Buffer, CLIP_1080.subarray(size - 100))).toBe(0);
+    expect(Buffer.compare(res.body as Buffer, VIDEO_1080.subarray(size - 100))).toBe(0);
   });
 
   it('clamps a range end past the file to the last byte', async () => {
-    const size = CLIP_720.length;
+    const size = VIDEO_720.length;
     const res = await get('/cdn/videos/vid_720.mp4').set('Range', `bytes=10-${size + 5000}`);
     expect(res.status).toBe(206);
     expect(res.headers['content-range']).toBe(`bytes 10-${size - 1}/${size}`);
@@ -274,7 +491,7 @@ describe('ranges and caching', () => {
   });
 
   it('answers 416 with Content-Range bytes */SIZE and a JSON error for a start past the end', async () => {
-    const size = CLIP_1080.length;
+    const size = VIDEO_1080.length;
     const res = await request(app).get('/cdn/videos/vid_1080.mp4').set('Range', `bytes=${size}-`);
     expect(res.status).toBe(416);
     expect(res.headers['content-range']).toBe(`bytes */${size}`);
@@ -300,7 +517,7 @@ describe('ranges and caching', () => {
       const res = await get('/cdn/videos/vid_720.mp4').set('Range', range);
       expect(res.status).toBe(200);
       expect(res.headers['content-range']).toBeUndefined();
-      expect((res.body as Buffer).length).toBe(CLIP_720.length);
+      expect((res.body as Buffer).length).toBe(VIDEO_720.length);
     },
   );
 
@@ -332,7 +549,7 @@ describe('ranges and caching', () => {
   it('serves the whole file when If-Range does not match the ETag', async () => {
     const res = await get('/cdn/videos/vid_720.mp4').set('Range', 'bytes=0-9').set('If-Range', '"stale"');
     expect(res.status).toBe(200);
-    expect((res.body as Buffer).length).toBe(CLIP_720.length);
+    expect((res.body as Buffer).length).toBe(VIDEO_720.length);
     const etag = res.headers['etag'] as string;
     const ranged = await get('/cdn/videos/vid_720.mp4').set('Range', 'bytes=0-9').set('If-Range', etag);
     expect(ranged.status).toBe(206);

@@ -97,6 +97,15 @@ describe('sim report', () => {
     expect(stdout.trimEnd().split('\n').at(-1)).toBe('0 errors, 1 warning.');
   });
 
+  it('exits 1 with the no_requests error for a key that made no request (a mistyped key)', async () => {
+    const { code, stdout, stderr } = await run(['report', '--url', url, '--api-key', 'sk_test_never_used']);
+    expect({ code, stderr }).toEqual({ code: 1, stderr: '' });
+    expect(stdout.split('\n')[0]).toBe('Client report for sk_test_never_used: 0 requests in the journal');
+    expect(stdout).not.toContain('No findings');
+    expect(stdout).toContain('\nerror     no_requests      1\n');
+    expect(stdout.trimEnd().split('\n').at(-1)).toBe('1 error, 0 warnings.');
+  });
+
   it('exits 2 when the simulator cannot be reached, or the address is not a simulator', async () => {
     const other = createSimulator({ scenario: 'fast', clock: 'manual' });
     const closedUrl = await other.listen(0);

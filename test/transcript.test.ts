@@ -71,7 +71,7 @@ describe('a request in realtime mode', () => {
       cdnUrl: 'http://localhost/cdn',
     });
     const exchanges: Exchange[] = [];
-    const state: ApiState = { sim, control: { transcript: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [], onExchange: (e) => exchanges.push(e) };
+    const state: ApiState = { sim, control: { transcript: () => undefined, recording: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [], onExchange: (e) => exchanges.push(e) };
     const post = (path: string, body: unknown, key?: string) =>
       handleRequest(state, {
         method: 'POST',
@@ -187,10 +187,11 @@ describe('recording (--record FILE)', () => {
 });
 
 describe('GET /_sim/transcript', () => {
-  it('answers the header and the most recent lines, as many as the journal keeps', async () => {
+  it('answers the whole transcript so far, the same bytes as the file, whatever the journal keeps', async () => {
     const scenario = loadScenario('fast');
     scenario.limits.journal_size = 3;
-    const sim = makeSim({ scenario, record: tmpFile() });
+    const file = tmpFile();
+    const sim = makeSim({ scenario, record: file });
     for (let i = 0; i < 5; i++) await request(sim.app).get('/v1/videos').set('Authorization', 'Bearer sk_test_t');
     const res = await request(sim.app).get('/_sim/transcript');
     expect(res.status).toBe(200);
@@ -198,7 +199,8 @@ describe('GET /_sim/transcript', () => {
     const rows = res.text.split('\n');
     expect(rows.pop()).toBe('');
     expect(JSON.parse(rows[0] as string)).toMatchObject({ transcript: 1, base_url: null, cdn_url: 'http://localhost/cdn' });
-    expect(rows.slice(1).map((r) => (JSON.parse(r) as TranscriptLine).seq)).toEqual([3, 4, 5]);
+    expect(rows.slice(1).map((r) => (JSON.parse(r) as TranscriptLine).seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(res.text).toBe(readFileSync(file, 'utf8'));
     await sim.close();
   });
 
@@ -433,13 +435,13 @@ describe('sim replay FILE (command line)', () => {
     expect(await sim(['replay', missing])).toEqual({ status: 2, stdout: '', stderr: `sim replay: ${missing}: cannot read it (ENOENT)\n` });
   });
 
-  it('leaves out a last line cut short (the recording was killed while writing it), saying so', async () => {
+  it('leaves out a last line cut short (the recording was killed while writing it), saying the transcript was cut', async () => {
     const cut = withLines([], `${lines.join('\n')}\n${(lines[1] as string).slice(0, 50)}`);
     const run = await sim(['replay', cut]);
     expect(run).toEqual({
       status: 0,
       stdout: 'replayed 6 requests: 6 identical\n',
-      stderr: `sim replay: ${cut}: its last line was cut short (the recording stopped while writing it); it is left out\n`,
+      stderr: `sim replay: ${cut}: the transcript was cut: its last line was cut short (the recording stopped while writing it); it is left out\n`,
     });
   });
 

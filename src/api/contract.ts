@@ -223,8 +223,11 @@ function withoutNulls(body: Record<string, unknown>, fields: string[]): Record<s
 
 /**
  * The query string as the validator checks it: each value a string, integer parameters read as
- * decimal integers (a value such as `1e1`, `0x10` or `Infinity` stays a string, and so fails as
- * "must be an integer"). A parameter given twice is a problem of its own.
+ * decimal integers. Any run of decimal digits (with an optional `-`) is a number, leading zeros
+ * and all; one past 2^53-1 either way is read as ±2^53, which every integer parameter's bounds
+ * refuse (its schema says which range, and the message names it). Anything else (`1e1`, `0x10`,
+ * `+1`, `Infinity`) stays a string, and so fails as "must be an integer". A parameter given twice
+ * is a problem of its own.
  */
 function readQuery(operation: Operation, raw: string, problems: ParameterProblem[]): Record<string, unknown> {
   const query: Record<string, unknown> = {};
@@ -242,17 +245,24 @@ function readQuery(operation: Operation, raw: string, problems: ParameterProblem
       problems.push({ code: 'invalid_parameter', param: name, message: `'${name}' is given more than once; give it once.` });
       continue;
     }
-    query[name] = operation.integerQuery.includes(name) && /^-?[0-9]{1,15}$/.test(value) ? Number(value) : value;
+    query[name] = operation.integerQuery.includes(name) && /^-?[0-9]+$/.test(value) ? decimalInteger(value) : value;
   }
   return query;
 }
 
+/** A run of decimal digits as a number: exact within ±(2^53-1), else ±2^53 (out of every range). */
+function decimalInteger(digits: string): number {
+  const n = Number(digits);
+  return Number.isSafeInteger(n) ? n : Math.sign(n) * 2 ** 53;
+}
+
 /**
  * The issues to report: those of an `anyOf` or `not` are summed up by the issue of the `anyOf` or
- * `not` itself (its branches' own issues would name one alternative as if it were required).
+ * `not` itself (its branches' own issues would name one alternative as if it were required); an
+ * `if` that failed its `then` is told by the `then`'s own issues (which name the field).
  */
 function ownIssues(issues: SchemaIssue[] | null | undefined): SchemaIssue[] {
-  return (issues ?? []).filter((issue) => !/\/(anyOf|not)\//.test(issue.schemaPath ?? ''));
+  return (issues ?? []).filter((issue) => issue.keyword !== 'if' && !/\/(anyOf|not)\//.test(issue.schemaPath ?? ''));
 }
 
 function paramRank(param: string | null): number {
@@ -308,7 +318,10 @@ function describe(issue: SchemaIssue, operation: Operation, where?: 'body'): Par
     }
     default: {
       const param = nameOf(segments);
-      return { code: 'invalid_parameter', param, message: `Invalid value for '${param}': ${expectation(issue, param)}.` };
+      // Under an if-then, the value is valid only together with another field: the schema's
+      // description says with what ("the codes of status 500").
+      const context = /\/then\//.test(issue.schemaPath ?? '') && issue.parentSchema?.description ? ` (${issue.parentSchema.description})` : '';
+      return { code: 'invalid_parameter', param, message: `Invalid value for '${param}': ${expectation(issue, param)}${context}.` };
     }
   }
 }

@@ -10,6 +10,7 @@
  * API under `/_sim` takes the same path without the service's own checks: route → body →
  * parameters → operation → answer checked.
  */
+import type { Readable } from 'node:stream';
 import type { Account } from '../core/account.js';
 import { SimError, errorObject, fail } from '../core/errors.js';
 import { requestFingerprint } from '../core/idempotency.js';
@@ -17,7 +18,7 @@ import type { JournalRecord } from '../core/journal.js';
 import type { Simulator } from '../core/simulator.js';
 import { readJsonBody, type RawBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
-import { OPERATION_HANDLERS, RawAnswer, type Control, type OperationEffects, type OperationInput } from './operations.js';
+import { OPERATION_HANDLERS, RawAnswer, StreamAnswer, type Control, type OperationEffects, type OperationInput } from './operations.js';
 
 /** A request as the HTTP adapter hands it over. */
 export interface ApiRequest {
@@ -31,12 +32,20 @@ export interface ApiRequest {
   body: RawBody;
 }
 
+/** A body sent from a stream (the transcript: it may not fit in a string): its length in bytes, and its bytes. */
+export interface StreamedBody {
+  readonly length: number;
+  open(): Readable;
+}
+
 /** An answer for the HTTP adapter to send. */
 export interface ApiAnswer {
   status: number;
   headers: Record<string, string>;
-  /** The body as sent: JSON text (NDJSON for the transcript). */
+  /** The body as sent: JSON text ('' when `stream` is given). */
   body: string;
+  /** A body to send from a stream instead of `body`. */
+  stream: StreamedBody | undefined;
   contentType: string;
   /** Injected latency: wall-clock milliseconds to wait before sending. */
   delayMs: number;
@@ -49,8 +58,8 @@ export interface ApiAnswer {
   journaled?: JournalRecord;
 }
 
-/** An answer before it is checked and serialised: a JSON value, or text already serialised. */
-type Draft = Omit<ApiAnswer, 'body'> & ({ value: unknown } | { text: string });
+/** An answer before it is checked and serialised: a JSON value, text already serialised, or a stream. */
+type Draft = Omit<ApiAnswer, 'body' | 'stream'> & ({ value: unknown } | { text: string } | { stream: StreamedBody });
 
 /** One request and its answer, as a transcript records it. */
 export interface Exchange {
@@ -215,6 +224,9 @@ function handleControlRequest(state: ApiState, request: ApiRequest): ApiAnswer {
   if (done.value instanceof RawAnswer) {
     return reply({ status: 200, headers, text: done.value.text, contentType: done.value.contentType, delayMs: 0 });
   }
+  if (done.value instanceof StreamAnswer) {
+    return reply({ status: 200, headers, stream: done.value.stream, contentType: done.value.contentType, delayMs: 0 });
+  }
   const answer = reply(jsonDraft(200, headers, done.value, 0));
   if (operation.operationId === 'simShutdown') answer.shutdown = true;
   return answer;
@@ -251,7 +263,8 @@ function finish(
 ): ApiAnswer {
   let checked = draft;
   if (operation) {
-    const value = 'value' in draft ? draft.value : draft.contentType === JSON_TYPE ? JSON.parse(draft.text) : draft.text;
+    // A streamed body is checked as what it is documented as (a string), without reading it.
+    const value = 'value' in draft ? draft.value : 'stream' in draft ? '' : draft.contentType === JSON_TYPE ? JSON.parse(draft.text) : draft.text;
     const problem = checkResponse(operation, draft.status, draft.headers, value);
     if (problem) {
       const path = pathWithQuery(request);
@@ -267,7 +280,8 @@ function finish(
   const sent: ApiAnswer = {
     status: checked.status,
     headers: checked.headers,
-    body: 'text' in checked ? checked.text : JSON.stringify(checked.value),
+    body: 'text' in checked ? checked.text : 'stream' in checked ? '' : JSON.stringify(checked.value),
+    stream: 'stream' in checked ? checked.stream : undefined,
     contentType: checked.contentType,
     delayMs: checked.delayMs,
     journaled: undefined,
@@ -283,6 +297,7 @@ function finish(
       status: sent.status,
       account: account?.key ?? null,
       atMs: atMs ?? sim.timeMsOf(null),
+      hostMs: sim.hostTimeMs(),
       request_id: sent.headers['X-Request-Id'] as string,
       negative_prompt_effective: effects?.negativePromptEffective,
       fault: note,

@@ -11,11 +11,15 @@ import type { FaultRequest } from '../core/faults.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import { mergeNegativePrompts, type CreateImageInput, type CreateVideoInput, type Simulator } from '../core/simulator.js';
+import type { RecordingStatus } from '../transcript/recorder.js';
+import type { StreamedBody } from './handleRequest.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */
 export interface Control {
-  /** The transcript recorded so far (NDJSON), or undefined when recording is off. */
-  transcript(): string | undefined;
+  /** The transcript recorded so far (NDJSON, to be streamed), or undefined when recording is off. */
+  transcript(): StreamedBody | undefined;
+  /** What `GET /_sim/health` shows of the recording, or undefined when recording is off. */
+  recording(): RecordingStatus | undefined;
   /** The bundled scenarios, by name, each with its purpose in one line (read from the scenario files). */
   scenarios(): { name: string; purpose: string }[];
 }
@@ -40,10 +44,18 @@ export interface OperationInput {
   effects: OperationEffects;
 }
 
-/** An operation's answer that is not JSON (the transcript). */
+/** An operation's answer that is not JSON. */
 export class RawAnswer {
   constructor(
     readonly text: string,
+    readonly contentType: string,
+  ) {}
+}
+
+/** An operation's answer sent from a stream by the HTTP adapter (the transcript: any size). */
+export class StreamAnswer {
+  constructor(
+    readonly stream: StreamedBody,
     readonly contentType: string,
   ) {}
 }
@@ -77,7 +89,10 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   createImage: (input) => input.sim.createImage(accountOf(input), input.body as unknown as CreateImageInput, input.forcedOutcome),
 
   // ---- the control API ----
-  simHealth: ({ sim }) => sim.health(),
+  simHealth({ sim, control }) {
+    const recording = control.recording();
+    return recording ? { ...sim.health(), recording } : sim.health();
+  },
   simClock: ({ sim, query }) => sim.clockState(str(query.api_key)),
   simAdvanceClock: ({ sim, body }) => sim.advance(body.seconds as number, str(body.api_key)),
   simReset: ({ sim, body }) =>
@@ -102,7 +117,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     }
     return { queued: sim.faults.add(fault) };
   },
-  simReport: ({ sim, query }) => clientReport(query.api_key as string, sim.journal.recordsOf(query.api_key as string)),
+  simReport: ({ sim, query }) => clientReport(query.api_key as string, sim.journal.recordsOf(query.api_key as string), sim.clock.mode),
   simListFaults: ({ sim }) => ({ queued: sim.faults.waiting(), faults: sim.faults.list() }),
   simClearFaults({ sim, query }) {
     const apiKey = str(query.api_key);
@@ -121,10 +136,10 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simGeneration: ({ sim, params }) => sim.controlGeneration(params.id as string),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ control }) {
-    const text = control.transcript();
-    if (text === undefined) {
+    const stream = control.transcript();
+    if (stream === undefined) {
       throw fail('unknown_route', { message: 'Recording is off: GET /_sim/transcript answers only when the simulator was started with --record FILE.' });
     }
-    return new RawAnswer(text, 'application/x-ndjson');
+    return new StreamAnswer(stream, 'application/x-ndjson');
   },
 };

@@ -66,12 +66,43 @@ export async function runReplay(file: string, opts: ReplayCommandOptions, io: { 
     }
     throw e;
   }
+  if (opts.target && report.differences.length > 0) {
+    const note = await addressesNote(opts.target, transcript.header);
+    if (note) report.notes.push(note);
+  }
   for (const note of report.notes) io.err(`sim replay: note: ${note}\n`);
   io.out(formatReport(report));
   return report.differences.length === 0 ? 0 : EXIT_DIFFERENT;
 }
 
 class UnreadableFile extends Error {}
+
+/**
+ * Why a target's answers differ, when it is its addresses: the target writes its own media address
+ * (its `--cdn-url`, by default its `--base-url` plus `/cdn`) into answers, where the transcript has
+ * the recording simulator's. Read from a succeeded video the replay left on the target (a control
+ * GET, which changes nothing); undefined when there is none, or the addresses agree.
+ */
+async function addressesNote(targetUrl: string, header: Transcript['header']): Promise<string | undefined> {
+  let url: unknown;
+  try {
+    const res = await fetch(`${targetUrl}/_sim/generations?status=succeeded&limit=1`, { signal: AbortSignal.timeout(5_000) });
+    url = ((await res.json()) as { data?: { output?: { url?: unknown } }[] }).data?.[0]?.output?.url;
+  } catch {
+    return undefined;
+  }
+  if (typeof url !== 'string' || url.startsWith(`${header.cdn_url}/`)) return undefined;
+  const targetCdn = url.replace(/\/videos\/[^/]*$/, '');
+  const flags = [
+    ...(header.base_url === null ? [] : [`--base-url ${header.base_url}`]),
+    ...(header.base_url === null || header.cdn_url !== `${header.base_url}/cdn` ? [`--cdn-url ${header.cdn_url}`] : []),
+  ];
+  return (
+    `the target writes other addresses into its answers than the recording simulator did: media at ${targetCdn}, where the transcript has ` +
+    `${header.cdn_url}${header.base_url === null ? '' : ` (it was recorded with the base URL ${header.base_url})`}. ` +
+    `Start the target with ${flags.join(' ')} for identical answers.`
+  );
+}
 
 /** Reads and checks a transcript file; its header's scenario is checked as a scenario file would be. */
 function readTranscript(file: string, warn: (text: string) => void): Transcript {
@@ -84,7 +115,15 @@ function readTranscript(file: string, warn: (text: string) => void): Transcript 
   const parsed = parseTranscript(text);
   const scenario = scenarioFromValue(parsed.header.scenario, `${file} line 1 (the header's scenario)`);
   if (parsed.truncated > 0) {
-    warn(`sim replay: ${file}: its last line was cut short (the recording stopped while writing it); it is left out\n`);
+    warn(`sim replay: ${file}: the transcript was cut: its last line was cut short (the recording stopped while writing it); it is left out\n`);
+  }
+  const { end } = parsed;
+  if (end) {
+    const why =
+      end.stopped === 'size_limit'
+        ? `the file reached its size limit (${end.max_bytes} bytes, --record-max-bytes)`
+        : `a write to the file failed (${end.error ?? 'no error code'})`;
+    warn(`sim replay: ${file}: the transcript was cut: recording stopped because ${why}; requests from seq ${end.next_seq} on were not recorded, the ones before are replayed\n`);
   }
   return { header: { ...parsed.header, scenario }, lines: parsed.lines };
 }

@@ -1,8 +1,8 @@
 /**
  * `sim report --url URL --api-key KEY`: asks a running simulator for the client report of one API
  * key (`GET /_sim/report`) and prints it as tables. Exit status: 0 when no finding is an error,
- * 1 when one is (a CI step after the tests fails on it), 2 when the simulator cannot be reached or
- * does not answer with a report.
+ * 1 when one is (a CI step after the tests fails on it; a key that made no request is one,
+ * `no_requests`), 2 when the simulator cannot be reached or does not answer with a report.
  */
 import { Command, Option } from 'commander';
 import { url as httpUrl } from './parsers.js';

@@ -8,7 +8,9 @@ import { statSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { createSimulator, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
+import { FileLockedError } from '../fileLock.js';
 import { TranscriptFileError } from '../transcript/file.js';
+import { keepServingWhenOutputCloses } from './closedOutput.js';
 import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
 import { EXIT_USAGE, hostList, integer, positiveNumber, url } from './parsers.js';
 
@@ -22,6 +24,7 @@ export interface StartOptions {
   baseUrl?: string;
   cdnUrl?: string;
   record?: string;
+  recordMaxBytes?: number;
   heapGrowingPercent: number;
   controlToken?: string;
   allowedHosts?: string[];
@@ -38,6 +41,9 @@ export interface StartOptions {
  * (on its command line or in NODE_OPTIONS) keeps that unless the flag or its variable is given.
  */
 const DEFAULT_HEAP_GROWING_PERCENT = 30;
+
+/** A stopping server exits by then, drained or not (the in-process drain cuts connections at 3 s). */
+const STOP_DEADLINE_MS = 4500;
 
 /** The server's flags on the program itself, and starting the server as its action. */
 export function addStartOptions(program: Command): void {
@@ -58,15 +64,40 @@ export function addStartOptions(program: Command): void {
     .addOption(new Option('--allowed-hosts <h1,h2>', 'host names served beside localhost (a guard against DNS rebinding)').env('SIM_ALLOWED_HOSTS').argParser(hostList))
     .addOption(new Option('--scenarios-dir <dir>', 'a folder of scenario files a reset may name by file name').env('SIM_SCENARIOS_DIR'))
     .addOption(
+      new Option('--record-max-bytes <n>', "the transcript's size bound; recording stops when the next line would pass it (default 1 GiB)")
+        .env('SIM_RECORD_MAX_BYTES')
+        .argParser(integer('--record-max-bytes', 1, Number.MAX_SAFE_INTEGER)),
+    )
+    .addOption(
       new Option('--heap-growing-percent <n>', "how far V8's heap may grow past what is live before a full collection; 0: V8's own policy (larger)")
         .env('SIM_HEAP_GROWING_PERCENT')
         .default(DEFAULT_HEAP_GROWING_PERCENT)
         .argParser(integer('--heap-growing-percent', 0, 1000)),
     )
-    .action((opts: StartOptions) => start(opts, program.getOptionValueSource('heapGrowingPercent') === 'default'));
+    .action((opts: StartOptions) => {
+      refuseSpeedOnManualClock(program, opts);
+      start(opts, program.getOptionValueSource('heapGrowingPercent') === 'default');
+    });
+}
+
+/**
+ * `--clock manual` with `--speed`: the speed of a clock that never runs by itself. Refused as a
+ * usage error (exit 2), naming each setting as it was given (flag or environment variable).
+ */
+function refuseSpeedOnManualClock(program: Command, opts: StartOptions): void {
+  if (opts.clock !== 'manual' || opts.speed === undefined) return;
+  const given = (name: string, flag: string, env: string) => (program.getOptionValueSource(name) === 'env' ? env : flag);
+  const clock = given('clock', '--clock manual', 'SIM_CLOCK=manual');
+  const speed = given('speed', `--speed ${opts.speed}`, `SIM_SPEED=${opts.speed}`);
+  program.error(
+    `error: ${clock} and ${speed} conflict: the speed applies to the realtime clock, and the manual clock moves only through ` +
+      'POST /_sim/clock/advance. Drop the speed, or use --clock realtime.',
+    { exitCode: EXIT_USAGE, code: 'sim.clockConflict' },
+  );
 }
 
 function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
+  keepServingWhenOutputCloses();
   applyHeapPolicy(opts.heapGrowingPercent, heapPolicyFromDefault);
   let access: ControlAccess;
   try {
@@ -88,13 +119,18 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       baseUrl: opts.baseUrl,
       cdnUrl: opts.cdnUrl,
       record: opts.record,
+      recordMaxBytes: opts.recordMaxBytes,
       controlToken: access.token,
       allowedHosts: opts.allowedHosts,
       scenariosDir: opts.scenariosDir,
-      // POST /_sim/shutdown: the server is closed; the process exits as on SIGTERM.
+      // POST /_sim/shutdown: the server has drained and closed; the process exits as on SIGTERM.
       onShutdown: () => process.exit(0),
     });
   } catch (e) {
+    if (e instanceof FileLockedError) {
+      process.stderr.write(`sim: cannot record: ${e.message}\n`);
+      process.exit(1);
+    }
     if (e instanceof ScenarioError || e instanceof TranscriptFileError) {
       process.stderr.write(`sim: ${e.message}\n`);
       process.exit(EXIT_USAGE);
@@ -107,13 +143,19 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       process.stdout.write(startupLines(sim, opts.host, access));
     },
     (err: NodeJS.ErrnoException) => {
-      process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
-      process.exit(1);
+      // The transcript is taken once the port is bound: it can still be refused then.
+      if (err instanceof FileLockedError) process.stderr.write(`sim: cannot record: ${err.message}\n`);
+      else if (err instanceof TranscriptFileError) process.stderr.write(`sim: ${err.message}\n`);
+      else process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
+      process.exit(err instanceof TranscriptFileError ? EXIT_USAGE : 1);
     },
   );
+  // Drains (every request already received gets its answer), then exits 0; whatever still holds
+  // the process after STOP_DEADLINE_MS does not keep it from exiting. A second signal is Node's own:
+  // the process ends at once.
   const stop = (): void => {
     void sim.close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), 500).unref();
+    setTimeout(() => process.exit(0), STOP_DEADLINE_MS).unref();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -14,8 +14,10 @@
  *   how a client reacted to an answer skip those.
  * - Resolved: `succeeded`, `failed` or `canceled`. Seen as a status: a create, retrieve or cancel
  *   answered 200 with the generation in that status.
- * - Times are the account's clock (the journal's), so the timing rules mean something only when the
- *   client's waits move that clock: realtime mode, or a test that advances the clock as it waits.
+ * - Times: the client's own time. With the realtime clock, the host clock each request was handled at
+ *   (the simulator's injected wall clock, not the virtual time it drives): a client that polls every
+ *   0.5 s polls too fast whatever `speed` is. With the manual clock, the account's clock, which a
+ *   test moves as its client waits.
  *
  * The findings, each from a rule of the interface document:
  * - `retry_not_retryable` (error): a repeat of a request answered 400, 401, 402 or 422 (these are
@@ -28,7 +30,8 @@
  *   but the last answered 429 or 5xx, whose waits between attempts never grow. A wait grows when it
  *   is more than 1.25 times the one before (so that a fixed delay with timer noise does not pass
  *   for a backoff). A wait after a 429 that lasted at least its Retry-After is what the service
- *   asked for, and is not judged. Counted once per such request.
+ *   asked for: it is not judged, and the wait after it is compared with the client's own wait
+ *   before it (if any), never with it. Counted once per such request.
  * - `post_retry_without_idempotency_key` (warning): a repeat of a create (POST /v1/videos or
  *   POST /v1/images) after a 429, a 5xx or no answer, when the two attempts do not carry one and
  *   the same Idempotency-Key (no key on the repeat, or a new key for each attempt: either way a
@@ -40,8 +43,16 @@
  * - `cancel_not_cancelable` (warning): a cancel of a generation the client had already seen as
  *   `verifying` or resolved.
  *
+ * And one finding about the report itself:
+ * - `no_requests` (error): the journal holds no request of the account (a mistyped key, a client
+ *   that never ran, or requests the journal no longer holds), so there is nothing to judge.
+ *
+ * A repeated 404 (polling an unknown or deleted id) is no finding: the interface document does not
+ * show the error of an unknown id, nor whether it may be retried.
+ *
  * Each finding counts its occurrences and gives the request ids of the first five.
  */
+import type { ClockMode } from './clock.js';
 import type { JournalRecord } from './journal.js';
 
 /** What the report reads of a journal record. */
@@ -51,6 +62,7 @@ export type ReportedRequest = Pick<
   | 'path'
   | 'status'
   | 'atMs'
+  | 'hostMs'
   | 'request_id'
   | 'operation'
   | 'idempotencyKey'
@@ -63,6 +75,7 @@ export type ReportedRequest = Pick<
 >;
 
 export type FindingCode =
+  | 'no_requests'
   | 'retry_not_retryable'
   | 'retry_too_soon'
   | 'retry_without_backoff'
@@ -102,7 +115,9 @@ export const SERVICE_ENDPOINTS: Readonly<Record<string, { method: string; route:
   createImage: { method: 'POST', route: '/v1/images' },
 };
 
+/** Every finding, in the order the report lists them (errors first). */
 export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>> = {
+  no_requests: 'error',
   retry_not_retryable: 'error',
   retry_too_soon: 'error',
   retry_without_backoff: 'warning',
@@ -132,14 +147,18 @@ interface Tally {
   examples: string[];
 }
 
-/** The report of one account from its journal records, oldest first. */
-export function clientReport(account: string, records: readonly ReportedRequest[]): ClientReport {
+/**
+ * The report of one account from its journal records, oldest first. `clock` is the simulator's
+ * clock mode: it says which time the timing rules read (see the words above).
+ */
+export function clientReport(account: string, records: readonly ReportedRequest[], clock: ClockMode = 'manual'): ClientReport {
+  const timeOf = clock === 'realtime' ? (r: ReportedRequest): number => r.hostMs : (r: ReportedRequest): number => r.atMs;
   const tallies = new Map<FindingCode, Tally>();
-  const note = (code: FindingCode, requestId: string): void => {
+  const note = (code: FindingCode, requestId?: string): void => {
     let tally = tallies.get(code);
     if (!tally) tallies.set(code, (tally = { count: 0, examples: [] }));
     tally.count++;
-    if (tally.examples.length < MAX_EXAMPLES) tally.examples.push(requestId);
+    if (requestId !== undefined && tally.examples.length < MAX_EXAMPLES) tally.examples.push(requestId);
   };
   const facts = { notRetryableStatuses: new Set<number>(), shortestWait: Infinity, waitAskedFor: 0, fastestPoll: Infinity };
 
@@ -174,7 +193,7 @@ export function clientReport(account: string, records: readonly ReportedRequest[
     }
 
     if (before && answered && before.status === 429 && before.retryAfter !== undefined) {
-      const waited = r.atMs - before.atMs;
+      const waited = timeOf(r) - timeOf(before);
       if (waited < before.retryAfter * 1000) {
         note('retry_too_soon', r.request_id);
         if (waited < facts.shortestWait) {
@@ -206,7 +225,7 @@ export function clientReport(account: string, records: readonly ReportedRequest[
 
     if (r.operation === 'retrieveVideo') {
       if (before && answered && before.status === 200 && before.videoStatus !== undefined && UNRESOLVED.has(before.videoStatus)) {
-        const gap = r.atMs - before.atMs;
+        const gap = timeOf(r) - timeOf(before);
         if (gap < MIN_POLL_INTERVAL_MS) {
           note('poll_too_fast', r.request_id);
           facts.fastestPoll = Math.min(facts.fastestPoll, gap);
@@ -228,15 +247,17 @@ export function clientReport(account: string, records: readonly ReportedRequest[
     }
   });
 
-  const flatWaits: number[][] = [];
+  const flatWaits: FlatWaits[] = [];
   for (const chain of chains) {
     if (chain.length < 3) continue;
     const attempts = chain.map((i) => records[i] as ReportedRequest);
-    if (!backsOff(attempts)) {
+    const flat = backoffOf(attempts, timeOf);
+    if (flat !== undefined) {
       note('retry_without_backoff', (attempts[0] as ReportedRequest).request_id);
-      if (flatWaits.length === 0) flatWaits.push(attempts.slice(1).map((a, k) => a.atMs - (attempts[k] as ReportedRequest).atMs));
+      if (flatWaits.length === 0) flatWaits.push(flat);
     }
   }
+  if (records.length === 0) note('no_requests');
 
   const findings: ClientFinding[] = [];
   for (const code of Object.keys(FINDING_SEVERITY) as FindingCode[]) {
@@ -246,7 +267,7 @@ export function clientReport(account: string, records: readonly ReportedRequest[
       code,
       severity: FINDING_SEVERITY[code],
       count: tally.count,
-      message: messageOf(code, tally.count, { ...facts, flatWaits: flatWaits[0] ?? [] }),
+      message: messageOf(code, tally.count, { ...facts, flatWaits: flatWaits[0] ?? { own: [], dictated: false } }),
       examples: tally.examples,
     });
   }
@@ -254,21 +275,36 @@ export function clientReport(account: string, records: readonly ReportedRequest[
 }
 
 /**
- * Whether the waits between a request's attempts grow: at least one judged wait is more than
- * BACKOFF_GROWTH times the one before it. The first wait has nothing to compare with; a wait after a
- * 429 that lasted at least its Retry-After is not judged (the service set it).
+ * Whether the waits between a request's attempts fail to grow: undefined when the client backed off
+ * (or there was nothing to judge), else the client's own waits (ms), which never grew.
+ *
+ * The client's own waits are those Retry-After did not dictate: a wait after a 429 that lasted at
+ * least its Retry-After is the service's, neither judged nor used as the measure of the next wait.
+ * Each own wait is compared with the own wait before it; the client backs off when one of them is
+ * more than BACKOFF_GROWTH times the one before. With fewer than two own waits there is nothing to
+ * compare, and nothing held against the client.
  */
-function backsOff(attempts: ReportedRequest[]): boolean {
-  let judged = 0;
-  for (let k = 2; k < attempts.length; k++) {
+function backoffOf(attempts: ReportedRequest[], timeOf: (r: ReportedRequest) => number): FlatWaits | undefined {
+  const own: number[] = [];
+  let dictated = false;
+  for (let k = 1; k < attempts.length; k++) {
     const failed = attempts[k - 1] as ReportedRequest;
-    const wait = (attempts[k] as ReportedRequest).atMs - failed.atMs;
-    const waitBefore = failed.atMs - (attempts[k - 2] as ReportedRequest).atMs;
-    if (failed.status === 429 && failed.retryAfter !== undefined && wait >= failed.retryAfter * 1000) continue;
-    judged++;
-    if (wait > waitBefore * BACKOFF_GROWTH) return true;
+    const wait = timeOf(attempts[k] as ReportedRequest) - timeOf(failed);
+    if (failed.status === 429 && failed.retryAfter !== undefined && wait >= failed.retryAfter * 1000) {
+      dictated = true;
+      continue;
+    }
+    const before = own.at(-1);
+    if (before !== undefined && wait > before * BACKOFF_GROWTH) return undefined;
+    own.push(wait);
   }
-  return judged === 0;
+  return own.length < 2 ? undefined : { own, dictated };
+}
+
+/** The client's own waits between the attempts of a request (ms), and whether Retry-After dictated others. */
+interface FlatWaits {
+  own: number[];
+  dictated: boolean;
 }
 
 /** What makes two requests the same request: method, path with query, and the body as a JSON value. */
@@ -341,7 +377,7 @@ interface MessageFacts {
   shortestWait: number;
   waitAskedFor: number;
   fastestPoll: number;
-  flatWaits: number[];
+  flatWaits: FlatWaits;
 }
 
 const times = (n: number): string => (n === 1 ? 'once' : `${n} times`);
@@ -370,7 +406,7 @@ function messageOf(code: FindingCode, count: number, facts: MessageFacts): strin
     case 'retry_without_backoff':
       return (
         `The client tried ${some(count, 'a request', 'requests')} three or more times after 429 or 500 answers without ever waiting longer between attempts ` +
-        `(waits of ${facts.flatWaits.map(seconds).join(', ')}). ` +
+        `(waits of ${facts.flatWaits.own.map(seconds).join(', ')}${facts.flatWaits.dictated ? ', not counting waits that a Retry-After asked for' : ''}). ` +
         'The interface document says to retry these with exponential backoff: wait longer after each failed attempt.'
       );
     case 'post_retry_without_idempotency_key':
@@ -393,6 +429,12 @@ function messageOf(code: FindingCode, count: number, facts: MessageFacts): strin
       return (
         `The client asked to cancel a generation it had already seen as verifying, succeeded, failed or canceled, ${times(count)}. ` +
         'Only a queued or processing generation can be canceled; any other cancel is answered 400.'
+      );
+    case 'no_requests':
+      return (
+        'The journal holds no request made with this API key, so there is nothing to judge. Check the key: the client may use ' +
+        'another one (a request whose key was refused is not an account\'s), it may not have run, or its requests may have left ' +
+        'the journal (it keeps the most recent requests of all accounts, up to the scenario\'s journal size) or been dropped by a reset.'
       );
   }
 }

@@ -36,7 +36,7 @@ export type { PipelineStageName };
 
 interface CatalogueEntry {
   readonly type: ErrorType;
-  /** HTTP status; equals STATUS_OF_TYPE[type] except for the 404s and media's 416. */
+  /** HTTP status; equals STATUS_OF_TYPE[type] except for the 404s and the file and HTTP answers' 412, 416 and 417. */
   readonly status: number;
   /** The default message, used when the caller gives none. */
   readonly message: string;
@@ -73,6 +73,16 @@ export const ERROR_CATALOGUE = {
     'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
   ),
   range_not_satisfiable: entry('invalid_request_error', 'The requested range is not satisfiable.', 416),
+  precondition_failed: entry(
+    'invalid_request_error',
+    'The precondition (If-Match or If-Unmodified-Since) does not hold for this file. Fetch it again without the condition.',
+    412,
+  ),
+  expectation_failed: entry(
+    'invalid_request_error',
+    'The only expectation the simulator meets is "Expect: 100-continue". Send the request without this Expect header.',
+    417,
+  ),
   missing_api_key: entry(
     'authentication_error',
     'No API key provided. Authenticate with an Authorization header, for example "Authorization: Bearer sk_test_123".',

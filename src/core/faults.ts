@@ -1,6 +1,10 @@
 /**
  * One-shot faults queued through `POST /_sim/faults`: the next matching /v1 requests get the given
  * error instead of their normal answer, and take no effect.
+ *
+ * Which `type` and `code` go with which `status` is decided here (the status's type, and any code of
+ * that type); openapi.yaml's SimFaultRequest states the same pairs per status, and a test holds the
+ * two together.
  */
 import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, STATUS_OF_TYPE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { matchesPath } from './pathPattern.js';
@@ -151,6 +155,13 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
     throw fail('invalid_parameter', {
       param: request.type ? 'type' : 'code',
       message: `${request.type ? `type '${type}'` : `code '${code}' (of type '${type}')`} does not go with status ${status}; the type of status ${status} is '${expected}'.`,
+    });
+  }
+  // A code given with a type is of that type too: an answer never pairs a type with another type's code.
+  if (ERROR_CATALOGUE[code].type !== expected) {
+    throw fail('invalid_parameter', {
+      param: 'code',
+      message: `code '${code}' (of type '${ERROR_CATALOGUE[code].type}') does not go with status ${status}; the type of status ${status} is '${expected}'.`,
     });
   }
   return {

@@ -28,6 +28,11 @@ export interface JournalEntry {
  */
 export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault'> & {
   atMs: number;
+  /**
+   * The host's time when the request was handled (the injected wall clock, epoch milliseconds), not
+   * the virtual time it drives: the client report's timing rules read it in realtime mode.
+   */
+  hostMs: number;
   negative_prompt_effective: string | null | undefined;
   fault: string | undefined;
   /** The operation of openapi.yaml the request addressed (`createVideo`...), null for an unknown route. */

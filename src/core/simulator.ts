@@ -164,6 +164,11 @@ export class Simulator {
     return this.instantStartMs ?? this.clock.now();
   }
 
+  /** The host's time (the injected wall clock) at the current instant, or now outside one. */
+  hostTimeMs(): number {
+    return this.heldWallMs ?? this.options.wallClock();
+  }
+
   // ---- accounts and authentication (interface document, section 5) ----
 
   /** Resolves the `Authorization` header to an account, or throws the section-5 401. */

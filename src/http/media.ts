@@ -1,15 +1,18 @@
 /**
  * The media adapter: real files under the simulator's CDN address (mounted at `/cdn`).
  *
- *   GET|HEAD /videos/{id}.mp4      the committed clip for the video's resolution
+ *   GET|HEAD /videos/{id}.mp4      the committed clip for the video's resolution, looped to its duration
  *   GET|HEAD /thumbnails/{id}.png  a 16:9 PNG thumbnail of a succeeded video
  *   GET|HEAD /images/{id}.png      the image's PNG in its aspect ratio
  *
  * Only the two committed clips in `assets/` are ever read from disk, by fixed names; nothing built
- * from the request touches the file system, so no path can escape the media root. PNGs are drawn
- * in memory (`src/media/png.ts`) and kept in a small LRU. Every file answer carries a strong ETag
- * (SHA-256 of the bytes) and `Cache-Control: no-cache`, and supports If-None-Match (304) and a
- * single byte range (206 / 416). Anything else under the router is a 404 in the section-7 shape.
+ * from the request touches the file system, so no path can escape the media root. A video's file
+ * is its resolution's clip with sample tables rewritten to repeat it for the video's duration
+ * (`src/media/mp4.ts`, no re-encoding), kept in a small LRU. PNGs are drawn in memory
+ * (`src/media/png.ts`) and kept in a small LRU. Every file answer carries a strong ETag
+ * (SHA-256 of the bytes) and `Cache-Control: no-cache`, and supports If-Match (412),
+ * If-None-Match (304) and a single byte range (206 / 416). Anything else under the router is a
+ * 404 in the section-7 shape.
  *
  * Never immutable: ids repeat across runs by design (same seed, same ids), so after a restart or a
  * reset one URL can name other content (a thumbnail is drawn from its video's prompt). A cache
@@ -23,11 +26,12 @@ import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
 
 import { SimError } from '../core/errors.js';
+import { loopClip, parseClip, type Mp4Clip } from '../media/mp4.js';
 import { pngDimensions, renderPlaceholderPng, THUMBNAIL_DIMENSIONS } from '../media/png.js';
 
 export interface MediaCatalog {
-  /** A video that has succeeded: its resolution and prompt; undefined when no such video exists or it has not succeeded. */
-  videoFile(id: string): { resolution: '720p' | '1080p'; prompt: string } | undefined;
+  /** A video that has succeeded: its resolution, duration and prompt; undefined when no such video exists or it has not succeeded. */
+  videoFile(id: string): { resolution: '720p' | '1080p'; durationSeconds: number; prompt: string } | undefined;
   /** An existing image: its aspect ratio and prompt; undefined otherwise. */
   imageFile(id: string): { aspectRatio: '16:9' | '9:16' | '1:1'; prompt: string } | undefined;
 }
@@ -45,6 +49,9 @@ export const MEDIA_CACHE_CONTROL = 'no-cache';
 /** How many generated PNGs each router keeps. */
 const PNG_CACHE_CAP = 256;
 
+/** How many looped videos are kept (shared by all routers): every duration of 4-16 s at both resolutions. */
+const VIDEO_CACHE_CAP = 32;
+
 /** Ids are plain tokens; anything else (dots, slashes, percent signs...) is not a media file. */
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
@@ -57,20 +64,29 @@ function mediaFile(body: Buffer, contentType: string): MediaFile {
   return { body, etag: `"${digest}"`, contentType };
 }
 
-/** Clips are immutable, so one read per process is enough (shared by all routers). */
-const clipCache = new Map<keyof typeof CLIP_NAMES, Promise<MediaFile>>();
+/** Clips are immutable, so one read and parse per process is enough (shared by all routers). */
+const clipCache = new Map<keyof typeof CLIP_NAMES, Promise<Mp4Clip>>();
 
-function loadClip(resolution: keyof typeof CLIP_NAMES): Promise<MediaFile> {
+function loadClip(resolution: keyof typeof CLIP_NAMES): Promise<Mp4Clip> {
   let pending = clipCache.get(resolution);
   if (pending === undefined) {
-    pending = readFile(new URL(CLIP_NAMES[resolution], ASSETS_DIR)).then((body) =>
-      mediaFile(body, 'video/mp4'),
-    );
+    pending = readFile(new URL(CLIP_NAMES[resolution], ASSETS_DIR)).then(parseClip);
     // A failed read (missing asset) is not cached, so a later request can retry.
     pending.catch(() => clipCache.delete(resolution));
     clipCache.set(resolution, pending);
   }
   return pending;
+}
+
+/** The video file for a resolution and duration: built once, then served from the cache. */
+async function loadVideo(resolution: keyof typeof CLIP_NAMES, durationSeconds: number): Promise<MediaFile> {
+  const key = `${resolution}/${durationSeconds}`;
+  let file = videoCache.get(key);
+  if (file === undefined) {
+    file = mediaFile(loopClip(await loadClip(resolution), durationSeconds), 'video/mp4');
+    videoCache.set(key, file);
+  }
+  return file;
 }
 
 /** A Map-based LRU: reads move an entry to the back, inserts evict from the front. */
@@ -98,6 +114,8 @@ class LruCache<V> {
   }
 }
 
+const videoCache = new LruCache<MediaFile>(VIDEO_CACHE_CAP);
+
 // ---------------------------------------------------------------------------------------------
 // Conditional and range requests.
 
@@ -108,6 +126,18 @@ function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
   return header
     .split(',')
     .map((tag) => tag.trim().replace(/^W\//, ''))
+    .some((tag) => tag === etag);
+}
+
+/**
+ * If-Match uses the strong comparison (RFC 9110, 13.1.1): a weak tag never matches. (There is no
+ * Last-Modified, so If-Unmodified-Since is ignored, as 13.1.4 says.)
+ */
+function ifMatchHolds(header: string | undefined, etag: string): boolean {
+  if (header === undefined || header.trim() === '*') return true;
+  return header
+    .split(',')
+    .map((tag) => tag.trim())
     .some((tag) => tag === etag);
 }
 
@@ -151,6 +181,16 @@ function sendMediaFile(req: Request, res: Response, file: MediaFile): void {
     'Cache-Control': MEDIA_CACHE_CONTROL,
     'Accept-Ranges': 'bytes',
   };
+
+  if (!ifMatchHolds(req.get('If-Match'), file.etag)) {
+    res.status(412).json(
+      new SimError('precondition_failed', {
+        param: 'If-Match',
+        message: 'The condition in If-Match does not hold for this file: its ETag is another. Fetch it again without the condition.',
+      }).toBody(),
+    );
+    return;
+  }
 
   if (ifNoneMatchHits(req.get('If-None-Match'), file.etag)) {
     res.status(304).set(cacheHeaders).end();
@@ -257,7 +297,7 @@ export function createMediaRouter(catalog: MediaCatalog): Router {
       notFound(res, `No media file ${base}/${id}.mp4: the video does not exist or has not succeeded yet.`);
       return;
     }
-    sendMediaFile(req, res, await loadClip(video.resolution));
+    sendMediaFile(req, res, await loadVideo(video.resolution, video.durationSeconds));
   });
 
   router.get('/thumbnails/:file', (req: Request, res: Response) => {

@@ -19,16 +19,57 @@ import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { fail } from '../core/errors.js';
+import { answerConnect, answerExpectation } from './errorAnswers.js';
+
+/** A server that can stop gracefully: see `drain`. */
+export type AppServer = Server & {
+  /**
+   * Stops accepting connections, lets every request in progress get its answer (each answer from
+   * now on closes its connection; idle keep-alive connections are closed at once), and resolves
+   * once the last connection has closed. Connections still open after `graceMs` are cut.
+   */
+  drain(graceMs: number): Promise<void>;
+};
 
 /**
  * A `node:http` server for `app` whose requests and responses are born with the app's prototypes,
- * and which answers malformed HTTP in the service's error shape. `requestId` gives those answers
- * their `X-Request-Id`.
+ * and which answers malformed HTTP, an unmet `Expect` and `CONNECT` in the service's error shape.
+ * `requestId` gives those answers their `X-Request-Id`.
  */
-export function createAppServer(app: Express, requestId: () => string = () => 'req_malformed'): Server {
+export function createAppServer(app: Express, requestId: () => string = () => 'req_malformed'): AppServer {
   const server = hostApp(app);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
-  return server;
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectation(req, res, requestId));
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket, requestId));
+  let drained: Promise<void> | undefined;
+  return Object.assign(server, {
+    drain: (graceMs: number): Promise<void> => (drained ??= drain(server, graceMs)),
+  });
+}
+
+/** How often a draining server closes the connections that have become idle. */
+const IDLE_SWEEP_MS = 20;
+
+/**
+ * Nothing is tracked per request before a drain: Node knows which connections are idle, and a
+ * request in progress makes its connection idle once answered, so sweeping the idle ones until
+ * none is left closes each as soon as its last answer is out.
+ */
+function drain(server: Server, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    // Requests that arrive on open connections from now on are answered, with `Connection: close`.
+    server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('Connection', 'close'));
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    sweep.unref();
+    cut.unref();
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 /**

@@ -6,6 +6,7 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readdirSync, 
 import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { closestMatch } from '../closestMatch.js';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../core/errors.js';
 import { FAILABLE_STAGES } from '../core/pipeline.js';
 import {
@@ -24,7 +25,10 @@ export const BUNDLED_SCENARIOS_DIR: string = fileURLToPath(new URL('../../scenar
 export class ScenarioError extends Error {
   constructor(
     readonly file: string,
+    /** Each problem; one of another file (a file `file` extends) starts with that file's path. */
     readonly problems: string[],
+    /** The same problems, each with the file it is in (for a file that extends this one). */
+    readonly byFile: readonly FileProblem[] = problems.map((problem) => ({ file, problem })),
   ) {
     super(`Invalid scenario ${file}:\n${formatProblems(problems)}`);
     this.name = 'ScenarioError';
@@ -33,6 +37,11 @@ export class ScenarioError extends Error {
 
 /** The largest scenario file the simulator reads (1 MiB): a larger one is refused before it is parsed. */
 export const MAX_SCENARIO_FILE_BYTES = 1024 * 1024;
+
+interface FileProblem {
+  file: string;
+  problem: string;
+}
 
 const API_ERROR_CODES = ERROR_CODES.filter((c) => ERROR_CATALOGUE[c].type === 'api_error');
 
@@ -49,17 +58,25 @@ export function listBundledScenarios(): { name: string; purpose: string }[] {
     });
 }
 
-/** Resolves a bundled name or a file path to the file to read. */
-export function scenarioFile(nameOrPath: string, relativeTo = process.cwd()): string {
+/**
+ * Resolves a bundled name or a file path to the file to read. A name that is no bundled scenario
+ * is refused with the closest one suggested. `field` names where the name was given: the command
+ * line's or the API's `scenario`, or a file's `extends` (then the problem is that file's).
+ */
+export function scenarioFile(nameOrPath: string, relativeTo = process.cwd(), field: 'scenario' | 'extends' = 'scenario'): string {
   if (!isPath(nameOrPath)) {
     const bundled = resolve(BUNDLED_SCENARIOS_DIR, `${nameOrPath}.yaml`);
     if (existsSync(bundled)) return bundled;
-    const names = listBundledScenarios().map((s) => s.name).join(', ');
-    throw new ScenarioError(nameOrPath, [`scenario: expected a bundled scenario (${names}) or a path to a YAML file, got '${nameOrPath}'`]);
+    const names = listBundledScenarios().map((s) => s.name);
+    const guess = closestMatch(nameOrPath, names);
+    throw new ScenarioError(nameOrPath, [
+      `${field}: expected a bundled scenario (${names.join(', ')}) or a path to a YAML file, got '${nameOrPath}'${guess ? `; did you mean ${guess}?` : ''}`,
+    ]);
   }
   const path = isAbsolute(nameOrPath) ? nameOrPath : resolve(relativeTo, nameOrPath);
-  if (!existsSync(path)) throw new ScenarioError(nameOrPath, ['file: expected an existing YAML file, but there is none at this path']);
-  if (!statSync(path).isFile()) throw new ScenarioError(nameOrPath, ['file: expected a YAML file, got a directory or another kind of file']);
+  const [where, at] = field === 'extends' ? ['extends', ` at '${nameOrPath}'`] : ['file', ''];
+  if (!existsSync(path)) throw new ScenarioError(nameOrPath, [`${where}: expected an existing YAML file${at}, but there is none at this path`]);
+  if (!statSync(path).isFile()) throw new ScenarioError(nameOrPath, [`${where}: expected a YAML file${at}, got a directory or another kind of file`]);
   return path;
 }
 
@@ -131,12 +148,34 @@ export function validateScenarioFile(path: string): string[] {
   }
 }
 
+/**
+ * A file resolved over what it extends. A file with problems is refused with all of them: its own,
+ * and those of the file it extends (a bad `extends` among them), which then do not hide its own;
+ * its own are then checked over the built-in base.
+ */
 function resolveFile(path: string, chain: string[]): Scenario {
   if (chain.includes(path)) {
     throw new ScenarioError(path, [`extends: expected no cycle, got ${[...chain, path].map((p) => basename(p)).join(' -> ')}`]);
   }
   const { file, problems } = readScenarioFile(path);
-  const parent = typeof file.extends === 'string' ? resolveFile(scenarioFile(file.extends, dirname(path)), [...chain, path]) : BASE_SCENARIO;
+  const inherited: FileProblem[] = [];
+  let parent = BASE_SCENARIO;
+  if (typeof file.extends === 'string') {
+    let parentPath: string | undefined;
+    try {
+      parentPath = scenarioFile(file.extends, dirname(path), 'extends');
+    } catch (e) {
+      // A name or path that resolves to no file is this file's problem (its `extends`).
+      if (!(e instanceof ScenarioError)) throw e;
+      inherited.push(...e.problems.map((problem) => ({ file: path, problem })));
+    }
+    try {
+      if (parentPath !== undefined) parent = resolveFile(parentPath, [...chain, path]);
+    } catch (e) {
+      if (!(e instanceof ScenarioError)) throw e;
+      inherited.push(...e.byFile);
+    }
+  }
   const { extends: _ignored, ...own } = file;
   const merged = mergeScenario(parent, own);
   if (own.name === undefined) merged.name = basename(path).replace(/\.ya?ml$/i, '');
@@ -148,7 +187,8 @@ function resolveFile(path: string, chain: string[]): Scenario {
   } catch {
     // the schema problems already explain why
   }
-  if (problems.length > 0) throw new ScenarioError(path, problems);
+  const all = [...inherited.filter((p) => p.file === path), ...problems.map((problem) => ({ file: path, problem })), ...inherited.filter((p) => p.file !== path)];
+  if (all.length > 0) throw new ScenarioError(path, all.map((p) => (p.file === path ? p.problem : `${p.file}: ${p.problem}`)), all);
   return merged;
 }
 

@@ -61,6 +61,30 @@ export interface Transcript {
   lines: TranscriptLine[];
 }
 
+/** Why a recording stopped before the simulator did. */
+export type StopReason = 'size_limit' | 'write_failed';
+
+/**
+ * The end line a recording that stopped early writes last, where it fits:
+ * `{"stopped":"size_limit","max_bytes":1073741824,"next_seq":5021}` (or `"stopped":"write_failed"`
+ * with `"error":"ENOSPC"`). `next_seq` is the first request that was not recorded.
+ */
+export interface TranscriptEnd {
+  stopped: StopReason;
+  error?: string;
+  max_bytes: number;
+  next_seq: number;
+}
+
+export function formatEnd(end: { reason: StopReason; error?: string; maxBytes: number; nextSeq: number }): string {
+  const error = end.error === undefined ? '' : `"error":${JSON.stringify(end.error)},`;
+  return `{"stopped":"${end.reason}",${error}"max_bytes":${end.maxBytes},"next_seq":${end.nextSeq}}`;
+}
+
+/** The room kept at the end of a file for its `size_limit` end line (its longest form, newline included). */
+export const END_LINE_RESERVE =
+  Buffer.byteLength(formatEnd({ reason: 'size_limit', maxBytes: Number.MAX_SAFE_INTEGER, nextSeq: Number.MAX_SAFE_INTEGER })) + 1;
+
 export function formatHeader(header: TranscriptHeader): string {
   return JSON.stringify(header);
 }
@@ -115,11 +139,12 @@ export class TranscriptError extends Error {
 
 /**
  * Reads a transcript's text. A last line cut short (the recording process was killed while writing
- * it) is dropped and counted in `truncated`; any other line that is not what the format says throws
- * a `TranscriptError` naming it. The header's scenario is checked by the caller (it needs the
- * scenario loader).
+ * it) is dropped and counted in `truncated`; an end line (the recording stopped early) is returned
+ * as `end`; any other line that is not what the format says throws a `TranscriptError` naming it,
+ * a second header line included (two recordings in one file). The header's scenario is checked by
+ * the caller (it needs the scenario loader).
  */
-export function parseTranscript(text: string): Transcript & { truncated: number } {
+export function parseTranscript(text: string): Transcript & { truncated: number; end?: TranscriptEnd } {
   const rows = text.split('\n');
   // A complete line ends with a newline: what follows the last one is a line cut short, or nothing.
   const tail = rows.pop() as string;
@@ -131,12 +156,33 @@ export function parseTranscript(text: string): Transcript & { truncated: number 
   if (rows.length === 0 || rows[0]?.trim() === '') throw new TranscriptError(1, 'expected the header line, got an empty file');
   const header = parseHeader(parseJson(rows[0] as string, 1));
   const lines: TranscriptLine[] = [];
+  let end: { value: TranscriptEnd; line: number } | undefined;
   for (let i = 1; i < rows.length; i++) {
     const row = rows[i] as string;
     if (row.trim() === '') continue;
-    lines.push(parseLine(parseJson(row, i + 1), i + 1));
+    const value = parseJson(row, i + 1);
+    if ('transcript' in value) {
+      throw new TranscriptError(
+        i + 1,
+        'a second header: this file holds two recordings (two simulators writing one file, or files joined together); replay each recording from a file of its own',
+      );
+    }
+    if (end) throw new TranscriptError(i + 1, `a line after the end line of line ${end.line} (the recording had stopped there)`);
+    if ('stopped' in value) end = { value: parseEnd(value, i + 1), line: i + 1 };
+    else lines.push(parseLine(value, i + 1));
   }
-  return { header, lines, truncated };
+  return { header, lines, truncated, ...(end && { end: end.value }) };
+}
+
+function parseEnd(value: Record<string, unknown>, line: number): TranscriptEnd {
+  const wrong = (field: string, expected: string): never => {
+    throw new TranscriptError(line, `${field}: expected ${expected}, got ${JSON.stringify(value[field]) ?? 'nothing'} (an end line)`);
+  };
+  if (value.stopped !== 'size_limit' && value.stopped !== 'write_failed') wrong('stopped', '"size_limit" or "write_failed"');
+  if (value.error !== undefined && typeof value.error !== 'string') wrong('error', 'a string');
+  if (!Number.isInteger(value.max_bytes)) wrong('max_bytes', 'an integer');
+  if (!Number.isInteger(value.next_seq)) wrong('next_seq', 'an integer');
+  return value as unknown as TranscriptEnd;
 }
 
 function isJson(text: string): boolean {

@@ -2,38 +2,128 @@
  * Recording one simulator: a recorder whose header is the simulator as it was when recording began
  * (scenario, seed, clock) and the addresses it writes into responses, and whose lines go to a file.
  */
+import { Readable } from 'node:stream';
+import type { Exchange, StreamedBody } from '../api/handleRequest.js';
 import { isoTime } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
+import { FileLockedError, acquireFileLock, fileHolder, lockFileOf, type FileLock } from '../fileLock.js';
 import { SIMULATOR_VERSION } from '../version.js';
-import { openTranscriptFile } from './file.js';
+import { checkTranscriptPath, openTranscriptFile, type TranscriptFile } from './file.js';
 import { TRANSCRIPT_FORMAT } from './format.js';
-import { TranscriptRecorder } from './recorder.js';
+import { TranscriptRecorder, type RecordingStatus } from './recorder.js';
+
+/** The size bound of a transcript unless one is given: 1 GiB. */
+export const DEFAULT_RECORD_MAX_BYTES = 2 ** 30;
+
+export interface RecordingOptions {
+  /** The file's size bound in bytes. */
+  maxBytes: number;
+  /** Where a recording that stops says so (and a lock that cannot be made). */
+  warn: (line: string) => void;
+}
 
 export interface Recording {
-  readonly recorder: TranscriptRecorder;
-  /** Closes the file (nothing is recorded after this). */
+  /**
+   * Takes the file: its lock, then the file itself, emptied, and its header. Called once the server
+   * listens (so that a start that fails touches nothing); throws `FileLockedError` or
+   * `TranscriptFileError`. An app that never listens opens it at the first thing it records.
+   */
+  open(): void;
+  /** Records one exchange; never throws (a write that fails stops the recording). */
+  record(exchange: Exchange): void;
+  status(): RecordingStatus;
+  /** The whole transcript so far, streamed, for `GET /_sim/transcript`. */
+  transcript(): StreamedBody;
+  /** Closes the file and releases it (nothing is recorded after this). */
   close(): void;
 }
 
 /**
- * Starts recording `core` into `file` (created or emptied now). `baseUrl` reads the address the
- * simulator listens on (null while it does not); the header is written on the first line, or
- * earlier through `recorder.start()` once the addresses are known.
+ * Checks, before anything is started and without touching it, that `file` can be recorded to:
+ * throws `TranscriptFileError` (it cannot be written) or `FileLockedError` (another running
+ * simulator records to it).
  */
-export function recordTo(file: string, core: Simulator, baseUrl: () => string | null): Recording {
-  const sink = openTranscriptFile(file);
+export function checkRecordable(file: string): void {
+  checkTranscriptPath(file);
+  const pid = fileHolder(file);
+  if (pid !== null) throw new FileLockedError(file, lockFileOf(file), pid);
+}
+
+/**
+ * Records `core` into `file`. The header is the simulator as it was when recording began (scenario,
+ * seed, clock) and the addresses it writes into responses; `baseUrl` reads the address it listens on
+ * (null while it does not).
+ */
+export function recordTo(file: string, core: Simulator, baseUrl: () => string | null, options: RecordingOptions): Recording {
   const begun = {
     scenario: structuredClone(core.scenario),
     seed: core.seed,
     clock: { mode: core.clock.mode, speed: core.clock.speed, start: isoTime(core.clock.startMs) },
   };
+  let phase: 'new' | 'open' | 'failed' | 'closed' = 'new';
+  let sink: TranscriptFile | undefined;
+  let lock: FileLock | undefined;
   const recorder = new TranscriptRecorder({
     header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: baseUrl(), cdn_url: core.cdnUrl }),
-    write: (line) => sink.write(line),
-    readFrom: (from) => sink.readFrom(from),
-    keep: () => core.scenario.limits.journal_size,
+    write: (line, bytes) => sink?.write(line, bytes),
+    truncate: (length) => sink?.truncate(length),
+    maxBytes: options.maxBytes,
+    onStop: (stopped) =>
+      options.warn(
+        stopped.reason === 'size_limit'
+          ? `recording stopped: the transcript ${file} reached its size limit (${stopped.max_bytes} bytes, --record-max-bytes); requests are still answered but no longer recorded`
+          : `recording stopped: cannot write the transcript ${file} (${stopped.error}); requests are still answered but no longer recorded`,
+      ),
   });
-  return { recorder, close: () => sink.close() };
+
+  const open = (): void => {
+    if (phase !== 'new') return;
+    lock = acquireFileLock(file, options.warn);
+    try {
+      sink = openTranscriptFile(file);
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+    phase = 'open';
+    recorder.start();
+  };
+  /** Opens the file for an app that never listened; a failure stops the recording instead of the request. */
+  const opened = (): boolean => {
+    if (phase === 'new') {
+      try {
+        open();
+      } catch (e) {
+        phase = 'failed';
+        recorder.fail(e instanceof FileLockedError ? 'ELOCKED' : ((e as { code?: string }).code ?? 'unknown'));
+      }
+    }
+    return phase === 'open';
+  };
+
+  return {
+    open,
+    record(exchange) {
+      if (opened()) recorder.record(exchange);
+    },
+    status: () => recorder.status(),
+    transcript() {
+      opened();
+      const { pendingHeader, bytes } = recorder.contents();
+      const file = sink;
+      async function* chunks(): AsyncGenerator<string | Buffer> {
+        if (pendingHeader !== undefined) yield pendingHeader;
+        if (file && bytes > 0) yield* file.read(0, bytes);
+      }
+      return { length: (pendingHeader === undefined ? 0 : Buffer.byteLength(pendingHeader)) + bytes, open: () => Readable.from(chunks(), { objectMode: false }) };
+    },
+    close() {
+      if (phase === 'closed') return;
+      phase = 'closed';
+      sink?.close();
+      lock?.release();
+    },
+  };
 }
 
 /**
@@ -46,14 +136,14 @@ export function recordCall<T>(recording: Recording | undefined, core: Simulator,
     const nowMs = core.instantStart();
     const result = run();
     const text = JSON.stringify(body);
-    recording.recorder.record({
+    recording.record({
       nowMs,
       atMs: null,
       method: 'POST',
       path,
       headers: { 'content-type': 'application/json' },
       body: Buffer.from(text),
-      answer: { status: 200, headers: {}, body: JSON.stringify(result), contentType: 'application/json; charset=utf-8', delayMs: 0 },
+      answer: { status: 200, headers: {}, body: JSON.stringify(result), stream: undefined, contentType: 'application/json; charset=utf-8', delayMs: 0 },
     });
     return result;
   });

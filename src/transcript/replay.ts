@@ -43,7 +43,7 @@ export function replayTranscript(transcript: Transcript, options: ReplayOptions)
   });
   const state: ApiState = {
     sim,
-    control: { transcript: () => undefined, scenarios: listBundledScenarios },
+    control: { transcript: () => undefined, recording: () => undefined, scenarios: listBundledScenarios },
     log: options.log ?? (() => {}),
     responseFailures: [],
   };

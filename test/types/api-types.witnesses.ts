@@ -105,6 +105,8 @@ export const ERROR_CODE_MEMBERS = {
   not_cancelable: true,
   idempotency_key_reused: true,
   range_not_satisfiable: true,
+  precondition_failed: true,
+  expectation_failed: true,
   missing_api_key: true,
   invalid_api_key: true,
   revoked_api_key: true,

@@ -1,0 +1,57 @@
+/**
+ * `sim replay FILE --target URL` against a simulator that writes other addresses into its answers
+ * (started with another `--base-url`) says so, instead of only listing the answers that differ.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runReplay } from '../src/commands/replay.js';
+import { createSimulator } from '../src/index.js';
+import { PROMPT, bearer, makeSim } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sim-replay-addresses-'));
+const file = join(dir, 'transcript.jsonl');
+const RECORDED_BASE = 'http://localhost:8080';
+
+beforeAll(async () => {
+  const recorded = makeSim({ scenario: 'fast', clock: 'manual', record: file, baseUrl: RECORDED_BASE });
+  const created = await request(recorded.app).post('/v1/videos').set(bearer('sk_test_r')).send({ model: 'video-3.2', prompt: PROMPT });
+  await request(recorded.app).post('/_sim/clock/advance').send({ seconds: 10 });
+  const video = await request(recorded.app).get(`/v1/videos/${created.body.id}`).set(bearer('sk_test_r'));
+  expect(video.body.output.url).toBe(`${RECORDED_BASE}/cdn/videos/${created.body.id}.mp4`);
+  await recorded.close();
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Replays the transcript against a target started with `baseUrl`; the exit status and the output. */
+async function replayAgainst(baseUrl: string): Promise<{ status: number; out: string; err: string }> {
+  const target = createSimulator({ scenario: 'fast', clock: 'manual', baseUrl, log: () => {} });
+  await target.listen(0);
+  let out = '';
+  let err = '';
+  try {
+    const status = await runReplay(file, { target: `http://127.0.0.1:${target.port}` }, { out: (t) => (out += t), err: (t) => (err += t) });
+    return { status, out, err };
+  } finally {
+    await target.close();
+  }
+}
+
+describe('sim replay --target', () => {
+  it('says that the target writes other addresses, and with which flag to start it, when its base URL differs', async () => {
+    const { status, out, err } = await replayAgainst('http://sim.example:9000');
+    expect(status).toBe(1);
+    expect(out).toMatch(/replayed 3 requests: 2 identical, 1 different\n$/);
+    expect(err).toBe(
+      'sim replay: note: the target writes other addresses into its answers than the recording simulator did: media at ' +
+        `http://sim.example:9000/cdn, where the transcript has ${RECORDED_BASE}/cdn (it was recorded with the base URL ${RECORDED_BASE}). ` +
+        `Start the target with --base-url ${RECORDED_BASE} for identical answers.\n`,
+    );
+  });
+
+  it('says nothing of addresses when the target was started with the recorded base URL', async () => {
+    expect(await replayAgainst(RECORDED_BASE)).toEqual({ status: 0, out: 'replayed 3 requests: 3 identical\n', err: '' });
+  });
+});

@@ -1,0 +1,223 @@
+/**
+ * Stopping drains: on `close()`, `POST /_sim/shutdown`, SIGTERM or SIGINT the server stops
+ * accepting, every request it already received gets its answer (injected latency still being
+ * waited out is cut short), idle keep-alive connections do not hold it open, and the `sim` process
+ * exits 0 within 5 s.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import request from 'supertest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSimulator } from '../src/index.js';
+import { bearer, createVideo, journalOf, makeSim, PROMPT, queueFault } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(ROOT, 'dist', 'cli.js');
+const LATENCY = { path: '/v1/videos', method: 'POST', latency_ms: 60_000, times: 3 };
+
+/** Three creates, sent together to `url`; each resolves to its status and body (or the error's code). */
+function threeCreates(url: string): Promise<{ status: number | string; body?: { id?: string } }>[] {
+  return Array.from({ length: 3 }, () =>
+    fetch(`${url}/v1/videos`, {
+      method: 'POST',
+      headers: { ...bearer(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'video-3.2', prompt: PROMPT }),
+    }).then(
+      async (res) => ({ status: res.status, body: (await res.json()) as { id?: string } }),
+      (e: { cause?: { code?: string } }) => ({ status: e.cause?.code ?? 'failed' }),
+    ),
+  );
+}
+
+/** A `sleep` that never ends by itself, and a promise that resolves once `n` waits have begun. */
+function endlessSleeps(n: number): { sleep: () => Promise<void>; begun: Promise<void> } {
+  let count = 0;
+  let all!: () => void;
+  const begun = new Promise<void>((resolve) => (all = resolve));
+  return {
+    begun,
+    sleep: () => {
+      if (++count === n) all();
+      return new Promise<void>(() => {});
+    },
+  };
+}
+
+describe('close() of an in-process simulator', () => {
+  it('sends every answer still waiting out injected latency at once, and is not held by an idle connection', async () => {
+    const waits = endlessSleeps(3);
+    const sim = makeSim({ sleep: waits.sleep });
+    // The test suite's second validator compiles on first use: not while the clock below runs.
+    expect((await createVideo(sim, {}, 'sk_test_warm_up')).status).toBe(200);
+    await queueFault(sim, LATENCY);
+    const url = await sim.listen(0);
+    // A keep-alive connection that has gone idle.
+    expect((await fetch(`${url}/_sim/health`)).status).toBe(200);
+    const creates = threeCreates(url);
+    await waits.begun;
+
+    const started = performance.now();
+    await sim.close();
+    const took = performance.now() - started;
+
+    const answers = await Promise.all(creates);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(new Set(answers.map((a) => a.body?.id)).size).toBe(3);
+    // Far inside the 3 s after which connections still open are cut.
+    expect(took).toBeLessThan(1500);
+    expect((await journalOf(sim, 'sk_test_alice')).map((r) => `${r.method} ${r.status}`)).toEqual(['POST 200', 'POST 200', 'POST 200']);
+    // No new connection is accepted.
+    await expect(fetch(`${url}/_sim/health`)).rejects.toThrow();
+  });
+
+  it('sends a waiting answer with Connection: close, then closes its connection', async () => {
+    const waits = endlessSleeps(1);
+    const sim = makeSim({ sleep: waits.sleep });
+    await queueFault(sim, { ...LATENCY, times: 1 });
+    await sim.listen(0);
+    const socket = connect(sim.port as number, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    const body = JSON.stringify({ model: 'video-3.2', prompt: PROMPT });
+    socket.write(
+      `POST /v1/videos HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk_test_alice\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    await waits.begun;
+    await sim.close();
+    await closed;
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(text).toMatch(/\r\nConnection: close\r\n/i);
+  });
+
+  it('ends with the close: listening again, answers wait out injected latency again until the next close', async () => {
+    const waits = endlessSleeps(1);
+    const sim = makeSim({ sleep: waits.sleep });
+    await sim.listen(0);
+    await sim.close();
+    const url = await sim.listen(0);
+    await queueFault(sim, { ...LATENCY, times: 1 });
+    let answered = false;
+    const create = threeCreates(url)[0]!.then((a) => ((answered = true), a));
+    await waits.begun;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
+    await sim.close();
+    expect((await create).status).toBe(200);
+  });
+
+  it('cuts a connection still mid-request once the 3 s grace is over', async () => {
+    // Not behind the test suite's validator, which would read the body first (and report the cut).
+    const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
+    await sim.listen(0);
+    const socket = connect(sim.port as number, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.on('error', () => {});
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write('POST /v1/videos HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"mod');
+    const started = performance.now();
+    await sim.close();
+    const took = performance.now() - started;
+    expect(took).toBeGreaterThanOrEqual(2900);
+    expect(took).toBeLessThan(4000);
+    await closed;
+    expect((await request(sim.app).get('/_sim/requests')).body.data).toEqual([]);
+  });
+
+  it('POST /_sim/shutdown drains the same way, then calls onShutdown', async () => {
+    const waits = endlessSleeps(3);
+    let shutDown!: () => void;
+    const stopped = new Promise<void>((resolve) => (shutDown = resolve));
+    const sim = makeSim({ sleep: waits.sleep, onShutdown: () => shutDown() });
+    await queueFault(sim, LATENCY);
+    const url = await sim.listen(0);
+    const creates = threeCreates(url);
+    await waits.begun;
+    const res = await fetch(`${url}/_sim/shutdown`, { method: 'POST' });
+    expect(await res.json()).toEqual({ status: 'shutting_down' });
+    await stopped;
+    expect((await Promise.all(creates)).map((a) => a.status)).toEqual([200, 200, 200]);
+    // The app itself still answers (supertest), without the latency it no longer waits for.
+    const after = await request(sim.app).get('/_sim/requests').query({ api_key: 'sk_test_alice' });
+    expect(after.body.data).toHaveLength(3);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The `sim` process.
+
+const children = new Set<ChildProcess>();
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does it).`);
+});
+afterEach(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children.clear();
+});
+
+/** Starts `sim --scenario fast --clock manual --port 0`; resolves once it listens. */
+function startSim(): Promise<{ child: ChildProcess; url: string }> {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) if (name === 'PORT' || name.startsWith('SIM_')) delete env[name];
+  const child = spawn(process.execPath, [CLI, '--scenario', 'fast', '--clock', 'manual', '--port', '0'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1];
+      if (port) resolve({ child, url: `http://127.0.0.1:${port}` });
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code} before listening`)));
+  });
+}
+
+function exit(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/** Polls the journal (a real process runs in real time) until it holds `n` requests. */
+async function untilJournaled(url: string, n: number): Promise<void> {
+  for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+    const res = await fetch(`${url}/_sim/requests`);
+    if (((await res.json()) as { data: unknown[] }).data.length >= n) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`the journal did not reach ${n} requests within 5 s`);
+}
+
+describe('the sim process, stopping', () => {
+  const stops: [string, (sim: { child: ChildProcess; url: string }) => unknown][] = [
+    ['SIGTERM', (sim) => sim.child.kill('SIGTERM')],
+    ['SIGINT', (sim) => sim.child.kill('SIGINT')],
+    ['POST /_sim/shutdown', (sim) => fetch(`${sim.url}/_sim/shutdown`, { method: 'POST' }).then((r) => r.json())],
+  ];
+  for (const [how, stop] of stops) {
+    it(`on ${how}, answers every request waiting out a 60 s injected latency and exits 0 within 5 s`, async () => {
+      const sim = await startSim();
+      const fault = await fetch(`${sim.url}/_sim/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(LATENCY) });
+      expect(fault.status).toBe(200);
+      // An idle keep-alive connection must not hold the exit.
+      expect((await fetch(`${sim.url}/_sim/health`)).status).toBe(200);
+      const creates = threeCreates(sim.url);
+      await untilJournaled(sim.url, 3);
+
+      const exited = exit(sim.child);
+      const started = Date.now();
+      await stop(sim);
+      const { code, signal } = await exited;
+      const took = Date.now() - started;
+
+      expect(signal).toBeNull();
+      expect(code).toBe(0);
+      expect(took).toBeLessThan(5000);
+      const answers = await Promise.all(creates);
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+      expect(answers.every((a) => typeof a.body?.id === 'string')).toBe(true);
+    });
+  }
+});
