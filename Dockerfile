@@ -1,10 +1,14 @@
 # video-service-sim: the simulator as a container image.
 #
 #   docker build -t video-service-sim .
-#   docker run --rm -p 8080:8080 -e SIM_SCENARIO=fast -e SIM_CLOCK=manual video-service-sim
+#   docker run --rm -p 127.0.0.1:8080:8080 -e SIM_SCENARIO=fast -e SIM_CLOCK=manual video-service-sim
+#
+# It listens on 0.0.0.0, so its control API (/_sim) needs a token: SIM_CONTROL_TOKEN, or the one
+# it generates and prints at start (docker logs).
 #
 # Every flag of `sim` has an environment variable: PORT, SIM_HOST, SIM_SCENARIO, SIM_SEED,
-# SIM_CLOCK, SIM_SPEED, SIM_BASE_URL, SIM_CDN_URL, SIM_RECORD, SIM_HEAP_GROWING_PERCENT. Flags can also be passed as arguments
+# SIM_CLOCK, SIM_SPEED, SIM_BASE_URL, SIM_CDN_URL, SIM_RECORD, SIM_RECORD_MAX_BYTES, SIM_HEAP_GROWING_PERCENT,
+# SIM_CONTROL_TOKEN, SIM_ALLOWED_HOSTS, SIM_SCENARIOS_DIR. Flags can also be passed as arguments
 # (`docker run ... video-service-sim --scenario flaky`), and so can the subcommands
 # (`docker run --rm video-service-sim scenarios`).
 

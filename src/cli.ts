@@ -4,13 +4,15 @@
  *
  *   sim [--port N] [--host ADDR] [--scenario NAME|PATH] [--seed N] [--clock manual|realtime]
  *       [--speed X] [--base-url URL] [--cdn-url URL] [--record FILE] [--heap-growing-percent N]
+ *       [--control-token TOKEN|none] [--allowed-hosts H1,H2] [--scenarios-dir DIR]
  *   sim scenarios          list the bundled scenarios
  *   sim validate FILE      check a scenario file (exit 0 valid, 2 otherwise)
  *   sim openapi            print the contract (openapi.yaml)
  *   sim replay FILE        replay a transcript and compare every answer (exit 0 identical, 1 not)
+ *                          (--target URL [--control-token TOKEN]: against a running simulator)
  *   sim drift --target URL --api-key KEY
  *                          put the simulator's assumptions to the real service (exit 1 on a contradiction)
- *   sim report --url URL --api-key KEY
+ *   sim report --url URL --api-key KEY [--control-token TOKEN]
  *                          the client report of a key (exit 1 on an error finding, 2 unreachable)
  *   sim help [COMMAND]     print the help of sim or of one command
  *

@@ -16,8 +16,10 @@ import { clientReport, type ClientReport } from './core/clientReport.js';
 import type { Scenario } from './core/scenario.js';
 import { Simulator, type Health } from './core/simulator.js';
 import { createApp, type SimulatorApp } from './http/app.js';
+import { isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
 import { createAppServer, type AppServer } from './http/server.js';
-import { loadScenario } from './scenarios/load.js';
+import { loadScenario, scenarioFile } from './scenarios/load.js';
+import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordCall, recordTo, type Recording } from './transcript/recording.js';
 
 export { openapiPath } from './openapi.js';
@@ -73,6 +75,24 @@ export interface CreateSimulatorOptions {
    * advances, or a real one. Once the simulator closes, answers stop waiting for it.
    */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * A folder of scenario files that `POST /_sim/reset {"scenario"}` (and `reset`) may switch to by
+   * file name (`team.yaml`). Without it, a reset accepts only a bundled scenario's name or the name
+   * of the scenario given here: never a path.
+   */
+  scenariosDir?: string;
+  /**
+   * Every `/_sim` request (but `GET /_sim/health` and the dashboard's files) must then carry
+   * `Authorization: Bearer <controlToken>`. Default: none (in-process, the control API is open).
+   */
+  controlToken?: string;
+  /**
+   * Host names the simulator answers beside `localhost`, `*.localhost`, 127.0.0.0/8, `[::1]` and the
+   * hosts of `baseUrl` and `cdnUrl` (`.example.test` also accepts its subdomains). The Host check
+   * (against DNS rebinding) runs while the app is not listening (supertest, mounted in another
+   * server) or listens on a loopback address; listening elsewhere turns it off.
+   */
+  allowedHosts?: string[];
 }
 
 export interface SimulatorHandle {
@@ -114,9 +134,12 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   const scenario =
     typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario ?? 'default');
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
+  const startFile =
+    typeof options.scenario === 'string' && options.scenario !== scenario.name ? scenarioFile(options.scenario) : undefined;
   const core = new Simulator({
     scenario,
-    loadScenario: (name) => loadScenario(name),
+    // A reset names a scenario, never a file (src/scenarios/resetScenarios.ts).
+    loadScenario: resetScenarioLoader({ start: { scenario, file: startFile }, scenariosDir: options.scenariosDir }),
     seed: options.seed,
     clockMode: options.clock,
     speed: options.speed,
@@ -142,7 +165,14 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       });
     return closing;
   };
+  const access: AccessPolicy = {
+    checkHost: true,
+    allowedHosts: [...(options.allowedHosts ?? []), ...hostsOf(options.baseUrl, explicitCdn)],
+    ownOrigins: options.baseUrl ? [options.baseUrl] : [],
+    controlToken: options.controlToken,
+  };
   const app = createApp(core, {
+    access,
     log,
     sleep: options.sleep,
     onShutdown: () => void close().then(() => options.onShutdown?.()),
@@ -186,6 +216,8 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
             return reject(e as Error);
           }
           port = actual;
+          access.checkHost = isLoopbackAddress(host);
+          access.ownOrigins = [listeningUrl];
           resolveUrl(listeningUrl);
         });
       });
@@ -219,4 +251,15 @@ export function defaultBaseUrl(host: string, port: number): string {
   const local = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost', ''].includes(host) || host.startsWith('127.');
   const shown = local ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `http://${shown}:${port}`;
+}
+
+/** The host names of the given URLs (the addresses written into responses are always served). */
+function hostsOf(...urls: (string | undefined)[]): string[] {
+  return urls.flatMap((u) => {
+    try {
+      return u ? [new URL(u).host] : [];
+    } catch {
+      return [];
+    }
+  });
 }

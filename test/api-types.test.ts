@@ -132,6 +132,7 @@ describe('the exported API types against real answers', () => {
     expectApiError(await request(sim.app).post('/v1/videos').set(bearer(key)).send({ model: 'video-3.2' }), 400, 'invalid_request_error');
     expectApiError(await request(sim.app).get('/v1/videos'), 401, 'authentication_error');
     expectApiError(await getVideo(sim, 'vid_unknown', key), 404, 'invalid_request_error');
+    expectApiError(await request(sim.app).get('/v1/videos').set(bearer(key)).set('Host', 'evil.example'), 403, 'permission_error');
     for (const [status, type] of [
       [402, 'insufficient_balance'],
       [422, 'compliance_error'],

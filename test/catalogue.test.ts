@@ -62,6 +62,14 @@ const SECTION_7_2: Record<string, number> = {
   api_error: 500,
 };
 
+/** The simulator's own error type, beside section 7.2's: its access checks (README, "Security"). */
+const SIMULATOR_TYPES: Record<string, number> = {
+  permission_error: 403,
+};
+
+/** The status of every error type. */
+const STATUS_OF: Record<string, number> = { ...SECTION_7_2, ...SIMULATOR_TYPES };
+
 /**
  * The documented exceptions: 404 for an unknown id or route (README, "Filled gaps"); 412 and 416 for
  * the preconditions and ranges of media and dashboard files, 417 for an `Expect` (docs/http.md).
@@ -153,7 +161,7 @@ describe('ERROR_CATALOGUE and openapi.yaml ErrorCode', () => {
   });
 
   it('every error object schema takes its code from ErrorCode', () => {
-    for (const name of ['InvalidRequestError', 'AuthenticationError', 'InsufficientBalanceError', 'ComplianceError', 'RateLimitError', 'ApiError']) {
+    for (const name of ['InvalidRequestError', 'AuthenticationError', 'InsufficientBalanceError', 'PermissionError', 'ComplianceError', 'RateLimitError', 'ApiError']) {
       const schema = resolve(schemas[name]) as Json;
       const code = (schema.properties as Json).code as Json;
       expect(code.$ref, name).toBe('#/components/schemas/ErrorCode');
@@ -164,8 +172,8 @@ describe('ERROR_CATALOGUE and openapi.yaml ErrorCode', () => {
 describe('ERROR_CATALOGUE statuses (section 7.2)', () => {
   it.each(Object.keys(ERROR_CATALOGUE))('%s has the status of its type, or its documented exception', (code) => {
     const entry = catalogue[code]!;
-    expect(Object.keys(SECTION_7_2)).toContain(entry.type);
-    const expected = STATUS_EXCEPTIONS[code] ?? SECTION_7_2[entry.type];
+    expect(Object.keys(STATUS_OF)).toContain(entry.type);
+    const expected = STATUS_EXCEPTIONS[code] ?? STATUS_OF[entry.type];
     expect(entry.status).toBe(expected);
   });
 
@@ -179,7 +187,7 @@ describe('ERROR_CATALOGUE statuses (section 7.2)', () => {
 
   it('no other code departs from its type status', () => {
     const departing = Object.entries(catalogue)
-      .filter(([, e]) => e.status !== SECTION_7_2[e.type])
+      .filter(([, e]) => e.status !== STATUS_OF[e.type])
       .map(([c]) => c)
       .sort();
     expect(departing).toEqual(Object.keys(STATUS_EXCEPTIONS).sort());
@@ -212,6 +220,7 @@ describe('openapi.yaml /v1 operations', () => {
     '400': 'invalid_request_error',
     '401': 'authentication_error',
     '402': 'insufficient_balance',
+    '403': 'permission_error',
     '404': 'invalid_request_error',
     '422': 'compliance_error',
     '429': 'rate_limit_error',

@@ -1,6 +1,8 @@
 // The dashboard speaks only to the simulator's control endpoints (/_sim/...) and its media files.
 // Addresses are relative to the page (served at <base>/_sim/), so a path prefix in front of the
-// simulator keeps working.
+// simulator keeps working. Every control request goes through `control` below, which sends the
+// control token (token.js) and asks for it when the simulator answers 401.
+import { askForToken, controlToken } from './token.js';
 
 const SIM = new URL('./', window.location.href); // .../_sim/
 
@@ -13,19 +15,35 @@ export class ControlError extends Error {
   }
 }
 
-/** GET or POST a control endpoint; resolves to the JSON body, rejects with a ControlError. */
+const TOKEN_CODES = ['control_token_required', 'invalid_control_token'];
+
+/**
+ * GET, POST or DELETE a control endpoint; resolves to the JSON body, rejects with a ControlError.
+ * Refused for want of the control token, it waits for the token (asked once for all requests) and
+ * is sent again.
+ */
 export async function control(path, { method = 'GET', query, body } = {}) {
   const url = new URL(path, SIM);
   for (const [name, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, String(value));
   }
-  const response = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    cache: 'no-store',
-  });
-  const json = await response.json().catch(() => null);
+  let response;
+  let json;
+  for (;;) {
+    const token = controlToken();
+    const headers = body === undefined ? {} : { 'Content-Type': 'application/json' };
+    if (token) headers.Authorization = `Bearer ${token}`;
+    response = await fetch(url, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+    });
+    json = await response.json().catch(() => null);
+    if (response.status !== 401 || !TOKEN_CODES.includes(json?.error?.code)) break;
+    // Another request may have been given a token meanwhile: ask only when this one was refused.
+    if (controlToken() === token) await askForToken(token !== null);
+  }
   if (!response.ok) {
     const message = json?.error?.message ?? `${method} ${url.pathname} answered ${response.status}`;
     throw new ControlError(message, response.status, json?.error?.code ?? null);

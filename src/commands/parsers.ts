@@ -32,3 +32,11 @@ export function url(value: string): string {
   }
   return value.replace(/\/+$/, '');
 }
+
+/** A comma-separated list of host names (`--allowed-hosts a.test,.b.test`). */
+export function hostList(value: string): string[] {
+  const hosts = value.split(',').map((h) => h.trim()).filter((h) => h !== '');
+  const bad = hosts.find((h) => /[\s/@?#]/.test(h));
+  if (bad !== undefined) throw new InvalidArgumentError(`expected host names separated by commas (sim.internal,.example.test), got '${bad}'.`);
+  return hosts;
+}

@@ -3,7 +3,7 @@
  * recorded one. Exit 0 when all are identical, 1 when some differ, 2 when the file cannot be read
  * (or the target cannot be used).
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import type { Scenario } from '../core/scenario.js';
 import { ScenarioError, listBundledScenarios, loadScenario, scenarioFromValue } from '../scenarios/load.js';
@@ -18,6 +18,8 @@ const EXIT_UNREADABLE = 2;
 
 export interface ReplayCommandOptions {
   target?: string;
+  /** The target's control token. */
+  controlToken?: string;
 }
 
 /** Adds `replay` to the `sim` program. */
@@ -29,8 +31,11 @@ export function registerReplayCommand(program: Command): void {
     )
     .argument('<file>', 'the transcript (JSON Lines)')
     .option('--target <url>', 'replay against a running simulator (started with --clock manual) instead of in-process', url)
-    .action(async (file: string, opts: ReplayCommandOptions) => {
-      process.exitCode = await runReplay(file, opts, {
+    .addOption(new Option('--control-token <token>', "the target's control token, when it has one").env('SIM_CONTROL_TOKEN'))
+    .action(async (file: string, opts: ReplayCommandOptions, command: Command) => {
+      // `--control-token` is also the server's flag: given after `replay`, the program may take it.
+      const controlToken = command.optsWithGlobals<ReplayCommandOptions>().controlToken;
+      process.exitCode = await runReplay(file, { ...opts, controlToken }, {
         out: (text) => process.stdout.write(text),
         err: (text) => process.stderr.write(text),
       });
@@ -52,7 +57,7 @@ export async function runReplay(file: string, opts: ReplayCommandOptions, io: { 
   let report: ReplayReport;
   try {
     report = opts.target
-      ? await replayAgainstTarget(transcript, opts.target, { bundledScenario })
+      ? await replayAgainstTarget(transcript, opts.target, { bundledScenario, controlToken: opts.controlToken || undefined })
       : replayTranscript(transcript, { loadScenario: (name) => loadScenario(name), log: (line) => io.err(`sim replay: ${line}\n`) });
   } catch (e) {
     if (e instanceof TargetError) {

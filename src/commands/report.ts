@@ -16,6 +16,7 @@ const TIMEOUT_MS = 10_000;
 interface ReportOptions {
   url: string;
   apiKey: string;
+  controlToken?: string;
 }
 
 /** Adds `sim report` to the program. */
@@ -25,17 +26,20 @@ export function registerReportCommand(program: Command): void {
     .description("print how well the client using an API key follows the interface document; exit 1 on an 'error' finding")
     .addOption(new Option('--url <url>', "the simulator's base URL").env('SIM_URL').argParser(httpUrl).makeOptionMandatory())
     .addOption(new Option('--api-key <key>', "the client's API key").env('SIM_API_KEY').makeOptionMandatory())
-    .action(async (opts: ReportOptions) => {
-      process.exitCode = await runReport(opts);
+    .addOption(new Option('--control-token <token>', "the simulator's control token, when it has one").env('SIM_CONTROL_TOKEN'))
+    .action(async (opts: ReportOptions, command: Command) => {
+      // `--control-token` is also the server's flag: given after `report`, the program may take it.
+      process.exitCode = await runReport({ ...opts, controlToken: command.optsWithGlobals<ReportOptions>().controlToken });
     });
 }
 
-async function runReport({ url, apiKey }: ReportOptions): Promise<number> {
+async function runReport({ url, apiKey, controlToken }: ReportOptions): Promise<number> {
   const address = `${url}/_sim/report?api_key=${encodeURIComponent(apiKey)}`;
   let status: number;
   let text: string;
   try {
-    const res = await fetch(address, { signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const headers: Record<string, string> = controlToken ? { Authorization: `Bearer ${controlToken}` } : {};
+    const res = await fetch(address, { headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
     status = res.status;
     text = await res.text();
   } catch (e) {
@@ -53,7 +57,9 @@ async function runReport({ url, apiKey }: ReportOptions): Promise<number> {
   if (status !== 200 || !isReport(body)) {
     const message = (body as { error?: { message?: unknown } } | undefined)?.error?.message;
     process.stderr.write(
-      `sim report: ${address} answered ${status}${typeof message === 'string' ? `: ${message}` : ', not a client report'} (is ${url} a simulator?).\n`,
+      `sim report: ${address} answered ${status}${typeof message === 'string' ? `: ${message}` : ', not a client report'} (${
+        status === 401 ? 'give its control token with --control-token or SIM_CONTROL_TOKEN' : `is ${url} a simulator?`
+      }).\n`,
     );
     return EXIT_UNREACHABLE;
   }

@@ -4,13 +4,15 @@
  * heap policy (the programmatic API does not touch it) and stops on SIGTERM and SIGINT.
  */
 import { Option, type Command } from 'commander';
+import { statSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { createSimulator, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { TranscriptFileError } from '../transcript/file.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
-import { EXIT_USAGE, integer, positiveNumber, url } from './parsers.js';
+import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
+import { EXIT_USAGE, hostList, integer, positiveNumber, url } from './parsers.js';
 
 export interface StartOptions {
   port: number;
@@ -24,6 +26,9 @@ export interface StartOptions {
   record?: string;
   recordMaxBytes?: number;
   heapGrowingPercent: number;
+  controlToken?: string;
+  allowedHosts?: string[];
+  scenariosDir?: string;
 }
 
 /**
@@ -52,6 +57,12 @@ export function addStartOptions(program: Command): void {
     .addOption(new Option('--base-url <url>', 'the base address written into responses').env('SIM_BASE_URL').argParser(url))
     .addOption(new Option('--cdn-url <url>', 'the media address written into responses (default: base URL + /cdn)').env('SIM_CDN_URL').argParser(url))
     .addOption(new Option('--record <file>', 'write a transcript of every request to FILE, for sim replay').env('SIM_RECORD'))
+    .addOption(
+      new Option('--control-token <token>', 'the bearer token /_sim needs; none: no token (default: none on a loopback address, else one generated and printed)')
+        .env('SIM_CONTROL_TOKEN'),
+    )
+    .addOption(new Option('--allowed-hosts <h1,h2>', 'host names served beside localhost (a guard against DNS rebinding)').env('SIM_ALLOWED_HOSTS').argParser(hostList))
+    .addOption(new Option('--scenarios-dir <dir>', 'a folder of scenario files a reset may name by file name').env('SIM_SCENARIOS_DIR'))
     .addOption(
       new Option('--record-max-bytes <n>', "the transcript's size bound; recording stops when the next line would pass it (default 1 GiB)")
         .env('SIM_RECORD_MAX_BYTES')
@@ -88,6 +99,16 @@ function refuseSpeedOnManualClock(program: Command, opts: StartOptions): void {
 function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
   keepServingWhenOutputCloses();
   applyHeapPolicy(opts.heapGrowingPercent, heapPolicyFromDefault);
+  let access: ControlAccess;
+  try {
+    access = controlAccess(opts);
+    if (opts.scenariosDir !== undefined && !isDirectory(opts.scenariosDir)) {
+      throw new Error(`--scenarios-dir ${opts.scenariosDir}: expected a directory of scenario files, but there is none at this path.`);
+    }
+  } catch (e) {
+    process.stderr.write(`sim: ${(e as Error).message}\n`);
+    process.exit(EXIT_USAGE);
+  }
   let sim: SimulatorHandle;
   try {
     sim = createSimulator({
@@ -99,6 +120,9 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       cdnUrl: opts.cdnUrl,
       record: opts.record,
       recordMaxBytes: opts.recordMaxBytes,
+      controlToken: access.token,
+      allowedHosts: opts.allowedHosts,
+      scenariosDir: opts.scenariosDir,
       // POST /_sim/shutdown: the server has drained and closed; the process exits as on SIGTERM.
       onShutdown: () => process.exit(0),
     });
@@ -114,7 +138,10 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
     throw e;
   }
   sim.listen(opts.port, opts.host).then(
-    () => process.stdout.write(startupLines(sim, opts.host)),
+    () => {
+      if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${sim.port}`)}\n`);
+      process.stdout.write(startupLines(sim, opts.host, access));
+    },
     (err: NodeJS.ErrnoException) => {
       // The transcript is taken once the port is bound: it can still be refused then.
       if (err instanceof FileLockedError) process.stderr.write(`sim: cannot record: ${err.message}\n`);
@@ -137,14 +164,20 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
 /**
  * What the server prints once listening. The first line's shape is for scripts to parse and stays
  * as it is: `sim listening on http://HOST:PORT (scenario NAME, seed N, clock MODE)`. The second
- * names the dashboard at the base URL the simulator writes into responses.
+ * names the dashboard at the base URL the simulator writes into responses. A token generated at
+ * start is in the dashboard's address (`#token=`, which the page takes and hides) and on a third
+ * line, `control token: TOKEN (...)`.
  */
-function startupLines(sim: SimulatorHandle, host: string): string {
+function startupLines(sim: SimulatorHandle, host: string, access: ControlAccess): string {
   const shownHost = host.includes(':') ? `[${host}]` : host;
   const { scenario, seed, clock } = sim.core;
+  const generated = access.generated ? access.token : undefined;
   return (
     `sim listening on http://${shownHost}:${sim.port} (scenario ${scenario.name}, seed ${seed}, clock ${clock.mode})\n` +
-    `dashboard: ${sim.url}/_sim/\n`
+    `dashboard: ${sim.url}/_sim/${generated ? `#token=${generated}` : ''}\n` +
+    (generated
+      ? `control token: ${generated} (generated at start: /_sim requests need "Authorization: Bearer ${generated}"; choose one with --control-token)\n`
+      : '')
   );
 }
 
@@ -156,4 +189,12 @@ function applyHeapPolicy(percent: number, fromDefault: boolean): void {
 
 function nodeSetsHeapPolicy(): boolean {
   return [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => /--heap[-_]growing[-_]percent/.test(arg));
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -14,13 +14,19 @@ export type ErrorType =
   | 'insufficient_balance'
   | 'compliance_error'
   | 'rate_limit_error'
-  | 'api_error';
+  | 'api_error'
+  | 'permission_error';
 
-/** HTTP status of each error type (interface document, section 7.2). */
+/**
+ * HTTP status of each error type: the six of the interface document (section 7.2), and the
+ * simulator's own `permission_error` (403), which only its access checks answer (a request from a
+ * host or an origin the simulator does not serve).
+ */
 export const STATUS_OF_TYPE: Readonly<Record<ErrorType, number>> = {
   invalid_request_error: 400,
   authentication_error: 401,
   insufficient_balance: 402,
+  permission_error: 403,
   compliance_error: 422,
   rate_limit_error: 429,
   api_error: 500,
@@ -104,11 +110,31 @@ export const ERROR_CATALOGUE = {
   routing_failed: entry('api_error', 'No downstream model could be routed for this request.'),
   render_failed: entry('api_error', 'The render failed.'),
   upstream_timeout: entry('api_error', 'A downstream model timed out.'),
+  // The simulator's access checks (never a service error: fault injection does not answer them).
+  host_not_allowed: entry(
+    'permission_error',
+    'The Host header names a host this simulator does not serve. Use localhost, or start it with --allowed-hosts HOST.',
+  ),
+  cross_origin_request: entry(
+    'permission_error',
+    'The control API (/_sim) does not answer requests made from another origin.',
+  ),
+  control_token_required: entry(
+    'authentication_error',
+    'The control API (/_sim) needs the control token. Send it as "Authorization: Bearer TOKEN" (printed at start, or the one given with --control-token).',
+  ),
+  invalid_control_token: entry(
+    'authentication_error',
+    'The control token is not the one this simulator was started with. Send it as "Authorization: Bearer TOKEN".',
+  ),
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+
+/** The codes of the simulator's access checks: answers about the simulator itself, never injected as a service's error. */
+export const ACCESS_ERROR_CODES: readonly ErrorCode[] = ['host_not_allowed', 'cross_origin_request', 'control_token_required', 'invalid_control_token'];
 
 export function isErrorCode(code: string): code is ErrorCode {
   return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);

@@ -6,7 +6,7 @@
  * that type); openapi.yaml's SimFaultRequest states the same pairs per status, and a test holds the
  * two together.
  */
-import { ERROR_CATALOGUE, STATUS_OF_TYPE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, STATUS_OF_TYPE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './fate.js';
 
@@ -138,6 +138,12 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
     throw fail('invalid_parameter', {
       param: 'code',
       message: `code must be one of the catalogue's codes (see ErrorCode in openapi.yaml); got '${code}'.`,
+    });
+  }
+  if (ACCESS_ERROR_CODES.includes(code)) {
+    throw fail('invalid_parameter', {
+      param: 'code',
+      message: `code '${code}' is an answer of the simulator's own access checks, not an error of the service; a fault cannot inject it.`,
     });
   }
   const type = request.type ?? ERROR_CATALOGUE[code].type;

@@ -1,8 +1,9 @@
 /**
- * The Express app around a simulator: a thin adapter. It answers CORS preflights, serves media
- * files (`/cdn`) and the dashboard (`/_sim/`), and hands every other request, read into a plain
- * `ApiRequest`, to `handleRequest`, which holds the order of checks; then it waits any injected
- * latency and sends the answer.
+ * The Express app around a simulator: a thin adapter. Every request first passes the access checks
+ * (Host, and for `/_sim` Origin and the control token: controlGuard.ts). It answers CORS preflights
+ * of `/v1` and `/cdn` (never of `/_sim`), serves media files (`/cdn`) and the dashboard (`/_sim/`),
+ * and hands every other request, read into a plain `ApiRequest`, to `handleRequest`, which holds the
+ * order of checks; then it waits any injected latency and sends the answer.
  */
 import cors from 'cors';
 import express, { type Express, type Request, type Response } from 'express';
@@ -12,6 +13,7 @@ import { pipeline } from 'node:stream';
 import { handleRequest, type ApiAnswer, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
+import { createControlGuard, isControlPath, type AccessPolicy } from './controlGuard.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorShapeHandler } from './errorAnswers.js';
 import { createMediaRouter } from './media.js';
@@ -32,6 +34,8 @@ export interface AppOptions {
   recording?: () => RecordingStatus | undefined;
   /** Called once `POST /_sim/shutdown` has been answered. */
   onShutdown?: () => void;
+  /** Who may talk to the simulator (read at every request). Default: the Host check on, no control token. */
+  access?: AccessPolicy;
 }
 
 export const EXPOSED_HEADERS = [
@@ -93,10 +97,14 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
-  // CORS on every answer; a preflight ends here (204, without a key).
+  const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
+  app.use(createControlGuard(access, () => sim.nextRequestId()));
+  // CORS on every answer but the control API's; a preflight ends here (204, without a key).
   app.use((req, res, next) => {
-    if (req.method === 'OPTIONS' || !isApiPath(req.path)) res.setHeader('X-Request-Id', sim.nextRequestId());
-    allowCors(req, res, next);
+    const control = isControlPath(req.path);
+    if ((req.method === 'OPTIONS' && !control) || !isApiPath(req.path)) res.setHeader('X-Request-Id', sim.nextRequestId());
+    if (control) next();
+    else allowCors(req, res, next);
   });
 
   app.use(

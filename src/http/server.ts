@@ -93,7 +93,6 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, requestId: 
       'Content-Type: application/json; charset=utf-8',
       `Content-Length: ${Buffer.byteLength(body)}`,
       `X-Request-Id: ${requestId()}`,
-      'Access-Control-Allow-Origin: *',
       'Connection: close',
       '',
       body,

@@ -2,7 +2,7 @@
  * Loading scenario files: a bundled name (`flaky`) or a path to a YAML file, `extends` resolved,
  * checked against the JSON schema; every problem names the file, the field and what was expected.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,9 @@ export class ScenarioError extends Error {
     this.name = 'ScenarioError';
   }
 }
+
+/** The largest scenario file the simulator reads (1 MiB): a larger one is refused before it is parsed. */
+export const MAX_SCENARIO_FILE_BYTES = 1024 * 1024;
 
 interface FileProblem {
   file: string;
@@ -191,10 +194,22 @@ function resolveFile(path: string, chain: string[]): Scenario {
 
 function readScenarioFile(path: string): { file: ScenarioFile; problems: string[] } {
   let text: string;
+  let fd: number | undefined;
   try {
-    text = readFileSync(path, 'utf8');
+    fd = openSync(path, 'r');
+    // Checked before a byte is read (and again after, for a file that grew meanwhile).
+    const tooLarge = (size: number) =>
+      new ScenarioError(path, [`file: expected a YAML file of at most 1 MiB (${MAX_SCENARIO_FILE_BYTES} bytes), got ${size} bytes`]);
+    const { size } = fstatSync(fd);
+    if (size > MAX_SCENARIO_FILE_BYTES) throw tooLarge(size);
+    const bytes = readFileSync(fd);
+    if (bytes.length > MAX_SCENARIO_FILE_BYTES) throw tooLarge(bytes.length);
+    text = bytes.toString('utf8');
   } catch (e) {
+    if (e instanceof ScenarioError) throw e;
     throw new ScenarioError(path, [`file: expected a readable YAML file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`]);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   // Loaded on first use: a simulator started with a bundled scenario needs no YAML parser.
   const { parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');

@@ -5,9 +5,10 @@
  * The target must run the manual clock (the replay moves it: to each line's `now` before its
  * request, through `POST /_sim/clock/advance`), write the transcript's addresses into its responses
  * (`--base-url`, `--cdn-url`), and be able to run the transcript's scenario. It is reset first with
- * the transcript's seed and scenario: none named when it already runs that scenario; its name when
- * the scenario is a bundled one, unchanged; else a file the replay writes (the target must be able to
- * read it: the same machine).
+ * the transcript's seed and scenario: none named when it already runs that scenario; else the
+ * scenario's name, which the target accepts when it is a bundled scenario, the one the target was
+ * started with, or a file of its `--scenarios-dir` (a reset names scenarios, never files). Every
+ * control request carries the target's control token, when one is given.
  *
  * Since the target runs the manual clock, the `mode` and `speed` that advance and reset answers show
  * are taken as the recorded ones; everything else is compared byte for byte. A recorded
@@ -15,9 +16,6 @@
  */
 import { request as httpRequest, Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import type { Scenario } from '../core/scenario.js';
@@ -35,6 +33,8 @@ export class TargetError extends Error {
 export interface TargetReplayOptions {
   /** The locally bundled scenario of that name, if there is one (to tell whether the target can load it by name). */
   bundledScenario: (name: string) => Scenario | undefined;
+  /** The target's control token (`--control-token`), sent on every `/_sim` request. */
+  controlToken?: string;
 }
 
 interface Answer {
@@ -43,7 +43,7 @@ interface Answer {
 }
 
 export async function replayAgainstTarget(transcript: Transcript, targetUrl: string, options: TargetReplayOptions): Promise<ReplayReport> {
-  const target = new Target(targetUrl);
+  const target = new Target(targetUrl, options.controlToken);
   try {
     return await replay(target, transcript, options);
   } finally {
@@ -86,8 +86,9 @@ async function replay(target: Target, transcript: Transcript, options: TargetRep
 }
 
 /**
- * Resets the target to the transcript's scenario and seed: the scenario it runs already, the bundled
- * one of that name when it is the same, or a file written for it.
+ * Resets the target to the transcript's scenario and seed: the scenario it runs already, else the
+ * one it accepts by the scenario's name (bundled, or the one it was started with), else the file
+ * `NAME.yaml` of its `--scenarios-dir`.
  */
 async function resetTarget(target: Target, scenario: Scenario, seed: number, options: TargetReplayOptions, report: ReplayReport): Promise<void> {
   const running = await target.json('GET', '/_sim/scenario');
@@ -98,16 +99,12 @@ async function resetTarget(target: Target, scenario: Scenario, seed: number, opt
   const bundled = options.bundledScenario(scenario.name);
   if (bundled && isDeepStrictEqual(bundled, scenario)) {
     await target.reset({ scenario: scenario.name, seed });
-  } else {
-    const dir = mkdtempSync(join(tmpdir(), 'sim-replay-'));
-    const file = join(dir, `${scenario.name.replace(/[^\w.-]/g, '_') || 'scenario'}.yaml`);
-    // JSON is YAML: the resolved scenario as a scenario file.
-    writeFileSync(file, `${JSON.stringify(scenario, null, 2)}\n`);
-    try {
-      await target.reset({ scenario: file, seed }, `(the transcript's scenario '${scenario.name}' was written to ${file} for the target to load: the target must be able to read it, or be started with that scenario)`);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  } else if (!(await target.tryReset({ scenario: scenario.name, seed }))) {
+    const file = `${scenario.name}.yaml`;
+    await target.reset(
+      { scenario: file, seed },
+      `(the transcript's scenario '${scenario.name}' is not a bundled one: start the target with it, --scenario FILE, or put it in the target's --scenarios-dir as ${file})`,
+    );
   }
   const now = await target.json('GET', '/_sim/scenario');
   if (now.status === 200 && !isDeepStrictEqual(now.value, scenario)) {
@@ -155,7 +152,10 @@ class Target {
   private readonly url: URL;
   private readonly agent: HttpAgent;
 
-  constructor(url: string) {
+  constructor(
+    url: string,
+    private readonly controlToken?: string,
+  ) {
     this.url = new URL(url);
     this.base = url.replace(/\/+$/, '');
     this.agent = this.url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
@@ -163,6 +163,14 @@ class Target {
 
   close(): void {
     this.agent.destroy();
+  }
+
+  /** A reset the target may refuse with a 400 (a scenario name it does not accept); whether it was made. */
+  async tryReset(body: Record<string, unknown>): Promise<boolean> {
+    const answer = await this.json('POST', '/_sim/reset', body);
+    if (answer.status === 200) return true;
+    if (answer.status === 400) return false;
+    throw new TargetError(`the target refused the reset ${JSON.stringify(body)}: ${answer.status} ${answer.text}`);
   }
 
   async reset(body: Record<string, unknown>, hint = ''): Promise<void> {
@@ -198,6 +206,7 @@ class Target {
   private request(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer | null): Promise<Answer> {
     const prefix = this.url.pathname.replace(/\/+$/, '');
     const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const sent = this.controlToken !== undefined && path.startsWith('/_sim') ? { ...headers, authorization: `Bearer ${this.controlToken}` } : headers;
     return new Promise((resolve, reject) => {
       const req = send(
         {
@@ -206,7 +215,7 @@ class Target {
           port: this.url.port,
           method,
           path: `${prefix}${path}`,
-          headers: body === null ? headers : { ...headers, 'content-length': String(body.length) },
+          headers: body === null ? sent : { ...sent, 'content-length': String(body.length) },
           agent: this.agent,
         },
         (res) => {

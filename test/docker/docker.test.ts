@@ -1,7 +1,8 @@
 /**
  * The container image, proven by a real build: builds `video-service-sim:test` from the Dockerfile,
  * runs it, drives a video to `succeeded` through the published port, fetches its MP4, and checks
- * the image's promises (non-root, HEALTHCHECK, env-only configuration, fast `docker stop`).
+ * the image's promises (non-root, HEALTHCHECK, env-only configuration, fast `docker stop`, a
+ * control API that needs the token it generates and prints, or the one given).
  *
  * Uses the `docker` CLI from PATH with the environment's DOCKER_HOST. Without an answering engine
  * the suite fails (it never passes silently).
@@ -113,6 +114,24 @@ async function api(url: string, path: string, init: RequestInit = {}): Promise<{
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 let baseUrl = '';
+/** The control token the main container generated and printed at start. */
+let controlToken = '';
+
+/** POST a control endpoint, with a token or without. */
+async function control(url: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
+  if (token !== undefined) headers.Authorization = `Bearer ${token}`;
+  const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+/** The generated token from a container's start-up lines. */
+async function printedToken(container: string): Promise<string> {
+  const logs = await dockerOk(['logs', container]);
+  const token = /^control token: (\S+) /m.exec(logs)?.[1];
+  if (!token) throw new Error(`no "control token:" line in the logs of ${container}:\n${logs}`);
+  return token;
+}
 
 describe('the container image', () => {
   beforeAll(async () => {
@@ -143,6 +162,7 @@ describe('the container image', () => {
     baseUrl = await publishedUrl(MAIN, 8080);
     log(`container ${MAIN} published at ${baseUrl}`);
     await waitForHealth(baseUrl, MAIN);
+    controlToken = await printedToken(MAIN);
   });
 
   afterAll(async () => {
@@ -157,6 +177,24 @@ describe('the container image', () => {
     expect(logs.split('\n')[0]).toMatch(/^sim listening on http:\/\/0\.0\.0\.0:8080 \(scenario fast, seed 4242, clock manual\)/);
   });
 
+  it('generates a control token at start, prints it with the dashboard address, and its control API needs it', async () => {
+    const lines = (await dockerOk(['logs', MAIN])).split('\n');
+    expect(lines[1]).toBe(`dashboard: http://localhost:8080/_sim/#token=${controlToken}`);
+    expect(lines[2]).toMatch(/^control token: \S+ \(generated at start/);
+    expect(controlToken.length).toBeGreaterThanOrEqual(32);
+    // The health check (and the image's HEALTHCHECK) needs none; every other control request does.
+    expect((await fetch(`${baseUrl}/_sim/health`)).status).toBe(200);
+    expect((await control(baseUrl, '/_sim/reset')).body.error).toMatchObject({ type: 'authentication_error', code: 'control_token_required' });
+    expect((await control(baseUrl, '/_sim/shutdown', 'not-the-token')).body.error.code).toBe('invalid_control_token');
+    const requests = await fetch(`${baseUrl}/_sim/requests`);
+    expect(requests.status).toBe(401);
+    expect((await control(baseUrl, '/_sim/reset', controlToken)).status).toBe(200);
+    // No CORS on the control API, and a web page of another origin is refused even with the token.
+    const preflight = await fetch(`${baseUrl}/_sim/reset`, { method: 'OPTIONS', headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' } });
+    expect(preflight.status).toBe(403);
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('drives a video to succeeded through the published port and serves its MP4', async () => {
     const created = await api(baseUrl, '/v1/videos', {
       method: 'POST',
@@ -166,11 +204,7 @@ describe('the container image', () => {
     expect(created.body).toMatchObject({ object: 'video', status: 'queued' });
     const id = created.body.id as string;
 
-    const advanced = await fetch(`${baseUrl}/_sim/clock/advance`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ seconds: 10 }),
-    });
+    const advanced = await control(baseUrl, '/_sim/clock/advance', controlToken, { seconds: 10 });
     expect(advanced.status).toBe(200);
 
     const done = await api(baseUrl, `/v1/videos/${id}`);
@@ -215,6 +249,7 @@ describe('the container image', () => {
       '-e', 'SIM_SPEED=2',
       '-e', 'SIM_BASE_URL=http://sim.example.test:9090',
       '-e', 'SIM_CDN_URL=http://cdn.example.test/media',
+      '-e', 'SIM_CONTROL_TOKEN=env-given-token',
       '-p', '127.0.0.1::9090',
       '--health-interval', '1s',
       IMAGE,
@@ -225,6 +260,10 @@ describe('the container image', () => {
     const image = await api(url, '/v1/images', { method: 'POST', body: JSON.stringify({ prompt: 'A red kite over dunes.' }) });
     expect(image.status, JSON.stringify(image.body)).toBe(200);
     expect(image.body.url).toMatch(/^http:\/\/cdn\.example\.test\/media\/images\/img_\w+\.png$/);
+    // The token given is the one needed, and it is not printed.
+    expect((await control(url, '/_sim/reset')).status).toBe(401);
+    expect((await control(url, '/_sim/reset', 'env-given-token')).status).toBe(200);
+    expect(await dockerOk(['logs', ENV_ONLY])).not.toContain('env-given-token');
     // The HEALTHCHECK follows PORT too.
     await waitForHealthy(ENV_ONLY);
     await docker(['rm', '--force', ENV_ONLY]);

@@ -174,8 +174,14 @@ describe('examples/', () => {
     };
     const sim = compose.services['video-sim']!;
     expect(existsSync(join(EXAMPLES, sim.build!.context, 'Dockerfile'))).toBe(true);
-    expect(sim.ports).toContain('8080:8080');
-    expect(sim.environment).toMatchObject({ SIM_BASE_URL: 'http://localhost:8080', SIM_CDN_URL: 'http://localhost:8080/cdn' });
+    // Published on the loopback address only, with a control token passed through (or generated).
+    expect(sim.ports).toEqual(['127.0.0.1:8080:8080']);
+    expect(sim.environment).toMatchObject({
+      SIM_BASE_URL: 'http://localhost:8080',
+      SIM_CDN_URL: 'http://localhost:8080/cdn',
+      SIM_CONTROL_TOKEN: '${SIM_CONTROL_TOKEN:-}',
+    });
+    expect(read('docker-compose.yml')).toContain('docker compose -f examples/docker-compose.yml logs video-sim');
     expectSimEnvironment(sim.environment!);
     const web = compose.services.web!;
     const [hostDir] = web.volumes![0]!.split(':');

@@ -126,7 +126,7 @@ const cancelWithModel: CancelResponse = { ...canceled, model: 'video-3.2' };
 
 // ---- ApiError: the body of every error answer, discriminated by error.type -----------------------
 expectTypeOf<ApiError['error']['type']>().toEqualTypeOf<
-  'invalid_request_error' | 'authentication_error' | 'insufficient_balance' | 'compliance_error' | 'rate_limit_error' | 'api_error'
+  'invalid_request_error' | 'authentication_error' | 'insufficient_balance' | 'permission_error' | 'compliance_error' | 'rate_limit_error' | 'api_error'
 >();
 expectTypeOf<ApiError['error']['code']>().toEqualTypeOf<ErrorCode>();
 

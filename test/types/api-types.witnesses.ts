@@ -75,6 +75,7 @@ export const ERROR_OBJECT_KEYS = {
   invalid_request_error: { type: true, code: true, message: true, param: true },
   authentication_error: { type: true, code: true, message: true },
   insufficient_balance: { type: true, code: true, message: true },
+  permission_error: { type: true, code: true, message: true },
   compliance_error: { type: true, code: true, message: true, stage: true },
   rate_limit_error: { type: true, code: true, message: true },
   api_error: { type: true, code: true, message: true },
@@ -118,6 +119,10 @@ export const ERROR_CODE_MEMBERS = {
   routing_failed: true,
   render_failed: true,
   upstream_timeout: true,
+  host_not_allowed: true,
+  cross_origin_request: true,
+  control_token_required: true,
+  invalid_control_token: true,
 } as const satisfies Members<ErrorCode>;
 
 /** The keys of a witness, sorted, to compare with `Object.keys` of an answer. */
