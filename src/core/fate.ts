@@ -187,8 +187,8 @@ export function drawFate(
     keyframeImageId,
     routedModel,
     stageNames: keyframeMode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES,
-    // A copy holds exactly its elements; the array grown by push keeps spare capacity (kept for
-    // every stored generation).
+    // A copy holds exactly its elements, without the spare capacity `push` leaves: the array is
+    // kept as long as the generation is stored.
     durationsMs: durationsMs.slice(),
     failure,
     compliance,

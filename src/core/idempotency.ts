@@ -1,7 +1,8 @@
 /**
- * Idempotency keys (interface document 7.3; README, "Filled gaps"): keyed by account, endpoint
- * and key; only successes are stored; entries expire after the scenario's retention, on the
- * account's clock.
+ * Idempotency keys (interface document 7.3): keyed by account, endpoint and key; only successes
+ * (200) are stored, and a request under a stored key is answered with the stored status and body
+ * when it is the same request (see `requestFingerprint`), refused as a reuse otherwise; entries
+ * expire after the scenario's retention, on the account's clock.
  */
 import stableStringify from 'safe-stable-stringify';
 
