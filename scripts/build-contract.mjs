@@ -9,9 +9,8 @@
 //                         { path: {...}, query: {...}, headers: {...} }
 //   <op>_body(body)       the JSON request body (operations with one)
 //   <op>_<status>(body)   each documented JSON response
-// and `operations`: [{ method, path, operationId, statuses, body, bodyRequired, query,
-// bodyFields, integerQuery, headers, responseHeaders: { <status>: [required header names] },
-// responseTypes: { <status>: media type } }].
+// and `operations`: [{ method, path, operationId, statuses, bodyFields, integerQuery, headers,
+// responseHeaders: { <status>: [required header names] } }].
 //
 // Run by `npm run build` (and so by `prepare` and `pretest`).
 import { createRequire } from 'node:module';
@@ -91,15 +90,12 @@ for (const [path, item] of Object.entries(document.paths)) {
 
     const statuses = [];
     const responseHeaders = {};
-    const responseTypes = {};
     for (const [status, reference] of Object.entries(operation.responses)) {
       const response = deref(reference);
       statuses.push(Number(status));
       responseHeaders[status] = Object.entries(response.headers ?? {})
         .filter(([, h]) => deref(h).required)
         .map(([name]) => name);
-      const types = Object.keys(response.content ?? {});
-      responseTypes[status] = types[0] ?? null;
       if (!response.content?.['application/json']) continue;
       const pointer = reference.$ref
         ? `${reference.$ref}/content/application~1json/schema`
@@ -107,20 +103,15 @@ for (const [path, item] of Object.entries(document.paths)) {
       ajv.addSchema({ $id: `response-${op}-${status}`, $ref: `${DOC}${pointer}` });
       ids[`${op}_${status}`] = `response-${op}-${status}`;
     }
-    const queryParams = parameters.filter((p) => p.in === 'query');
     operations.push({
       method: method.toUpperCase(),
       path,
       operationId: op,
       statuses,
-      body: Boolean(body),
       bodyFields: Object.keys(deref(body?.schema)?.properties ?? {}),
-      bodyRequired: Boolean(requestBody?.required),
-      query: queryParams.map((p) => p.name),
-      integerQuery: queryParams.filter((p) => deref(p.schema)?.type === 'integer').map((p) => p.name),
+      integerQuery: parameters.filter((p) => p.in === 'query' && deref(p.schema)?.type === 'integer').map((p) => p.name),
       headers: parameters.filter((p) => p.in === 'header').map((p) => p.name),
       responseHeaders,
-      responseTypes,
     });
   }
 }

@@ -21,7 +21,6 @@
  * failure (the port is taken), 2 a usage error.
  */
 import { Command, CommanderError } from 'commander';
-import { readFileSync } from 'node:fs';
 import { exitQuietlyWhenOutputCloses } from './commands/closedOutput.js';
 import { addHelpCommand, failUnknownCommand } from './commands/help.js';
 import { addOpenapiCommand } from './commands/openapi.js';
@@ -32,13 +31,12 @@ import { addValidateCommand } from './commands/validate.js';
 import { registerDriftCommand } from './commands/drift.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerReportCommand } from './commands/report.js';
-
-const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+import { SIMULATOR_VERSION } from './version.js';
 
 export function buildProgram(): Command {
   const program = new Command('sim')
     .description('Simulator of the video and keyframe generation service. Without a command: start the server.')
-    .version(version)
+    .version(SIMULATOR_VERSION)
     .exitOverride()
     .showHelpAfterError('(run sim --help for every flag)');
 

@@ -5,12 +5,9 @@
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { loadScenario, type Scenario } from '../src/index.js';
-import { bearer, createVideo, expectError, fastWith, listVideos, makeSim, withFreshSim } from './helpers.js';
+import { bearer, createVideo, expectError, fastWith, listVideos, makeSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
-
-let sim: Sim;
-withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('insufficient balance (402)', () => {

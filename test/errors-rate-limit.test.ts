@@ -4,12 +4,9 @@
  */
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { advance, bearer, createVideo, expectError, fastWith, listVideos, makeSim, rateLimitHeaders, withFreshSim } from './helpers.js';
+import { advance, bearer, createVideo, expectError, fastWith, listVideos, makeSim, rateLimitHeaders } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
-
-let sim: Sim;
-withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('rate limiting (429)', () => {

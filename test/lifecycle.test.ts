@@ -17,7 +17,6 @@ interface StageVisit {
   left_at: string | null;
 }
 
-const KEY = 'sk_test_alice';
 const PRICE_PER_SECOND: Record<string, number> = { '720p': 5, '1080p': 10 };
 const KEYFRAME_CENTS = 2;
 

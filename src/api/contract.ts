@@ -33,20 +33,14 @@ export interface Operation {
   operationId: string;
   /** The documented response statuses. */
   statuses: number[];
-  /** Whether it takes a JSON body (and whether the body is required). */
-  body: boolean;
-  bodyRequired: boolean;
-  /** The top-level fields of its body. */
+  /** The top-level fields of its JSON body (none when it takes no body). */
   bodyFields: string[];
-  /** Its query parameters, and those of integer type (read as decimal integers). */
-  query: string[];
+  /** Its query parameters of integer type (read as decimal integers). */
   integerQuery: string[];
   /** Its header parameters (`Idempotency-Key`). */
   headers: string[];
   /** The headers each documented response always carries. */
   responseHeaders: Record<string, string[]>;
-  /** The media type of each documented response (null: no body). */
-  responseTypes: Record<string, string | null>;
 }
 
 type CompiledContract = Record<string, CompiledValidator> & { operations: Operation[] };

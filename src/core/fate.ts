@@ -79,7 +79,8 @@ const DEFAULT_BLOCK_FLAG: ComplianceFlag = {
 
 /**
  * Draws a generation's fate. The draws happen in a fixed order from `rng`, which is the stream of
- * this generation alone, so nothing outside the generation can change the result.
+ * this generation alone, so nothing outside the generation can change the result: the id, the
+ * keyframe, the routing, each timed stage, then output verification.
  */
 export function drawFate(
   scenario: Scenario,
@@ -88,6 +89,36 @@ export function drawFate(
   forced?: ForcedOutcome,
 ): Fate {
   const id = rng.token(24, 'vid_');
+  const { keyframeMode, keyframeImageId } = drawKeyframe(scenario, request, rng, forced);
+  const routedModel = drawRoutedModel(scenario, request, keyframeMode, rng);
+  const { durationsMs, failure: stageFailure } = drawStages(scenario, request, keyframeMode, rng, forced);
+  const { compliance, rejected } = drawCompliance(scenario, rng, forced);
+  const failure = stageFailure ?? (rejected ? outputRejection(compliance) : null);
+  const { priceCents, failureCostCents } = pricesOf(scenario, request, keyframeMode, failure);
+
+  return {
+    id,
+    keyframeMode,
+    keyframeImageId,
+    routedModel,
+    stageNames: keyframeMode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES,
+    // A copy holds exactly its elements, without the spare capacity `push` leaves: the array is
+    // kept as long as the generation is stored.
+    durationsMs: durationsMs.slice(),
+    failure,
+    compliance,
+    priceCents: Math.round(priceCents),
+    failureCostCents: Math.round(failureCostCents),
+  };
+}
+
+/** How the generation gets its keyframe, and the id of that image. */
+function drawKeyframe(
+  scenario: Scenario,
+  request: FateRequest,
+  rng: RandomStream,
+  forced: ForcedOutcome | undefined,
+): { keyframeMode: KeyframeMode; keyframeImageId: string | null } {
   const keyframeFirst = rng.chance(scenario.keyframe_first_share);
   // A forced keyframe failure needs a keyframe stage to fail in.
   const keyframeMode: KeyframeMode = request.keyframeId
@@ -97,7 +128,11 @@ export function drawFate(
       : 'none';
   const keyframeImageId =
     keyframeMode === 'reused' ? request.keyframeId : keyframeMode === 'generated' ? rng.token(24, 'img_') : null;
+  return { keyframeMode, keyframeImageId };
+}
 
+/** The model the first matching routing rule sends the generation to (the last rule if none matches). */
+function drawRoutedModel(scenario: Scenario, request: FateRequest, keyframeMode: KeyframeMode, rng: RandomStream): string {
   const rule =
     scenario.routing.find(
       (r) =>
@@ -105,8 +140,21 @@ export function drawFate(
         (r.when?.resolution === undefined || r.when.resolution === request.resolution) &&
         (r.when?.keyframe_first === undefined || r.when.keyframe_first === (keyframeMode !== 'none')),
     ) ?? scenario.routing[scenario.routing.length - 1];
-  const routedModel = rule ? rng.weighted(rule.targets, (t) => t.weight ?? 1).model : 'render-core-1';
+  return rule ? rng.weighted(rule.targets, (t) => t.weight ?? 1).model : 'render-core-1';
+}
 
+/**
+ * The duration of each timed stage the generation walks through, up to the one it fails in, if it
+ * fails in one. Every stage draws its duration and its failure, walked or not, so that the draws
+ * after them do not depend on the keyframe mode or on a failure.
+ */
+function drawStages(
+  scenario: Scenario,
+  request: FateRequest,
+  keyframeMode: KeyframeMode,
+  rng: RandomStream,
+  forced: ForcedOutcome | undefined,
+): { durationsMs: number[]; failure: PlannedFailure | null } {
   const durationsMs: number[] = [];
   let failure: PlannedFailure | null = null;
   for (const stage of TIMED_STAGES) {
@@ -119,9 +167,8 @@ export function drawFate(
     const durationMs = stage === 'keyframe' && keyframeMode === 'reused' ? 0 : Math.round(seconds * 1000);
     if (failure) continue;
     durationsMs.push(durationMs);
-    const forcedHere = forced?.fail_stage === stage;
     const canFail = stage !== 'keyframe' || keyframeMode === 'generated';
-    if (forcedHere) {
+    if (forced?.fail_stage === stage) {
       failure = {
         stage,
         type: 'api_error',
@@ -140,36 +187,56 @@ export function drawFate(
       };
     }
   }
+  return { durationsMs, failure };
+}
 
+/** What output verification reports, and whether it rejects the output. */
+function drawCompliance(
+  scenario: Scenario,
+  rng: RandomStream,
+  forced: ForcedOutcome | undefined,
+): { compliance: Compliance; rejected: boolean } {
   const verification = scenario.compliance.output_verification;
   const rejectDraw = rng.next();
   const flagDraw = rng.next();
   const flagPick = rng.next();
-  let compliance: Compliance = COMPLIANCE_PASSED;
   const rejected =
     forced?.output_rejected ??
     (forced?.flags ? forced.flags.some((f) => f.severity === 'block') : rejectDraw < verification.reject_share);
   if (forced?.flags) {
-    compliance = { verified: !forced.flags.some((f) => f.severity === 'block'), flags: forced.flags };
-  } else if (rejected) {
+    return { compliance: { verified: !forced.flags.some((f) => f.severity === 'block'), flags: forced.flags }, rejected };
+  }
+  if (rejected) {
     const blocks = verification.flags.filter((f) => f.severity === 'block');
     const flag = blocks.length > 0 ? (blocks[Math.floor(flagPick * blocks.length)] as ComplianceFlag) : DEFAULT_BLOCK_FLAG;
-    compliance = { verified: false, flags: [{ ...flag }] };
-  } else if (flagDraw < verification.flag_share) {
+    return { compliance: { verified: false, flags: [{ ...flag }] }, rejected };
+  }
+  if (flagDraw < verification.flag_share) {
     const soft = verification.flags.filter((f) => f.severity !== 'block');
     const flag = soft[Math.floor(flagPick * soft.length)];
-    if (flag) compliance = { verified: true, flags: [{ ...flag }] };
+    if (flag) return { compliance: { verified: true, flags: [{ ...flag }] }, rejected };
   }
-  if (rejected && !failure) {
-    const blockFlag = compliance.flags.find((f) => f.severity === 'block');
-    failure = {
-      stage: 'output_verification',
-      type: 'compliance_error',
-      code: 'output_rejected',
-      message: `The output was rejected by output verification${blockFlag ? ` (${blockFlag.code})` : ''}.`,
-    };
-  }
+  return { compliance: COMPLIANCE_PASSED, rejected };
+}
 
+/** The failure of a generation whose output verification rejects it. */
+function outputRejection(compliance: Compliance): PlannedFailure {
+  const blockFlag = compliance.flags.find((f) => f.severity === 'block');
+  return {
+    stage: 'output_verification',
+    type: 'compliance_error',
+    code: 'output_rejected',
+    message: `The output was rejected by output verification${blockFlag ? ` (${blockFlag.code})` : ''}.`,
+  };
+}
+
+/** The price if the generation succeeds, and what it costs if it fails as planned (unrounded). */
+function pricesOf(
+  scenario: Scenario,
+  request: FateRequest,
+  keyframeMode: KeyframeMode,
+  failure: PlannedFailure | null,
+): { priceCents: number; failureCostCents: number } {
   const priceCents =
     scenario.pricing.per_second_cents[request.resolution] * request.durationSeconds +
     (keyframeMode === 'generated' ? scenario.pricing.keyframe_cents : 0);
@@ -180,19 +247,5 @@ export function drawFate(
       : scenario.pricing.failure_charge === 'render_if_happened' && renderHappened
         ? priceCents
         : 0;
-
-  return {
-    id,
-    keyframeMode,
-    keyframeImageId,
-    routedModel,
-    stageNames: keyframeMode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES,
-    // A copy holds exactly its elements; the array grown by push keeps spare capacity (kept for
-    // every stored generation).
-    durationsMs: durationsMs.slice(),
-    failure,
-    compliance,
-    priceCents: Math.round(priceCents),
-    failureCostCents: Math.round(failureCostCents),
-  };
+  return { priceCents, failureCostCents };
 }

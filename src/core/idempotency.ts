@@ -1,8 +1,10 @@
 /**
- * Idempotency keys (interface document 7.3; README, "Filled gaps"): keyed by account, endpoint
- * and key; only successes are stored; entries expire after the scenario's retention, on the
- * account's clock.
+ * Idempotency keys (interface document 7.3): keyed by account, endpoint and key; only successes
+ * (200) are stored, and a request under a stored key is answered with the stored status and body
+ * when it is the same request (see `requestFingerprint`), refused as a reuse otherwise; entries
+ * expire after the scenario's retention, on the account's clock.
  */
+import stableStringify from 'safe-stable-stringify';
 
 export interface StoredResponse {
   fingerprint: string;
@@ -56,20 +58,12 @@ export function requestFingerprint(body: unknown): string {
   }
 }
 
+/** The body as JSON text with object keys sorted at every depth (no body: `null`). */
 function fingerprintOf(body: unknown): string {
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const trimmed: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(body)) if (v !== null) trimmed[k] = v;
-    return canonicalJson(trimmed);
+    return stableStringify(trimmed);
   }
-  return canonicalJson(body);
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+  return stableStringify(body) ?? 'null';
 }

@@ -49,8 +49,6 @@ export const FAILABLE_STAGES: readonly PipelineStageName[] = PIPELINE.filter((s)
 
 export const STAGE_BY_NAME: ReadonlyMap<PipelineStageName, StageDefinition> = new Map(PIPELINE.map((stage) => [stage.name, stage]));
 
-export const RESOLVED_STATUSES: ReadonlySet<VideoStatus> = new Set(['succeeded', 'failed', 'canceled']);
-
 /** The statuses that can be canceled: those of the cancelable stages (interface document, section 4.3). */
 export const CANCELABLE_STATUSES: ReadonlySet<VideoStatus> = new Set(
   PIPELINE.filter((s) => s.cancelable && s.status !== null).map((s) => s.status as VideoStatus),

@@ -31,8 +31,8 @@ export function createStream(seed: number, ...purpose: (string | number)[]): Ran
     int: (n) => Math.floor(next() * n),
     chance: (p) => p > 0 && next() < p,
     token(length, prefix = '') {
-      // Built from char codes in one go: `+=`, or a template around the token, would keep a rope
-      // (a node per concatenation) in memory for as long as the id lives.
+      // One flat string from char codes: a string grown by `+=` (or a template around one) is a
+      // rope, a node per piece, and an id is kept as long as its generation is stored.
       const codes = new Array<number>(prefix.length + length);
       for (let i = 0; i < prefix.length; i++) codes[i] = prefix.charCodeAt(i);
       for (let i = prefix.length; i < codes.length; i++) codes[i] = ALPHABET.charCodeAt(Math.floor(next() * ALPHABET.length));

@@ -1,6 +1,7 @@
 /**
- * Token buckets on an account's virtual clock (README, "Filled gaps"). Every authenticated /v1
- * request spends one token; a bucket refills continuously at `refill_per_second`.
+ * Token buckets on an account's virtual clock: one per account, and one per route group the
+ * scenario names. Every authenticated /v1 request, GETs included, spends one token; a bucket
+ * refills continuously at `refill_per_second`; an empty bucket refuses with a Retry-After.
  */
 
 export interface RateLimitResult {

@@ -72,11 +72,6 @@ export class Scheduler<T> {
     }
   }
 
-  clear(): void {
-    this.heap = [];
-    this.live = 0;
-  }
-
   private dropCancelled(): void {
     while (this.heap.length > 0 && (this.heap[0] as ScheduledEntry<T>).cancelled) this.pop();
   }

@@ -5,6 +5,7 @@
  * every request that may have created something, at its full list price.
  */
 import { randomUUID } from 'node:crypto';
+import stableStringify from 'safe-stable-stringify';
 import { ASSUMPTIONS, SCHEMA_ROW } from './assumptions.js';
 import { checkEveryAnswer, checkListPages, checkSchema, checkVideosSeen, videosIn, type VideoSeen } from './answers.js';
 import { DriftClient, KeyRefused, TargetUnreachable, type Exchange, type ProbeRequest } from './client.js';
@@ -327,7 +328,7 @@ const PAID_RUNNERS: Record<PaidProbe['name'], (run: Run, paid: PaidProbe) => Pro
     const ev = (expected: string, observed: string) => () => ({ request: `${at}, sent again`, expected, observed });
     findings.record('idempotency-replay-header', replay.status === original.status, ev(`the original status, ${original.status}`, String(replay.status)));
     findings.record('idempotency-replay-header', replay.headers['idempotent-replayed'] === 'true', ev('Idempotent-Replayed: true', describeAnswer(replay) + (isReplay(replay) ? '' : ', no Idempotent-Replayed')));
-    findings.record('idempotency-replay-header', JSON.stringify(sortKeys(replay.json)) === JSON.stringify(sortKeys(original.json)), ev(
+    findings.record('idempotency-replay-header', stableStringify(replay.json) === stableStringify(original.json), ev(
       `the original body (${video.id} as first answered)`,
       replayed ? `${replayed.id}, status ${String(replayed.status)}${replayed.id === video.id ? ' (a body that differs from the original)' : ' (a new generation)'}` : describeAnswer(replay),
     ));
@@ -410,10 +411,4 @@ async function checkOutputMedia(run: Run, listed: VideoSeen[]): Promise<void> {
     const observed = 'error' in media ? media.error : `${media.status} ${media.contentType}, bytes ${Buffer.from(media.bytes.slice(0, 12)).toString('hex')}`;
     run.findings.record('output-media', !('error' in media) && is2xx(media.status) && test(media.bytes), () => ({ request, expected: kind, observed }));
   }
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
 }

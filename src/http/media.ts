@@ -261,19 +261,26 @@ function describe(base: string, file: string | undefined): string {
     : base;
 }
 
+/**
+ * The id in a request for `{folder}/{id}{ext}`; when the file name is not of that form, answers
+ * 404 (with `naming`, the rule it broke) and gives undefined.
+ */
+function requestedId(req: Request, res: Response, folder: string, ext: string, naming: string): string | undefined {
+  const file = fileParam(req);
+  const id = idFromFile(file, ext);
+  if (id === undefined) notFound(res, `No media file ${describe(`${req.baseUrl}/${folder}`, file)}: ${naming} ${MEDIA_URL_FORMS}`);
+  return id;
+}
+
 // ---------------------------------------------------------------------------------------------
-// The router.
+// Placeholder PNGs.
 
-export function createMediaRouter(catalog: MediaCatalog): Router {
-  const router = express.Router();
+type Placeholders = (kind: string, seed: string, label: string, size: { width: number; height: number }) => MediaFile;
+
+/** Draws placeholder PNGs, keeping the last PNG_CACHE_CAP drawn. */
+function placeholderCache(): Placeholders {
   const pngCache = new LruCache<MediaFile>(PNG_CACHE_CAP);
-
-  const placeholder = (
-    kind: string,
-    seed: string,
-    label: string,
-    size: { width: number; height: number },
-  ): MediaFile => {
+  return (kind, seed, label, size) => {
     const key = `${kind}\u0000${size.width}x${size.height}\u0000${seed}\u0000${label}`;
     let file = pngCache.get(key);
     if (file === undefined) {
@@ -282,51 +289,44 @@ export function createMediaRouter(catalog: MediaCatalog): Router {
     }
     return file;
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The router.
+
+export function createMediaRouter(catalog: MediaCatalog): Router {
+  const router = express.Router();
+  const placeholder = placeholderCache();
 
   // Express 5 answers HEAD with the GET route; sendMediaFile leaves the body out.
   router.get('/videos/:file', async (req: Request, res: Response) => {
-    const file = fileParam(req);
-    const base = `${req.baseUrl}/videos`;
-    const id = idFromFile(file, '.mp4');
-    if (id === undefined) {
-      notFound(res, `No media file ${describe(base, file)}: video files are named {id}.mp4. ${MEDIA_URL_FORMS}`);
-      return;
-    }
+    const id = requestedId(req, res, 'videos', '.mp4', 'video files are named {id}.mp4.');
+    if (id === undefined) return;
     const video = catalog.videoFile(id);
     if (video === undefined) {
-      notFound(res, `No media file ${base}/${id}.mp4: the video does not exist or has not succeeded yet.`);
+      notFound(res, `No media file ${req.baseUrl}/videos/${id}.mp4: the video does not exist or has not succeeded yet.`);
       return;
     }
     sendMediaFile(req, res, await loadVideo(video.resolution, video.durationSeconds));
   });
 
   router.get('/thumbnails/:file', (req: Request, res: Response) => {
-    const file = fileParam(req);
-    const base = `${req.baseUrl}/thumbnails`;
-    const id = idFromFile(file, '.png');
-    if (id === undefined) {
-      notFound(res, `No media file ${describe(base, file)}: thumbnails are named {id}.png. ${MEDIA_URL_FORMS}`);
-      return;
-    }
+    const id = requestedId(req, res, 'thumbnails', '.png', 'thumbnails are named {id}.png.');
+    if (id === undefined) return;
     const video = catalog.videoFile(id);
     if (video === undefined) {
-      notFound(res, `No media file ${base}/${id}.png: the video does not exist or has not succeeded yet.`);
+      notFound(res, `No media file ${req.baseUrl}/thumbnails/${id}.png: the video does not exist or has not succeeded yet.`);
       return;
     }
     sendMediaFile(req, res, placeholder('thumbnail', id, video.prompt, THUMBNAIL_DIMENSIONS));
   });
 
   router.get('/images/:file', (req: Request, res: Response) => {
-    const file = fileParam(req);
-    const base = `${req.baseUrl}/images`;
-    const id = idFromFile(file, '.png');
-    if (id === undefined) {
-      notFound(res, `No media file ${describe(base, file)}: images are named {id}.png. ${MEDIA_URL_FORMS}`);
-      return;
-    }
+    const id = requestedId(req, res, 'images', '.png', 'images are named {id}.png.');
+    if (id === undefined) return;
     const image = catalog.imageFile(id);
     if (image === undefined) {
-      notFound(res, `No media file ${base}/${id}.png: no image with this id exists.`);
+      notFound(res, `No media file ${req.baseUrl}/images/${id}.png: no image with this id exists.`);
       return;
     }
     sendMediaFile(req, res, placeholder('image', id, image.prompt, pngDimensions(image.aspectRatio)));

@@ -4,11 +4,12 @@
  * Draws a vertical two-colour gradient plus a few translucent discs, all derived from a hash of
  * `seed` (so different ids look different), and writes the first words of `label` on a darkened
  * band in a built-in 5x7 bitmap font. Output is 8-bit RGB, filter type 0 on every row, one IDAT
- * chunk, compressed with `node:zlib`'s deflateSync (a 640x360 image is about 8 KB, ~4 ms). No other dependency, no randomness, no
- * clock: the same options give byte-identical output (for a given Node/zlib build).
+ * chunk, compressed and checksummed with `node:zlib` (a 640x360 image is about 8 KB). No other
+ * dependency, no randomness, no clock: the same options give byte-identical output (for a given
+ * Node/zlib build).
  */
 
-import { deflateSync } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 import { fnv1a32 } from '../core/hash.js';
 import type { AspectRatio } from '../core/image.js';
 
@@ -49,30 +50,7 @@ export const THUMBNAIL_DIMENSIONS: Readonly<{ width: number; height: number }> =
 });
 
 // ---------------------------------------------------------------------------------------------
-// CRC32 (IEEE 802.3, reflected polynomial 0xEDB88320), as PNG chunks require.
-
-const CRC_TABLE: Uint32Array = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-/** CRC32 of `bytes`, optionally continuing from a previous value. */
-export function crc32(bytes: Uint8Array, previous = 0): number {
-  let c = (previous ^ 0xffffffff) >>> 0;
-  for (let i = 0; i < bytes.length; i++) {
-    c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
-  }
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Hashing and a small seeded generator (FNV-1a + mulberry32), so colours follow the seed.
-
+// A small seeded generator (mulberry32, seeded by FNV-1a of the seed), so colours follow the seed.
 
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -189,13 +167,143 @@ function layoutLabel(label: string, maxChars: number): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Drawing and encoding.
+// Drawing.
 
 function assertDimension(name: string, value: number): void {
   if (!Number.isInteger(value) || value < 1 || value > MAX_PNG_DIMENSION) {
     throw new RangeError(`${name} must be an integer from 1 to ${MAX_PNG_DIMENSION}, got ${value}`);
   }
 }
+
+/**
+ * The image being drawn, held as the PNG scanline buffer itself: each row is a filter-type byte
+ * (0, None) followed by `width` RGB triples, so pixel (x, y) starts at `y * row + 1 + x * 3`.
+ */
+interface Canvas {
+  readonly width: number;
+  readonly height: number;
+  /** Bytes of pixel data in a row. */
+  readonly stride: number;
+  /** Bytes of a whole scanline: the filter byte and the pixel data. */
+  readonly row: number;
+  readonly px: Buffer;
+}
+
+function createCanvas(width: number, height: number): Canvas {
+  const stride = width * 3;
+  const row = stride + 1;
+  return { width, height, stride, row, px: Buffer.alloc(row * height) };
+}
+
+/**
+ * A vertical gradient from `top` to `bottom`: every row is one colour, which deflate compresses to
+ * almost nothing, so the file stays small and the encoder fast.
+ */
+function paintGradient({ height, stride, row, px }: Canvas, top: Rgb, bottom: Rgb): void {
+  for (let y = 0; y < height; y++) {
+    const t = height > 1 ? y / (height - 1) : 0;
+    const start = y * row + 1;
+    px[start] = (top[0] + (bottom[0] - top[0]) * t) | 0;
+    px[start + 1] = (top[1] + (bottom[1] - top[1]) * t) | 0;
+    px[start + 2] = (top[2] + (bottom[2] - top[2]) * t) | 0;
+    for (let filled = 3; filled < stride; filled *= 2) {
+      px.copyWithin(start + filled, start, start + Math.min(filled, stride - filled));
+    }
+  }
+}
+
+/** Three to five translucent discs, their places, sizes and colours drawn from `rand`. */
+function paintDiscs(canvas: Canvas, rand: () => number, hue: number): void {
+  const { width, height } = canvas;
+  const minSide = Math.min(width, height);
+  const discs = 3 + Math.floor(rand() * 3);
+  for (let d = 0; d < discs; d++) {
+    const cx = rand() * width;
+    const cy = rand() * height;
+    const r = minSide * (0.08 + rand() * 0.22);
+    const col = hsl((hue + 0.5 + rand() * 0.3) % 1, 0.6, 0.45 + rand() * 0.3);
+    const alpha = 0.3 + rand() * 0.25;
+    blendDisc(canvas, cx, cy, r, col, alpha);
+  }
+}
+
+/** Blends `col` with opacity `alpha` over the pixels whose centres lie within the disc. */
+function blendDisc({ width, height, row, px }: Canvas, cx: number, cy: number, r: number, col: Rgb, alpha: number): void {
+  const x0 = Math.max(0, Math.floor(cx - r));
+  const x1 = Math.min(width - 1, Math.ceil(cx + r));
+  const y0 = Math.max(0, Math.floor(cy - r));
+  const y1 = Math.min(height - 1, Math.ceil(cy + r));
+  const r2 = r * r;
+  for (let y = y0; y <= y1; y++) {
+    const dy = y + 0.5 - cy;
+    for (let x = x0; x <= x1; x++) {
+      const dx = x + 0.5 - cx;
+      if (dx * dx + dy * dy > r2) continue;
+      const o = y * row + 1 + x * 3;
+      px[o] = (px[o]! + (col[0] - px[o]!) * alpha) | 0;
+      px[o + 1] = (px[o + 1]! + (col[1] - px[o + 1]!) * alpha) | 0;
+      px[o + 2] = (px[o + 2]! + (col[2] - px[o + 2]!) * alpha) | 0;
+    }
+  }
+}
+
+/** The label: white text with a drop shadow, on a darkened band across the lower middle. */
+function paintLabel(canvas: Canvas, label: string): void {
+  const { width, height } = canvas;
+  const scale = Math.max(1, Math.round(Math.min(width, height) / 100));
+  const cellW = (GLYPH_W + 1) * scale;
+  const lineH = (GLYPH_H + 3) * scale;
+  const margin = 4 * scale;
+  const lines = layoutLabel(label, Math.floor((width - 2 * margin) / cellW));
+  if (lines.length === 0) return;
+  const blockH = lines.length * lineH - 3 * scale;
+  const bandY0 = Math.max(0, Math.floor(height * 0.62 - blockH / 2) - 2 * scale);
+  darkenRows(canvas, bandY0, Math.min(height, bandY0 + blockH + 4 * scale));
+  const shadow = Math.max(1, scale >> 1);
+  lines.forEach((line, li) => {
+    const textW = line.length * cellW - scale;
+    const left = Math.floor((width - textW) / 2);
+    const top = bandY0 + 2 * scale + li * lineH;
+    drawText(canvas, line, left + shadow, top + shadow, scale, 16);
+    drawText(canvas, line, left, top, scale, 250);
+  });
+}
+
+/** Darkens the rows from `y0` up to (not including) `y1` to 45% of their brightness. */
+function darkenRows({ stride, row, px }: Canvas, y0: number, y1: number): void {
+  for (let y = y0; y < y1; y++) {
+    for (let o = y * row + 1, end = o + stride; o < end; o++) px[o] = (px[o]! * 0.45) | 0;
+  }
+}
+
+/** Draws `text` in grey level `v`, each font pixel a `scale`-sided square, from (left, top). */
+function drawText(canvas: Canvas, text: string, left: number, top: number, scale: number, v: number): void {
+  const cellW = (GLYPH_W + 1) * scale;
+  for (let i = 0; i < text.length; i++) {
+    const glyph = FONT[text[i]!]!;
+    for (let col = 0; col < GLYPH_W; col++) {
+      const bits = glyph[col]!;
+      for (let row = 0; row < GLYPH_H; row++) {
+        if (bits & (1 << row)) fillGrey(canvas, left + i * cellW + col * scale, top + row * scale, scale, v);
+      }
+    }
+  }
+}
+
+/** Sets the pixels of a `size`-sided square, clipped to the image, to grey level `v`. */
+function fillGrey({ width, height, row, px }: Canvas, x0: number, y0: number, size: number, v: number): void {
+  for (let y = Math.max(0, y0); y < Math.min(height, y0 + size); y++) {
+    for (let x = Math.max(0, x0); x < Math.min(width, x0 + size); x++) {
+      const o = y * row + 1 + x * 3;
+      px[o] = v;
+      px[o + 1] = v;
+      px[o + 2] = v;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding.
 
 function chunk(type: string, data: Uint8Array): Buffer {
   const out = Buffer.alloc(12 + data.length);
@@ -208,115 +316,11 @@ function chunk(type: string, data: Uint8Array): Buffer {
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-/** Renders a deterministic placeholder image as a PNG file. */
-export function renderPlaceholderPng(options: PlaceholderPngOptions): Buffer {
-  const { seed, label, width, height } = options;
-  assertDimension('width', width);
-  assertDimension('height', height);
-
-  const rand = mulberry32(fnv1a32(seed));
-  const hue = rand();
-  const c0 = hsl(hue, 0.55 + rand() * 0.3, 0.32 + rand() * 0.12);
-  const c1 = hsl((hue + 0.25 + rand() * 0.25) % 1, 0.55 + rand() * 0.3, 0.55 + rand() * 0.12);
-
-  // The canvas is the PNG scanline buffer itself: each row is a filter-type byte followed by
-  // width RGB triples. Pixel (x, y) starts at y * row + 1 + x * 3.
-  const stride = width * 3;
-  const row = stride + 1;
-  const px = Buffer.alloc(row * height);
-
-  // Vertical gradient from c0 (top) to c1 (bottom): every row is one colour, which filters to
-  // almost nothing and keeps the file small and the encoder fast.
-  for (let y = 0; y < height; y++) {
-    const t = height > 1 ? y / (height - 1) : 0;
-    const r = (c0[0] + (c1[0] - c0[0]) * t) | 0;
-    const g = (c0[1] + (c1[1] - c0[1]) * t) | 0;
-    const b = (c0[2] + (c1[2] - c0[2]) * t) | 0;
-    const start = y * row + 1;
-    px[start] = r;
-    px[start + 1] = g;
-    px[start + 2] = b;
-    for (let filled = 3; filled < stride; filled *= 2) {
-      px.copyWithin(start + filled, start, start + Math.min(filled, stride - filled));
-    }
-  }
-
-  // A few translucent discs.
-  const minSide = Math.min(width, height);
-  const discs = 3 + Math.floor(rand() * 3);
-  for (let d = 0; d < discs; d++) {
-    const cx = rand() * width;
-    const cy = rand() * height;
-    const r = minSide * (0.08 + rand() * 0.22);
-    const col = hsl((hue + 0.5 + rand() * 0.3) % 1, 0.6, 0.45 + rand() * 0.3);
-    const alpha = 0.3 + rand() * 0.25;
-    const x0 = Math.max(0, Math.floor(cx - r));
-    const x1 = Math.min(width - 1, Math.ceil(cx + r));
-    const y0 = Math.max(0, Math.floor(cy - r));
-    const y1 = Math.min(height - 1, Math.ceil(cy + r));
-    const r2 = r * r;
-    for (let y = y0; y <= y1; y++) {
-      const dy = y + 0.5 - cy;
-      for (let x = x0; x <= x1; x++) {
-        const dx = x + 0.5 - cx;
-        if (dx * dx + dy * dy > r2) continue;
-        const o = y * row + 1 + x * 3;
-        px[o] = (px[o]! + (col[0] - px[o]!) * alpha) | 0;
-        px[o + 1] = (px[o + 1]! + (col[1] - px[o + 1]!) * alpha) | 0;
-        px[o + 2] = (px[o + 2]! + (col[2] - px[o + 2]!) * alpha) | 0;
-      }
-    }
-  }
-
-  // Label: white text with a drop shadow on a darkened band across the lower middle.
-  const scale = Math.max(1, Math.round(minSide / 100));
-  const cellW = (GLYPH_W + 1) * scale;
-  const lineH = (GLYPH_H + 3) * scale;
-  const margin = 4 * scale;
-  const lines = layoutLabel(label, Math.floor((width - 2 * margin) / cellW));
-  if (lines.length > 0) {
-    const blockH = lines.length * lineH - 3 * scale;
-    const bandY0 = Math.max(0, Math.floor(height * 0.62 - blockH / 2) - 2 * scale);
-    const bandY1 = Math.min(height, bandY0 + blockH + 4 * scale);
-    for (let y = bandY0; y < bandY1; y++) {
-      for (let o = y * row + 1, end = o + stride; o < end; o++) px[o] = (px[o]! * 0.45) | 0;
-    }
-    const fill = (x0: number, y0: number, w: number, h: number, v: number): void => {
-      for (let y = Math.max(0, y0); y < Math.min(height, y0 + h); y++) {
-        for (let x = Math.max(0, x0); x < Math.min(width, x0 + w); x++) {
-          const o = y * row + 1 + x * 3;
-          px[o] = v;
-          px[o + 1] = v;
-          px[o + 2] = v;
-        }
-      }
-    };
-    const shadow = Math.max(1, scale >> 1);
-    lines.forEach((line, li) => {
-      const textW = line.length * cellW - scale;
-      const left = Math.floor((width - textW) / 2);
-      const top = bandY0 + 2 * scale + li * lineH;
-      for (const pass of [0, 1] as const) {
-        const off = pass === 0 ? shadow : 0;
-        const v = pass === 0 ? 16 : 250;
-        for (let i = 0; i < line.length; i++) {
-          const glyph = FONT[line[i]!]!;
-          for (let col = 0; col < GLYPH_W; col++) {
-            const bits = glyph[col]!;
-            for (let row = 0; row < GLYPH_H; row++) {
-              if (bits & (1 << row)) {
-                fill(left + i * cellW + col * scale + off, top + row * scale + off, scale, scale, v);
-              }
-            }
-          }
-        }
-      }
-    });
-  }
-
-  // Every row keeps filter type 0 (None): the rows are mostly runs of one colour, which deflate
-  // matches at distance 3 on its own; Sub filtering made the file larger and the encoder slower.
-
+/**
+ * The PNG file of a canvas. Every row keeps filter type 0 (None): the rows are mostly runs of one
+ * colour, which deflate matches at distance 3 on its own, so a filter would only add work and bytes.
+ */
+function encodePng({ width, height, px }: Canvas): Buffer {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
@@ -332,4 +336,22 @@ export function renderPlaceholderPng(options: PlaceholderPngOptions): Buffer {
     chunk('IDAT', deflateSync(px, { level: 6 })),
     chunk('IEND', new Uint8Array(0)),
   ]);
+}
+
+/** Renders a deterministic placeholder image as a PNG file. */
+export function renderPlaceholderPng(options: PlaceholderPngOptions): Buffer {
+  const { seed, label, width, height } = options;
+  assertDimension('width', width);
+  assertDimension('height', height);
+
+  const rand = mulberry32(fnv1a32(seed));
+  const hue = rand();
+  const top = hsl(hue, 0.55 + rand() * 0.3, 0.32 + rand() * 0.12);
+  const bottom = hsl((hue + 0.25 + rand() * 0.25) % 1, 0.55 + rand() * 0.3, 0.55 + rand() * 0.12);
+
+  const canvas = createCanvas(width, height);
+  paintGradient(canvas, top, bottom);
+  paintDiscs(canvas, rand, hue);
+  paintLabel(canvas, label);
+  return encodePng(canvas);
 }

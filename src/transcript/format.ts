@@ -97,8 +97,8 @@ const RESPONSE_HEADER_NAMES: readonly [string, (typeof RECORDED_RESPONSE_HEADERS
 
 /**
  * The transcript line of one exchange: the JSON of a `TranscriptLine`, written out field by field
- * (this runs for every request of a recording simulator; an object built and stringified whole
- * cost a third more).
+ * rather than built as an object and stringified, because it runs for every request a recording
+ * simulator answers.
  */
 export function formatExchange(seq: number, exchange: Exchange): string {
   let headers = '';
