@@ -84,9 +84,9 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     sim.reset({ scenario: str(body.scenario), seed: int(body.seed) ?? null, apiKey: str(body.api_key) }),
   simScenario: ({ sim }) => sim.scenario,
   simScenarios: ({ control }) => ({ object: 'list', data: control.scenarios() }),
-  simPipeline: () => ({
+  simPipeline: ({ sim }) => ({
     object: 'list',
-    data: PIPELINE.map(({ name, status, fills, failable }) => ({ name, status, fills, failable })),
+    data: PIPELINE.map(({ name, status, fills, failable }) => ({ name, status, fills, failable, failure_codes: sim.stageFailureCodes(name) })),
   }),
   simRequests({ sim, query }) {
     const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);
@@ -119,6 +119,10 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       changedSince: int(query.changed_since) ?? null,
     }),
   simGeneration: ({ sim, params }) => sim.controlGeneration(params.id as string),
+  simAdvanceGeneration: ({ sim, params }) => sim.advanceGeneration(params.id as string),
+  simFinishGeneration: ({ sim, params }) => sim.finishGeneration(params.id as string),
+  simFailGeneration: ({ sim, params, body }) => sim.failGeneration(params.id as string, str(body.code)),
+  simCancelGeneration: ({ sim, params }) => sim.cancelGeneration(params.id as string),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ control }) {
     const text = control.transcript();
