@@ -8,7 +8,7 @@ import cors from 'cors';
 import express, { type Express, type Request, type Response } from 'express';
 import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
-import { handleRequest, type ApiAnswer, type ApiState, type Exchange } from '../api/handleRequest.js';
+import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange } from '../api/handleRequest.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { createDashboardRouter } from './dashboard.js';
 import { createMediaRouter } from './media.js';
@@ -35,8 +35,15 @@ export const EXPOSED_HEADERS = [
   'Idempotent-Replayed',
 ];
 
-/** An Express app, with the answers that failed validation against openapi.yaml (each became a 500). */
-export type SimulatorApp = Express & { readonly responseFailures: ApiState['responseFailures'] };
+/**
+ * An Express app, with the answers that failed validation against openapi.yaml (each became a 500),
+ * and its request path without HTTP (`answer`), which the in-process control methods call.
+ */
+export type SimulatorApp = Express & {
+  readonly responseFailures: ApiState['responseFailures'];
+  /** Answers one request as the app would (recorded like one), synchronously, without waiting any injected latency. */
+  readonly answer: (request: ApiRequest) => ApiAnswer;
+};
 
 export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorApp {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -98,7 +105,7 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
       if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
     });
   });
-  return Object.assign(app, { responseFailures: state.responseFailures });
+  return Object.assign(app, { responseFailures: state.responseFailures, answer: (request: ApiRequest) => handleRequest(state, request) });
 }
 
 /** Paths whose answers (and request ids) come from `handleRequest`: all but media and the dashboard. */
