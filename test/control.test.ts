@@ -338,6 +338,19 @@ describe('GET /_sim/pipeline', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('GET /_sim/requests', () => {
+  it('shows the error code of each error answer, and none on a success', async () => {
+    const sim = makeSim();
+    await createVideo(sim);
+    await getVideo(sim, 'vid_missing');
+    await request(sim.app).post('/v1/videos').set(bearer()).send({ prompt: PROMPT });
+    const journal = (await request(sim.app).get('/_sim/requests')).body.data as JournalEntry[];
+    expect(journal.map((e) => [e.status, e.error_code])).toEqual([
+      [200, undefined],
+      [404, 'resource_not_found'],
+      [400, 'missing_parameter'],
+    ]);
+  });
+
   it('records /v1 requests oldest first with method, path and query, status, account, time and request id', async () => {
     const sim = makeSim();
     const created = await createVideo(sim);
