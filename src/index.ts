@@ -11,16 +11,17 @@
  * ```
  */
 import type { AddressInfo } from 'node:net';
-import type { ClockMode, ClockState } from './core/clock.js';
-import { clientReport, type ClientReport } from './core/clientReport.js';
+import type { ClockMode } from './core/clock.js';
 import type { Scenario } from './core/scenario.js';
-import { Simulator, type Health } from './core/simulator.js';
+import { Simulator } from './core/simulator.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
 import { createAppServer, type AppServer } from './http/server.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
-import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordCall, recordTo, type Recording } from './transcript/recording.js';
+import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
+import { controlMethods, queryString, type ControlMethods, type SimClock } from './control/api.js';
+import { SimulatorControlError } from './control/client.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
@@ -30,6 +31,21 @@ export type { Scenario } from './core/scenario.js';
 export type { VideoView } from './core/generation.js';
 export type { ClientReport, ClientFinding, FindingCode } from './core/clientReport.js';
 export { Simulator } from './core/simulator.js';
+export { SimulatorControl, SimulatorControlError, type SimulatorControlOptions } from './control/client.js';
+export type {
+  ControlMethods,
+  GenerationListOptions,
+  ResetOptions,
+  SimClientReport,
+  SimClock,
+  SimFaultList,
+  SimFaultQueued,
+  SimFaultRequest,
+  SimGeneration,
+  SimGenerationList,
+  SimHealth,
+  SimulatorControlApi,
+} from './control/api.js';
 
 export interface CreateSimulatorOptions {
   /** A bundled scenario's name, a YAML file's path, or a resolved scenario object. Default `default`. */
@@ -95,7 +111,15 @@ export interface CreateSimulatorOptions {
   allowedHosts?: string[];
 }
 
-export interface SimulatorHandle {
+/**
+ * An in-process simulator. Beside the app and the server, it has the control methods of
+ * `SimulatorControl` (`health`, `clock`, `reset`, `faults`, `generations`, `report`, `transcript`),
+ * with the same names, arguments and answers, but synchronous: each is the control request it names,
+ * answered through the same request path as over HTTP (checked and recorded alike; no token needed)
+ * and returned at once. A refused call throws a `SimulatorControlError`. So a suite that awaits
+ * every call (`SimulatorControlApi`) runs against either, chosen by configuration.
+ */
+export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
   /** The Express app, for supertest or for mounting in another server. */
   readonly app: SimulatorApp;
   /** The core, for direct inspection. */
@@ -106,19 +130,10 @@ export interface SimulatorHandle {
   readonly port: number | undefined;
   /** Starts an HTTP server; resolves to its base URL. Port 0 picks a free port. */
   listen(port?: number, host?: string): Promise<string>;
-  readonly clock: {
-    /** Moves virtual time forward (one account's, with `apiKey`) and applies due transitions. */
-    advance(seconds: number, apiKey?: string): ClockState;
-    /** The clock (an account's, with `apiKey`). */
-    state(apiKey?: string): ClockState;
+  readonly clock: ControlMethods<false>['clock'] & {
+    /** The clock (an account's, with `apiKey`): the same as `clock.get`. */
+    state(apiKey?: string): SimClock;
   };
-  /**
-   * How well the client using `apiKey` follows the interface document, from that account's requests
-   * in the journal: the same as `GET /_sim/report?api_key=`.
-   */
-  report(apiKey: string): ClientReport;
-  /** Drops all state (or one account's, with `apiKey`). */
-  reset(options?: { scenario?: string; seed?: number; apiKey?: string }): Health;
   /**
    * Stops the server gracefully: no new connections; every request already received gets its
    * answer (injected latency still being waited out is cut short), idle connections are closed;
@@ -184,6 +199,19 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     }),
   });
 
+  // The control methods: each the control request it names, through the app's request path.
+  const control = controlMethods<false>((call) => {
+    const answer = app.answer({
+      method: call.method,
+      path: call.path,
+      query: queryString(call.query),
+      headers: call.body === undefined ? {} : { 'content-type': 'application/json' },
+      body: call.body === undefined ? null : Buffer.from(JSON.stringify(call.body)),
+    });
+    if (answer.status !== 200) throw new SimulatorControlError(answer.status, answer.body, `${call.method} ${call.path}`);
+    return call.text ? answer.body : JSON.parse(answer.body);
+  });
+
   const handle: SimulatorHandle = {
     app,
     core,
@@ -222,17 +250,8 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
         });
       });
     },
-    // Recorded as the control requests they stand for, so that a transcript replays them too.
-    clock: {
-      advance: (seconds, apiKey) =>
-        recordCall(recording, core, '/_sim/clock/advance', { seconds, api_key: apiKey }, () => core.advance(seconds, apiKey)),
-      state: (apiKey) => core.clockState(apiKey),
-    },
-    report: (apiKey) => clientReport(apiKey, core.journal.recordsOf(apiKey), core.clock.mode),
-    reset: (o = {}) =>
-      recordCall(recording, core, '/_sim/reset', { scenario: o.scenario, seed: o.seed, api_key: o.apiKey }, () =>
-        core.reset({ scenario: o.scenario, seed: o.seed, apiKey: o.apiKey }),
-      ),
+    ...control,
+    clock: { ...control.clock, state: (apiKey) => control.clock.get(apiKey) },
     close,
   };
   return handle;

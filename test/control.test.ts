@@ -317,19 +317,19 @@ describe('GET /_sim/scenarios', () => {
 });
 
 describe('GET /_sim/pipeline', () => {
-  it('answers the six stages in order with the status shown in each, the field each fills and whether it can fail', async () => {
+  it('answers the six stages in order with the status shown in each, the field each fills, whether it can fail and the codes of a failure there', async () => {
     const sim = makeSim();
     const res = await request(sim.app).get('/_sim/pipeline');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       object: 'list',
       data: [
-        { name: 'claim_linking', status: null, fills: null, failable: false },
-        { name: 'queue', status: 'queued', fills: null, failable: false },
-        { name: 'keyframe', status: 'processing', fills: 'keyframe', failable: true },
-        { name: 'routing', status: 'processing', fills: 'routed_model', failable: true },
-        { name: 'render', status: 'processing', fills: null, failable: true },
-        { name: 'output_verification', status: 'verifying', fills: 'compliance', failable: false },
+        { name: 'claim_linking', status: null, fills: null, failable: false, failure_codes: ['claim_linking_rejected'] },
+        { name: 'queue', status: 'queued', fills: null, failable: false, failure_codes: [] },
+        { name: 'keyframe', status: 'processing', fills: 'keyframe', failable: true, failure_codes: ['keyframe_failed', 'upstream_timeout', 'internal_error'] },
+        { name: 'routing', status: 'processing', fills: 'routed_model', failable: true, failure_codes: ['routing_failed', 'upstream_timeout', 'internal_error'] },
+        { name: 'render', status: 'processing', fills: null, failable: true, failure_codes: ['render_failed', 'upstream_timeout', 'internal_error'] },
+        { name: 'output_verification', status: 'verifying', fills: 'compliance', failable: false, failure_codes: ['output_rejected'] },
       ],
     });
   });
@@ -338,6 +338,19 @@ describe('GET /_sim/pipeline', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('GET /_sim/requests', () => {
+  it('shows the error code of each error answer, and none on a success', async () => {
+    const sim = makeSim();
+    await createVideo(sim);
+    await getVideo(sim, 'vid_missing');
+    await request(sim.app).post('/v1/videos').set(bearer()).send({ prompt: PROMPT });
+    const journal = (await request(sim.app).get('/_sim/requests')).body.data as JournalEntry[];
+    expect(journal.map((e) => [e.status, e.error_code])).toEqual([
+      [200, undefined],
+      [404, 'resource_not_found'],
+      [400, 'missing_parameter'],
+    ]);
+  });
+
   it('records /v1 requests oldest first with method, path and query, status, account, time and request id', async () => {
     const sim = makeSim();
     const created = await createVideo(sim);

@@ -167,6 +167,7 @@ export function journalRecord(fields: Partial<JournalRecord> = {}): JournalRecor
     videoId: undefined,
     videoStatus: undefined,
     errorParam: undefined,
+    errorCode: undefined,
     undelivered: false,
     ...fields,
   };

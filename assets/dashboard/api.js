@@ -56,7 +56,7 @@ export const api = {
   scenario: () => control('scenario'),
   /** The bundled scenarios: { data: [{ name, purpose }] }. */
   scenarios: () => control('scenarios'),
-  /** The pipeline's stages in order: { data: [{ name, status, fills, failable }] }. */
+  /** The pipeline's stages in order: { data: [{ name, status, fills, failable, failure_codes }] }. */
   pipeline: () => control('pipeline'),
   /** The global clock, or an account's (its own offset included). */
   clock: (account) => control('clock', { query: { api_key: account } }),
@@ -72,7 +72,29 @@ export const api = {
   /** How well an account's client follows the interface document: coverage and findings. */
   report: (account) => control('report', { query: { api_key: account } }),
   generation: (id) => control(`generations/${encodeURIComponent(id)}`),
+  /** Live control of one generation (`advance`, `finish`, `fail`, `cancel`): each answers the generation. */
+  moveGeneration: (id, action, body) => control(`generations/${encodeURIComponent(id)}/${action}`, { method: 'POST', body }),
+  /** Queues a fault (POST /_sim/faults): { queued }. */
+  queueFault: (fault) => control('faults', { method: 'POST', body: fault }),
+  /** The queued faults: { queued, faults: [{ path, method, status?, latency_ms?, outcome?, times_left, api_key }] }. */
+  faults: () => control('faults'),
+  /** Drops one account's queued faults: { queued }. */
+  clearFaults: (account) => control('faults', { method: 'DELETE', query: { api_key: account } }),
 };
+
+/**
+ * A real request to the service's API (`/v1`), made with the API key the user typed, so it is
+ * that key's request (journaled, rate limited, reported) like any client's. Answers { status, body }.
+ */
+export async function serviceRequest(path, { key, body }) {
+  const response = await fetch(new URL(`../v1/${path}`, SIM), {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    cache: 'no-store',
+  });
+  return { status: response.status, body: await response.json().catch(() => null) };
+}
 
 // The CDN address (--cdn-url may move it): learnt from the first output URL seen, else <base>/cdn.
 let cdnBase = new URL('../cdn/', SIM).href;

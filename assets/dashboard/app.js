@@ -9,7 +9,10 @@
 // (`GET /_sim/scenarios`) and the pipeline's stages (`GET /_sim/pipeline`) are read at every
 // (re)load. Filtered to one account, times are that account's (`GET /_sim/clock?api_key=`), since
 // an account's clock can run ahead of the global one, and its client report is shown.
+import { wireAccountTools } from './account-tools.js';
+import { renderGenerationActions } from './actions.js';
 import { api, learnCdn, newMediaView } from './api.js';
+import { renderModels, wireCreateForm } from './create-form.js';
 import { IN_FLIGHT, clockText, durationText, isInFlight, ms, signature, stageLabel } from './format.js';
 import { generationRow, h, journalRow, renderDetail, renderMissing, renderReport, scaleTimelines } from './views.js';
 
@@ -25,7 +28,8 @@ const state = {
   nowMs: 0, // the clock times are read against: the filtered account's, else the global one
   accountClock: null, // the filtered account's clock: { account, clock: { mode, now, speed } }
   scenarios: [], // the bundled scenarios, [{ name, purpose }]
-  pipeline: [], // the pipeline's stages in order, [{ name, status, fills, failable }]
+  pipeline: [], // the pipeline's stages in order, [{ name, status, fills, failable, failure_codes }]
+  scenarioChoice: null, // the scenario picked in the "Switch to" list, kept until switched or reset
   firstId: undefined, // the oldest stored generation: when it vanishes, the simulator was reset
   cursor: null,
   filter: { status: '', account: '' },
@@ -91,6 +95,7 @@ async function tick() {
     else renderTable();
     renderSelected();
     await refreshJournal(epoch);
+    if ($('tools-account').value.trim()) await accountTools.refresh();
     setLive('live', `live · ${new Date().toLocaleTimeString()}`);
   } catch (error) {
     setLive('offline', `offline: ${error.message}`);
@@ -152,7 +157,7 @@ async function loadPage() {
 /** Drops everything and starts again from the first page (after a reset or a scenario switch). */
 async function reload(message) {
   state.epoch += 1;
-  Object.assign(state, { health: null, globalNowMs: 0, nowMs: 0, firstId: undefined, cursor: null, afters: [null], rows: [], hasMore: false, selected: null, missing: null, journalKey: '', reportMissing: false });
+  Object.assign(state, { health: null, globalNowMs: 0, nowMs: 0, firstId: undefined, cursor: null, afters: [null], rows: [], hasMore: false, selected: null, missing: null, journalKey: '', reportMissing: false, scenarioChoice: null });
   rowCache.clear();
   newMediaView();
   history.replaceState(null, '', window.location.pathname + window.location.search);
@@ -168,6 +173,7 @@ async function reload(message) {
   state.pipeline = pipeline.data;
   applyHealth(health, accountClock);
   renderScenario(scenario);
+  renderModels(scenario.models?.video ?? []);
   renderLegend();
   await loadPage();
   renderSelected(true);
@@ -205,10 +211,11 @@ function applyHealth(health, accountClock) {
       }),
     );
   }
-  if (document.activeElement !== select) {
-    select.value = health.scenario;
-    renderScenarioPurpose();
-  }
+  // The list shows the user's pick until it is switched to (or the page starts over), focused or
+  // not: a pick made by keyboard or by script is kept while the page polls.
+  const shownName = state.scenarioChoice !== null && wanted.includes(state.scenarioChoice) ? state.scenarioChoice : health.scenario;
+  if (select.value !== shownName) select.value = shownName;
+  renderScenarioPurpose();
 }
 
 /** The filtered account's time: its clock runs ahead of the global one once advanced on its own. */
@@ -320,6 +327,7 @@ function renderSelected(force = false) {
   selectedSig = sig;
   if (!g && state.missing) renderMissing($('detail'), state.missing.id, state.missing.error);
   else renderDetail($('detail'), g, state.nowMs);
+  renderGenerationActions($('generation-actions'), g, state.pipeline, moveSelected);
   $('detail-close').hidden = !g && !state.missing;
 }
 
@@ -415,6 +423,21 @@ async function selectFromHash(hash) {
   renderSelected(true);
 }
 
+/** Sends a live-control request for the selected generation and shows the generation it answers. */
+function moveSelected(action, body) {
+  const id = state.selected?.id;
+  if (!id) return;
+  run(async () => {
+    const g = await api.moveGeneration(id, action, body);
+    learnCdn(g);
+    if (state.selected?.id === id) state.selected = g;
+    const i = state.rows.findIndex((row) => row.id === id);
+    if (i >= 0) state.rows[i] = g;
+    renderTable();
+    renderSelected(true);
+  });
+}
+
 function filterAccount(account) {
   $('filter-account').value = account;
   applyFilters();
@@ -422,6 +445,11 @@ function filterAccount(account) {
 
 function applyFilters() {
   state.filter = { status: $('filter-status').value, account: $('filter-account').value.trim() };
+  // The control room's account follows the filter.
+  if (state.filter.account) {
+    $('tools-account').value = state.filter.account;
+    if (!$('create-key').value.trim()) $('create-key').value = state.filter.account;
+  }
   state.afters = [null];
   state.journalKey = '';
   run(async () => {
@@ -434,12 +462,15 @@ function applyFilters() {
   });
 }
 
+/** The buttons disabled while a user action runs (the selected generation's are redrawn after it). */
+const ACTION_BUTTONS = '[data-advance], #advance-until, #scenario-form button, .tools button';
+
 /** Runs a user action with the controls disabled; reports failures. */
 async function run(action) {
   if (state.busy) return;
   state.busy = true;
   document.body.classList.add('busy');
-  for (const b of document.querySelectorAll('[data-advance], #advance-until, #scenario-form button')) b.disabled = true;
+  for (const b of document.querySelectorAll(ACTION_BUTTONS)) b.disabled = true;
   try {
     await action();
   } catch (error) {
@@ -447,7 +478,7 @@ async function run(action) {
   } finally {
     state.busy = false;
     document.body.classList.remove('busy');
-    for (const b of document.querySelectorAll('[data-advance], #advance-until, #scenario-form button')) b.disabled = false;
+    for (const b of document.querySelectorAll(ACTION_BUTTONS)) b.disabled = false;
     refreshNow();
   }
 }
@@ -502,7 +533,10 @@ function wire() {
       await reload('Reset: all state dropped, scenario reloaded.');
     });
   });
-  $('scenario-select').addEventListener('change', renderScenarioPurpose);
+  $('scenario-select').addEventListener('change', () => {
+    state.scenarioChoice = $('scenario-select').value;
+    renderScenarioPurpose();
+  });
   $('filters').addEventListener('submit', (event) => {
     event.preventDefault();
     applyFilters();
@@ -573,6 +607,14 @@ async function goLast() {
 // ---- start ----
 
 wire();
+const accountTools = wireAccountTools({ run, done: (text) => toast(text, 'info'), failed: (error) => toast(error.message) });
+wireCreateForm({
+  run,
+  onCreated: (video) => {
+    history.replaceState(null, '', `#${video.id}`);
+    void selectFromHash(`#${video.id}`);
+  },
+});
 window.addEventListener('hashchange', () => void selectFromHash(window.location.hash));
 const initialHash = window.location.hash; // reload() clears it
 reload()

@@ -289,6 +289,7 @@ export function journalRow(entry) {
     h('td', { class: 'mono' }, entry.method),
     h('td', { class: 'mono path', title: entry.path }, entry.path),
     h('td', {}, h('span', { class: `code code-${level}` }, entry.status), entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null),
+    h('td', { class: 'mono' }, entry.error_code ? h('span', { 'data-testid': 'journal-error-code' }, entry.error_code) : h('span', { class: 'muted' }, '—')),
     h('td', { class: 'mono' }, entry.account ?? h('span', { class: 'muted' }, 'none')),
     h('td', { class: 'mono muted request-id', 'data-testid': 'journal-request-id' }, entry.request_id),
   );

@@ -308,6 +308,7 @@ function finish(
       videoId: video?.id,
       videoStatus: video?.status,
       errorParam: sent.status >= 400 && 'value' in checked ? errorParamOf(checked.value) : undefined,
+      errorCode: sent.status >= 400 && 'value' in checked ? errorCodeOf(checked.value) : undefined,
       undelivered: false,
     };
     sim.journal.record(record);
@@ -337,6 +338,12 @@ function videoShown(value: unknown): { id: string; status: string } | undefined 
 function errorParamOf(value: unknown): string | null | undefined {
   const error = (value as { error?: { param?: string | null } } | null)?.error;
   return error === null || typeof error !== 'object' ? undefined : error.param;
+}
+
+/** An error answer's `code`, for the journal. */
+function errorCodeOf(value: unknown): string | undefined {
+  const code = (value as { error?: { code?: unknown } } | null)?.error?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];

@@ -68,6 +68,22 @@ function accountOf(input: OperationInput): Account {
 }
 
 const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/**
+ * The account an account-scoped control call names: `api_key` in the query string or in the body
+ * (both given: the same key, else 400).
+ */
+function accountKeyOf({ query, body }: OperationInput): string | null {
+  const inQuery = str(query.api_key);
+  const inBody = str(body.api_key);
+  if (inQuery !== null && inBody !== null && inQuery !== inBody) {
+    throw fail('invalid_parameter', {
+      param: 'api_key',
+      message: 'api_key is given in the query string and in the body with different values; give it once, or the same in both.',
+    });
+  }
+  return inQuery ?? inBody;
+}
 const int = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
@@ -94,21 +110,22 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     return recording ? { ...sim.health(), recording } : sim.health();
   },
   simClock: ({ sim, query }) => sim.clockState(str(query.api_key)),
-  simAdvanceClock: ({ sim, body }) => sim.advance(body.seconds as number, str(body.api_key)),
-  simReset: ({ sim, body }) =>
-    sim.reset({ scenario: str(body.scenario), seed: int(body.seed) ?? null, apiKey: str(body.api_key) }),
+  simAdvanceClock: (input) => input.sim.advance(input.body.seconds as number, accountKeyOf(input)),
+  simReset: (input) =>
+    input.sim.reset({ scenario: str(input.body.scenario), seed: int(input.body.seed) ?? null, apiKey: accountKeyOf(input) }),
   simScenario: ({ sim }) => sim.scenario,
   simScenarios: ({ control }) => ({ object: 'list', data: control.scenarios() }),
-  simPipeline: () => ({
+  simPipeline: ({ sim }) => ({
     object: 'list',
-    data: PIPELINE.map(({ name, status, fills, failable }) => ({ name, status, fills, failable })),
+    data: PIPELINE.map(({ name, status, fills, failable }) => ({ name, status, fills, failable, failure_codes: sim.stageFailureCodes(name) })),
   }),
   simRequests({ sim, query }) {
     const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);
     return { object: 'list', data, has_more };
   },
-  simQueueFault({ sim, body }) {
-    const fault = body as unknown as FaultRequest;
+  simQueueFault(input) {
+    const { sim, body } = input;
+    const fault = { ...body, api_key: accountKeyOf(input) } as unknown as FaultRequest;
     if (!patternMatchesServiceRoute(fault.path)) {
       throw fail('invalid_parameter', {
         param: 'path',
@@ -134,6 +151,10 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       changedSince: int(query.changed_since) ?? null,
     }),
   simGeneration: ({ sim, params }) => sim.controlGeneration(params.id as string),
+  simAdvanceGeneration: ({ sim, params }) => sim.advanceGeneration(params.id as string),
+  simFinishGeneration: ({ sim, params }) => sim.finishGeneration(params.id as string),
+  simFailGeneration: ({ sim, params, body }) => sim.failGeneration(params.id as string, str(body.code)),
+  simCancelGeneration: ({ sim, params }) => sim.cancelGeneration(params.id as string),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ control }) {
     const stream = control.transcript();

@@ -3,6 +3,7 @@
  * bucket, idempotency keys, balance and the scheduler of its due transitions. Accounts share
  * nothing, which is what makes parallel test workers reproducible.
  */
+import type { Fate } from './fate.js';
 import type { Generation } from './generation.js';
 import { TIMED_STAGES } from './pipeline.js';
 import { fnv1a32 } from './hash.js';
@@ -125,6 +126,19 @@ export class Account {
 
   cancel(g: Generation, nowMs: number): void {
     lifecycle.cancel(this.lifecycle, g, nowMs);
+  }
+
+  /** Forced transitions of the control API: the current stage ends now, all of them do, or it fails now. */
+  endStageNow(g: Generation, nowMs: number): void {
+    lifecycle.endStageNow(this.lifecycle, g, nowMs);
+  }
+
+  finishNow(g: Generation, nowMs: number): void {
+    lifecycle.finishNow(this.lifecycle, g, nowMs);
+  }
+
+  failNow(g: Generation, failed: Fate, nowMs: number): void {
+    lifecycle.failNow(this.lifecycle, g, failed, nowMs);
   }
 
   /**

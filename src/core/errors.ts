@@ -68,6 +68,7 @@ export const ERROR_CATALOGUE = {
   resource_not_found: entry('invalid_request_error', 'No such resource.', 404),
   unknown_route: entry('invalid_request_error', 'Unknown route.', 404),
   not_cancelable: entry('invalid_request_error', 'This generation can no longer be canceled.'),
+  generation_resolved: entry('invalid_request_error', 'This generation has already resolved; it can no longer be moved.'),
   idempotency_key_reused: entry(
     'invalid_request_error',
     'This Idempotency-Key was already used with a different request. Use a new key for a new request.',

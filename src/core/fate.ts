@@ -1,9 +1,11 @@
 /**
  * The fate of a generation: everything about its future, drawn once, when it is created, from its
  * own stream, so nothing outside the generation (polling, other accounts, the timing of advances)
- * can change it.
+ * can change it. Only a control request on that generation does: ending a stage early makes the
+ * stage's duration what it lasted, and a forced failure replaces the fate (`failedFate`).
  */
-import { DIRECT_STAGES, KEYFRAME_FIRST_STAGES, TIMED_STAGES, type TimedStage } from './pipeline.js';
+import { fail, isErrorCode, ERROR_CATALOGUE, type ErrorCode } from './errors.js';
+import { DIRECT_STAGES, KEYFRAME_FIRST_STAGES, STAGE_BY_NAME, TIMED_STAGES, type TimedStage } from './pipeline.js';
 import type { RandomStream } from './random.js';
 import { sample, type ComplianceFlagSpec, type Resolution, type Scenario } from './scenario.js';
 
@@ -240,12 +242,80 @@ function pricesOf(
   const priceCents =
     scenario.pricing.per_second_cents[request.resolution] * request.durationSeconds +
     (keyframeMode === 'generated' ? scenario.pricing.keyframe_cents : 0);
-  const renderHappened = failure?.stage === 'output_verification';
-  const failureCostCents =
-    scenario.pricing.failure_charge === 'full'
-      ? priceCents
-      : scenario.pricing.failure_charge === 'render_if_happened' && renderHappened
-        ? priceCents
-        : 0;
+  const failureCostCents = failure ? failureCost(scenario, priceCents, failure.stage) : 0;
   return { priceCents, failureCostCents };
+}
+
+/** What a failure at `stage` charges: the scenario's `failure_charge` (the render happened once output verification is reached). */
+function failureCost(scenario: Scenario, priceCents: number, stage: TimedStage): number {
+  const charge = scenario.pricing.failure_charge;
+  return charge === 'full' || (charge === 'render_if_happened' && stage === 'output_verification') ? priceCents : 0;
+}
+
+/**
+ * The codes a generation failed at `stage` can carry under `scenario`: the one a scenario failure
+ * there gives first (the scenario's `stages.<stage>.failure.code`, else the pipeline's usual one),
+ * then the stage's others. Empty where a generation cannot fail.
+ */
+export function stageFailureCodes(scenario: Scenario, stage: string): ErrorCode[] {
+  const codes = [...(STAGE_BY_NAME.get(stage as TimedStage)?.failureCodes ?? [])];
+  const own = (TIMED_STAGES as readonly string[]).includes(stage) ? scenario.stages[stage as TimedStage]?.failure?.code : undefined;
+  if (codes.length > 0 && own !== undefined && isErrorCode(own)) return [own, ...codes.filter((c) => c !== own)];
+  return codes;
+}
+
+/**
+ * The fate of a generation made to fail now at `stage` (the control API's `fail`), instead of the
+ * one it drew: it fails with `code` (default: the code a scenario failure there gives), charges what
+ * a failure there charges, and stops walking at this stage; at output verification the failure is
+ * an output rejection, whose compliance report carries a `block` flag. The caller passes the
+ * stage the generation is in; a stage that cannot fail, or a code that does not belong to it, is
+ * 400 `invalid_parameter`.
+ */
+export function failedFate(scenario: Scenario, fate: Fate, stage: TimedStage, code: string | null): Fate {
+  const codes = stage === 'keyframe' && fate.keyframeMode !== 'generated' ? [] : stageFailureCodes(scenario, stage);
+  const chosen = code ?? codes[0];
+  if (chosen === undefined) {
+    throw fail('invalid_parameter', {
+      param: 'id',
+      message: `A generation in the ${stage} stage cannot fail. Advance it to a stage that can (keyframe, routing, render, output_verification) first.`,
+    });
+  }
+  if (!(codes as string[]).includes(chosen)) {
+    throw fail('invalid_parameter', {
+      param: 'code',
+      message: `'${chosen}' is not a failure of the ${stage} stage; it can fail with ${codes.join(', ')}.`,
+    });
+  }
+  const index = fate.stageNames.indexOf(stage);
+  const durationsMs = fate.durationsMs.slice(0, index + 1);
+  if (stage === 'output_verification') {
+    const drawnBlock = fate.compliance.flags.find((f) => f.severity === 'block');
+    const block =
+      drawnBlock ?? scenario.compliance.output_verification.flags.find((f) => f.severity === 'block') ?? DEFAULT_BLOCK_FLAG;
+    const flags = drawnBlock ? fate.compliance.flags.map((f) => ({ ...f })) : [...fate.compliance.flags.map((f) => ({ ...f })), { ...block }];
+    return {
+      ...fate,
+      durationsMs,
+      compliance: { verified: false, flags },
+      failure: {
+        stage,
+        type: 'compliance_error',
+        code: 'output_rejected',
+        message: `The output was rejected by output verification (${block.code}; forced through the control API).`,
+      },
+      failureCostCents: failureCost(scenario, fate.priceCents, stage),
+    };
+  }
+  return {
+    ...fate,
+    durationsMs,
+    failure: {
+      stage,
+      type: 'api_error',
+      code: chosen,
+      message: `${ERROR_CATALOGUE[chosen as ErrorCode].message.replace(/\.$/, '')} (the ${stage} stage, forced through the control API).`,
+    },
+    failureCostCents: failureCost(scenario, fate.priceCents, stage),
+  };
 }

@@ -24,7 +24,8 @@ export interface StageVisit {
 }
 
 export interface Generation {
-  readonly fate: Fate;
+  /** Drawn at creation; a control request that forces a transition rewrites it (see lifecycle.ts). */
+  fate: Fate;
   readonly account: string;
   /** Creation order across all accounts (for the control API). */
   readonly globalSeq: number;

@@ -18,6 +18,8 @@ export interface JournalEntry {
   negative_prompt_effective?: string | null;
   /** Set when the simulator itself decided the answer (a queued or scenario fault). */
   fault?: string;
+  /** On error answers: the error's `code`. */
+  error_code?: string;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface JournalEntry {
  * for it on the request path). Every /v1 request records one, and few are ever read, so the ISO
  * string is made when an entry is read.
  */
-export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault'> & {
+export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault' | 'error_code'> & {
   atMs: number;
   /**
    * The host's time when the request was handled (the injected wall clock, epoch milliseconds), not
@@ -48,6 +50,8 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
   videoStatus: string | undefined;
   /** An error answer's `param` (the request field at fault), if any. */
   errorParam: string | null | undefined;
+  /** An error answer's `code`, if any. */
+  errorCode: string | undefined;
   /**
    * Set by the HTTP adapter when the client had gone (closed its connection) before the answer
    * could be sent: the client got no answer.
@@ -59,6 +63,7 @@ function entryOf(r: JournalRecord): JournalEntry {
   const entry: JournalEntry = { method: r.method, path: r.path, status: r.status, account: r.account, at: isoTime(r.atMs), request_id: r.request_id };
   if (r.negative_prompt_effective !== undefined) entry.negative_prompt_effective = r.negative_prompt_effective;
   if (r.fault !== undefined) entry.fault = r.fault;
+  if (r.errorCode !== undefined) entry.error_code = r.errorCode;
   return entry;
 }
 

@@ -4,6 +4,7 @@
  * it shows, the field it fills when it ends, whether it may be canceled. Where the generation is
  * stored, scheduled and charged is its account's business, reached through `LifecycleHost`.
  */
+import type { Fate } from './fate.js';
 import { failureError, type Generation } from './generation.js';
 import { STAGE_BY_NAME, type FilledField } from './pipeline.js';
 import type { ScheduledEntry } from './scheduler.js';
@@ -58,6 +59,33 @@ export function endStage(host: LifecycleHost, g: Generation, atMs: number): void
   } else {
     resolve(host, g, 'succeeded', g.fate.priceCents, atMs);
   }
+}
+
+/**
+ * Ends the current stage at `atMs`, before its scheduled end (a control request): the stage's
+ * duration becomes what it lasted, and it ends as a scheduled end would, through `endStage`.
+ */
+export function endStageNow(host: LifecycleHost, g: Generation, atMs: number): void {
+  const entry = g.pending;
+  if (entry === null) return;
+  host.unschedule(entry);
+  const durations = g.fate.durationsMs;
+  durations[g.stageIndex] = (durations[g.stageIndex] ?? 0) - (entry.due - atMs);
+  endStage(host, g, atMs);
+}
+
+/** Walks every remaining stage at `atMs`, to the end its fate holds. */
+export function finishNow(host: LifecycleHost, g: Generation, atMs: number): void {
+  while (g.pending !== null) endStageNow(host, g, atMs);
+}
+
+/**
+ * Replaces the generation's fate with `failed` (one that fails at its current stage, from
+ * `failedFate`) and ends the stage at `atMs`: it fails there as a drawn failure would.
+ */
+export function failNow(host: LifecycleHost, g: Generation, failed: Fate, atMs: number): void {
+  g.fate = failed;
+  endStageNow(host, g, atMs);
 }
 
 /** Cancels an in-flight generation (the caller has checked that its stage may be canceled). */

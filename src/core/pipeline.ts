@@ -9,6 +9,8 @@
  * `verifying` is `output_verification`. Claim linking runs synchronously, during the create request.
  */
 
+import type { ErrorCode } from './errors.js';
+
 export type VideoStatus = 'queued' | 'processing' | 'verifying' | 'succeeded' | 'failed' | 'canceled';
 
 /** A field of the video object that a stage fills when it ends. */
@@ -26,16 +28,22 @@ export interface StageDefinition {
   readonly failable: boolean;
   /** May a generation in this stage be canceled (interface document, section 4.3)? */
   readonly cancelable: boolean;
+  /**
+   * The error codes a generation failed at this stage can carry, the usual one first (a scenario's
+   * failure there may name another `api_error` code: see `stageFailureCodes` in fate.ts). Empty
+   * where a generation cannot fail. The control API's `fail` takes one of them.
+   */
+  readonly failureCodes: readonly ErrorCode[];
 }
 
 /** The pipeline, in order. */
 export const PIPELINE = [
-  { name: 'claim_linking', status: null, fills: null, fillsOnFailure: false, failable: false, cancelable: false },
-  { name: 'queue', status: 'queued', fills: null, fillsOnFailure: false, failable: false, cancelable: true },
-  { name: 'keyframe', status: 'processing', fills: 'keyframe', fillsOnFailure: false, failable: true, cancelable: true },
-  { name: 'routing', status: 'processing', fills: 'routed_model', fillsOnFailure: false, failable: true, cancelable: true },
-  { name: 'render', status: 'processing', fills: null, fillsOnFailure: false, failable: true, cancelable: true },
-  { name: 'output_verification', status: 'verifying', fills: 'compliance', fillsOnFailure: true, failable: false, cancelable: false },
+  { name: 'claim_linking', status: null, fills: null, fillsOnFailure: false, failable: false, cancelable: false, failureCodes: ['claim_linking_rejected'] },
+  { name: 'queue', status: 'queued', fills: null, fillsOnFailure: false, failable: false, cancelable: true, failureCodes: [] },
+  { name: 'keyframe', status: 'processing', fills: 'keyframe', fillsOnFailure: false, failable: true, cancelable: true, failureCodes: ['keyframe_failed', 'upstream_timeout', 'internal_error'] },
+  { name: 'routing', status: 'processing', fills: 'routed_model', fillsOnFailure: false, failable: true, cancelable: true, failureCodes: ['routing_failed', 'upstream_timeout', 'internal_error'] },
+  { name: 'render', status: 'processing', fills: null, fillsOnFailure: false, failable: true, cancelable: true, failureCodes: ['render_failed', 'upstream_timeout', 'internal_error'] },
+  { name: 'output_verification', status: 'verifying', fills: 'compliance', fillsOnFailure: true, failable: false, cancelable: false, failureCodes: ['output_rejected'] },
 ] as const satisfies readonly StageDefinition[];
 
 export type PipelineStageName = (typeof PIPELINE)[number]['name'];
@@ -57,3 +65,6 @@ export const CANCELABLE_STATUSES: ReadonlySet<VideoStatus> = new Set(
 /** The timed stages of keyframe-first (or reused-keyframe) and of direct text-to-video generations. */
 export const KEYFRAME_FIRST_STAGES: readonly TimedStage[] = Object.freeze([...TIMED_STAGES]);
 export const DIRECT_STAGES: readonly TimedStage[] = Object.freeze(TIMED_STAGES.filter((s) => s !== 'keyframe'));
+
+/** The statuses a generation ends in: nothing moves it out of them. */
+export const RESOLVED_STATUSES: ReadonlySet<VideoStatus> = new Set(['succeeded', 'failed', 'canceled']);

@@ -23,8 +23,8 @@ import { Journal } from './journal.js';
 import { matchesPath } from './pathPattern.js';
 import { createStream } from './random.js';
 import { firstAfter, takePage } from './paging.js';
-import { drawFate, type ForcedOutcome } from './fate.js';
-import { CANCELABLE_STATUSES, type VideoStatus } from './pipeline.js';
+import { drawFate, failedFate, stageFailureCodes, type ForcedOutcome } from './fate.js';
+import { CANCELABLE_STATUSES, RESOLVED_STATUSES, type TimedStage, type VideoStatus } from './pipeline.js';
 import { sample, type Resolution, type Scenario } from './scenario.js';
 
 export interface SimulatorOptions {
@@ -525,6 +525,68 @@ export class Simulator {
     const g = this.storedGeneration(id);
     if (!g) throw fail('resource_not_found', { param: 'id', message: `No generation '${id}' is stored in the simulator.` });
     return controlView(g, this.cdnUrl);
+  }
+
+  // ---- live control of one generation (forced transitions, through the generation's state machine) ----
+
+  /** Its current stage ends now: it enters the next one, or resolves to its fate. Nothing else moves. */
+  advanceGeneration(id: string) {
+    return this.forceTransition(id, (account, g, now) => account.endStageNow(g, now));
+  }
+
+  /** It walks all its remaining stages now and resolves to its fate. */
+  finishGeneration(id: string) {
+    return this.forceTransition(id, (account, g, now) => account.finishNow(g, now));
+  }
+
+  /**
+   * It fails now at its current stage, with `code` or the code a scenario failure there gives (at
+   * output verification, an output rejection); 400 `invalid_parameter` when the stage cannot fail or
+   * the code is not one of the stage's.
+   */
+  failGeneration(id: string, code?: string | null) {
+    return this.forceTransition(id, (account, g, now) => {
+      const stage = g.fate.stageNames[g.stageIndex] as TimedStage;
+      account.failNow(g, failedFate(this.scenario, g.fate, stage, code ?? null), now);
+    });
+  }
+
+  /** Cancels it as `DELETE /v1/videos/{id}` would (400 `not_cancelable` while verifying), answering the whole generation. */
+  cancelGeneration(id: string) {
+    return this.forceTransition(id, (account, g, now) => {
+      if (!CANCELABLE_STATUSES.has(g.status)) {
+        throw fail('not_cancelable', {
+          message: `Generation ${id} is '${g.status}' and cannot be canceled: the render has already happened. Only queued and processing generations can be canceled.`,
+        });
+      }
+      account.cancel(g, now);
+    });
+  }
+
+  /** The codes a generation failed at `stage` can carry under the current scenario (see `GET /_sim/pipeline`). */
+  stageFailureCodes(stage: string): string[] {
+    return stageFailureCodes(this.scenario, stage);
+  }
+
+  /**
+   * Applies a forced transition to an in-flight generation at its account's current time, once
+   * every transition due by then has been applied; answers the generation as the control API shows
+   * it. 404 for an unknown id, 400 `generation_resolved` for a resolved one.
+   */
+  private forceTransition(id: string, transition: (account: Account, g: Generation, nowMs: number) => void) {
+    const found = this.storedGeneration(id);
+    const account = found && this.account(found.account);
+    const now = account ? this.catchUp(account) : 0;
+    if (!found || !account || found.evicted) {
+      throw fail('resource_not_found', { param: 'id', message: `No generation '${id}' is stored in the simulator.` });
+    }
+    if (RESOLVED_STATUSES.has(found.status)) {
+      throw fail('generation_resolved', {
+        message: `Generation ${id} has already resolved as '${found.status}'; only a queued, processing or verifying generation can be moved.`,
+      });
+    }
+    transition(account, found, now);
+    return controlView(found, this.cdnUrl);
   }
 
   /** A stored video by id, whatever its account (media files). Applies due transitions first. */

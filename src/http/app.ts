@@ -10,7 +10,7 @@ import express, { type Express, type Request, type Response } from 'express';
 import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
 import { pipeline } from 'node:stream';
-import { handleRequest, type ApiAnswer, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
+import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import { createControlGuard, isControlPath, type AccessPolicy } from './controlGuard.js';
@@ -47,9 +47,14 @@ export const EXPOSED_HEADERS = [
   'Idempotent-Replayed',
 ];
 
-/** An Express app, with the answers that failed validation against openapi.yaml (each became a 500). */
+/**
+ * An Express app, with the answers that failed validation against openapi.yaml (each became a 500),
+ * and its request path without HTTP (`answer`), which the in-process control methods call.
+ */
 export type SimulatorApp = Express & {
   readonly responseFailures: ApiState['responseFailures'];
+  /** Answers one request as the app would (recorded like one), synchronously, without waiting any injected latency. */
+  readonly answer: (request: ApiRequest) => ApiAnswer;
   /**
    * Stops waiting out injected latency while the server stops: the answers waiting now are sent at
    * once, later ones are not delayed, and each closes its connection. Returns the function that
@@ -148,6 +153,7 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
   app.use(errorShapeHandler(log));
   return Object.assign(app, {
     responseFailures: state.responseFailures,
+    answer: (request: ApiRequest) => handleRequest(state, request),
     drain: () => {
       const current = drain;
       current.abort();

@@ -125,26 +125,3 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
     },
   };
 }
-
-/**
- * Runs a programmatic call that stands for a control request (`sim.clock.advance(...)` for
- * `POST /_sim/clock/advance`) and, when recording, records it as that request with its answer.
- */
-export function recordCall<T>(recording: Recording | undefined, core: Simulator, path: string, body: Record<string, unknown>, run: () => T): T {
-  if (!recording) return run();
-  return core.atOneInstant(() => {
-    const nowMs = core.instantStart();
-    const result = run();
-    const text = JSON.stringify(body);
-    recording.record({
-      nowMs,
-      atMs: null,
-      method: 'POST',
-      path,
-      headers: { 'content-type': 'application/json' },
-      body: Buffer.from(text),
-      answer: { status: 200, headers: {}, body: JSON.stringify(result), stream: undefined, contentType: 'application/json; charset=utf-8', delayMs: 0 },
-    });
-    return result;
-  });
-}

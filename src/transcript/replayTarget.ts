@@ -118,7 +118,8 @@ async function resetTarget(target: Target, scenario: Scenario, seed: number, opt
  * are taken as recorded, so that a realtime transcript compares on everything else.
  */
 function withRecordedClockSettings(line: TranscriptLine, body: string): string {
-  if (line.path !== '/_sim/clock/advance' && line.path !== '/_sim/reset') return body;
+  const path = line.path.split('?')[0];
+  if (path !== '/_sim/clock/advance' && path !== '/_sim/reset') return body;
   try {
     const replayed = JSON.parse(body) as Record<string, unknown>;
     const recorded = JSON.parse(line.response) as Record<string, unknown>;

@@ -103,6 +103,7 @@ export const ERROR_CODE_MEMBERS = {
   resource_not_found: true,
   unknown_route: true,
   not_cancelable: true,
+  generation_resolved: true,
   idempotency_key_reused: true,
   range_not_satisfiable: true,
   precondition_failed: true,

@@ -1,0 +1,93 @@
+// An account's next requests: queue a fault (a 500, a 429, latency) or force the next create's
+// outcome, both through POST /_sim/faults with the account's api_key, and list or drop what waits.
+import { api } from './api.js';
+import { h } from './views.js';
+
+const $ = (id) => document.getElementById(id);
+
+/** Where a fault applies: `METHOD path` (method `*`: any). */
+function target(value) {
+  const [method, path] = value.split(' ');
+  return { method: method === '*' ? null : method, path };
+}
+
+/** The fault the fault form describes, for `account`. */
+export function faultFromForm(account) {
+  const kind = $('fault-kind').value;
+  const fault = { ...target($('fault-target').value), times: Number($('fault-times').value) || 1, api_key: account };
+  if (kind === 'latency') fault.latency_ms = Number($('fault-latency').value) || 0;
+  else fault.status = Number(kind);
+  return fault;
+}
+
+/** The forced outcome the outcome form describes (any `outcome` POST /_sim/faults takes). */
+export function outcomeFromForm() {
+  const kind = $('outcome-kind').value;
+  if (kind.startsWith('fail_stage:')) return { fail_stage: kind.slice('fail_stage:'.length) };
+  if (kind === 'flags') {
+    const code = $('outcome-flag-code').value.trim() || 'low_confidence';
+    const severity = $('outcome-flag-severity').value;
+    return { flags: [{ code, severity, message: `Flag ${code} (forced from the dashboard).` }] };
+  }
+  return { [kind]: true };
+}
+
+/** A queued fault in words: `500 on POST /v1/videos ×2`. */
+function faultText(f) {
+  const what = f.status ? String(f.status) : f.latency_ms ? `${f.latency_ms} ms latency` : `outcome ${JSON.stringify(f.outcome)}`;
+  return `${what} on ${f.method ?? 'any'} ${f.path} ×${f.times_left}`;
+}
+
+/** Lists the faults waiting for `account` (all accounts' shared faults are not shown). */
+export function renderFaults(list, account) {
+  const mine = account ? list.faults.filter((f) => f.api_key === account) : [];
+  $('faults-list').replaceChildren(...mine.map((f) => h('li', { 'data-testid': 'fault-row', class: 'mono' }, faultText(f))));
+  $('faults-empty').hidden = mine.length > 0;
+  $('faults-empty').textContent = account ? `Nothing queued for ${account}.` : 'Type an account to see what waits for it.';
+}
+
+/**
+ * Wires the forms. `run(action)` runs a user action (controls disabled, errors shown); `done(text)`
+ * reports a success, `failed(error)` a failure outside an action.
+ */
+export function wireAccountTools({ run, done, failed }) {
+  const account = () => $('tools-account').value.trim();
+  const needAccount = () => {
+    const key = account();
+    if (!key) throw new Error('Type the account (API key) the fault is for.');
+    return key;
+  };
+  const refresh = async () => renderFaults(await api.faults(), account());
+
+  $('fault-kind').addEventListener('change', () => ($('fault-latency-label').hidden = $('fault-kind').value !== 'latency'));
+  $('outcome-kind').addEventListener('change', () => ($('outcome-flag').hidden = $('outcome-kind').value !== 'flags'));
+  // Not an action: typing an account only shows what waits for it.
+  $('tools-account').addEventListener('change', () => void refresh().catch(failed));
+  $('fault-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    run(async () => {
+      const fault = faultFromForm(needAccount());
+      await api.queueFault(fault);
+      await refresh();
+      done(`Queued for ${fault.api_key}: ${$('fault-kind').selectedOptions[0].textContent} on ${$('fault-target').selectedOptions[0].textContent}.`);
+    });
+  });
+  $('outcome-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    run(async () => {
+      const key = needAccount();
+      await api.queueFault({ path: '/v1/videos', method: 'POST', outcome: outcomeFromForm(), api_key: key });
+      await refresh();
+      done(`The next video ${key} creates: ${$('outcome-kind').selectedOptions[0].textContent}.`);
+    });
+  });
+  $('faults-clear').addEventListener('click', () =>
+    run(async () => {
+      const key = needAccount();
+      await api.clearFaults(key);
+      await refresh();
+      done(`Dropped the faults queued for ${key}.`);
+    }),
+  );
+  return { refresh };
+}

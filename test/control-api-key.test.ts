@@ -1,0 +1,83 @@
+/**
+ * Account-scoped control calls take `api_key` in the query string as well as in the body
+ * (README, "Control endpoints"), so that a proxy can route them without reading the body.
+ */
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { createMany, createVideo, expectError, generationsOf, makeSim, withFreshSim } from './helpers.js';
+
+const START = '2026-01-01T00:00:00.000Z';
+
+let sim: ReturnType<typeof makeSim>;
+withFreshSim((fresh) => (sim = fresh));
+
+const clockOf = async (key?: string) => (await request(sim.app).get('/_sim/clock').query(key ? { api_key: key } : {})).body.now as string;
+
+describe('POST /_sim/clock/advance?api_key=', () => {
+  it("moves only that account's clock, as api_key in the body does", async () => {
+    await createMany(sim, 1, {}, 'sk_test_alice');
+    const res = await request(sim.app).post('/_sim/clock/advance?api_key=sk_test_alice').send({ seconds: 2 });
+    expect(res.status).toBe(200);
+    expect(res.body.now).toBe('2026-01-01T00:00:02.000Z');
+    expect(await clockOf('sk_test_alice')).toBe('2026-01-01T00:00:02.000Z');
+    expect(await clockOf()).toBe(START);
+  });
+
+  it('accepts the same key in both places', async () => {
+    const res = await request(sim.app).post('/_sim/clock/advance?api_key=sk_test_alice').send({ seconds: 1, api_key: 'sk_test_alice' });
+    expect(res.status).toBe(200);
+    expect(await clockOf('sk_test_alice')).toBe('2026-01-01T00:00:01.000Z');
+  });
+
+  it('answers 400 invalid_parameter (param api_key) for two different keys, and moves nothing', async () => {
+    await createMany(sim, 1, {}, 'sk_test_alice');
+    const res = await request(sim.app).post('/_sim/clock/advance?api_key=sk_test_alice').send({ seconds: 1, api_key: 'sk_test_bob' });
+    expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'api_key');
+    expect([await clockOf('sk_test_alice'), await clockOf('sk_test_bob'), await clockOf()]).toEqual([START, START, START]);
+  });
+});
+
+describe('POST /_sim/reset?api_key=', () => {
+  it("drops only that account's state", async () => {
+    await createMany(sim, 2, {}, 'sk_test_alice');
+    await createMany(sim, 1, {}, 'sk_test_bob');
+    const res = await request(sim.app).post('/_sim/reset?api_key=sk_test_alice');
+    expect(res.status).toBe(200);
+    expect(await generationsOf(sim, 'sk_test_alice')).toEqual([]);
+    expect(await generationsOf(sim, 'sk_test_bob')).toHaveLength(1);
+  });
+
+  it('refuses a scenario in the body beside an api_key in the query (400, param scenario)', async () => {
+    await createMany(sim, 1, {}, 'sk_test_alice');
+    const res = await request(sim.app).post('/_sim/reset?api_key=sk_test_alice').send({ scenario: 'default' });
+    expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'scenario');
+    expect(await generationsOf(sim, 'sk_test_alice')).toHaveLength(1);
+  });
+
+  it('answers 400 invalid_parameter (param api_key) for two different keys, and drops nothing', async () => {
+    await createMany(sim, 1, {}, 'sk_test_alice');
+    const res = await request(sim.app).post('/_sim/reset?api_key=sk_test_alice').send({ api_key: 'sk_test_bob' });
+    expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'api_key');
+    expect(await generationsOf(sim, 'sk_test_alice')).toHaveLength(1);
+  });
+});
+
+describe('POST /_sim/faults?api_key=', () => {
+  it("queues a fault for that account's requests only", async () => {
+    const res = await request(sim.app).post('/_sim/faults?api_key=sk_test_alice').send({ path: '/v1/videos', method: 'POST', status: 500 });
+    expect(res.status).toBe(200);
+    expect((await request(sim.app).get('/_sim/faults')).body.faults).toEqual([
+      { path: '/v1/videos', method: 'POST', status: 500, times_left: 1, api_key: 'sk_test_alice' },
+    ]);
+    expect((await createVideo(sim, {}, 'sk_test_bob')).status).toBe(200);
+    expectError(await createVideo(sim, {}, 'sk_test_alice'), 500, 'api_error', 'internal_error');
+  });
+
+  it('answers 400 invalid_parameter (param api_key) for two different keys, and queues nothing', async () => {
+    const res = await request(sim.app)
+      .post('/_sim/faults?api_key=sk_test_alice')
+      .send({ path: '/v1/videos', status: 500, api_key: 'sk_test_bob' });
+    expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'api_key');
+    expect((await request(sim.app).get('/_sim/faults')).body).toEqual({ queued: 0, faults: [] });
+  });
+});
