@@ -209,7 +209,8 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       body: call.body === undefined ? null : Buffer.from(JSON.stringify(call.body)),
     });
     if (answer.status !== 200) throw new SimulatorControlError(answer.status, answer.body, `${call.method} ${call.path}`);
-    return call.text ? answer.body : JSON.parse(answer.body);
+    if (call.text) return answer.stream ? answer.stream.text() : answer.body;
+    return JSON.parse(answer.body);
   });
 
   const handle: SimulatorHandle = {

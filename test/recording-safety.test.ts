@@ -138,7 +138,7 @@ describe('GET /_sim/transcript', () => {
   it('is answered by the request path as a stream for the adapter to send, not a string', () => {
     const sim = makeSim();
     let opened = 0;
-    const stream = { length: 3, open: () => (opened++, Readable.from(['a\nb'])) };
+    const stream = { length: 3, open: () => (opened++, Readable.from(['a\nb'])), text: () => 'a\nb' };
     const answer = handleRequest(
       { sim: sim.core, control: { transcript: () => stream, recording: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [] },
       { method: 'GET', path: '/_sim/transcript', query: '', headers: {}, body: null },

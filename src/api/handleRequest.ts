@@ -36,6 +36,8 @@ export interface ApiRequest {
 export interface StreamedBody {
   readonly length: number;
   open(): Readable;
+  /** All of it as text, read at once (for the in-process API). */
+  text(): string;
 }
 
 /** An answer for the HTTP adapter to send. */

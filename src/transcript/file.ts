@@ -3,7 +3,7 @@
  * that is killed loses at most the line being written. A write that fails throws the system's error
  * (ENOSPC, EIO...): the recorder decides what that means.
  */
-import { accessSync, closeSync, constants, createReadStream, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, createReadStream, ftruncateSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -25,6 +25,8 @@ export interface TranscriptFile {
   truncate(length: number): void;
   /** Bytes `from` to `to` (excluded) of the file, read as they are sent. */
   read(from: number, to: number): Readable;
+  /** The same bytes, read at once (for the in-process API, which answers synchronously). */
+  readAll(from: number, to: number): Buffer;
   close(): void;
 }
 
@@ -81,6 +83,20 @@ export function openTranscriptFile(path: string): TranscriptFile {
     read(from, to) {
       // By path, not by this descriptor: a stream still being sent when the file is closed reads on.
       return createReadStream(absolute, { start: from, end: to - 1 });
+    },
+    readAll(from, to) {
+      const bytes = Buffer.alloc(Math.max(0, to - from));
+      const reader = openSync(absolute, 'r');
+      try {
+        for (let at = 0; at < bytes.length; ) {
+          const got = readSync(reader, bytes, at, bytes.length - at, from + at);
+          if (got === 0) break;
+          at += got;
+        }
+      } finally {
+        closeSync(reader);
+      }
+      return bytes;
     },
     close() {
       if (fd === undefined) return;

@@ -115,7 +115,11 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
         if (pendingHeader !== undefined) yield pendingHeader;
         if (file && bytes > 0) yield* file.read(0, bytes);
       }
-      return { length: (pendingHeader === undefined ? 0 : Buffer.byteLength(pendingHeader)) + bytes, open: () => Readable.from(chunks(), { objectMode: false }) };
+      return {
+        length: (pendingHeader === undefined ? 0 : Buffer.byteLength(pendingHeader)) + bytes,
+        open: () => Readable.from(chunks(), { objectMode: false }),
+        text: () => (pendingHeader ?? '') + (file && bytes > 0 ? file.readAll(0, bytes).toString('utf8') : ''),
+      };
     },
     close() {
       if (phase === 'closed') return;
