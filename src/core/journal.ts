@@ -22,9 +22,9 @@ export interface JournalEntry {
 
 /**
  * What is kept of a request: the entry with its time as a number, and what the client report reads
- * (each field a reference or a number taken from the request as it passed: nothing is computed
- * for it on the request path). Every /v1 request records one, and few are ever read, so the ISO
- * string is made when an entry is read.
+ * (each field a reference or a number taken from the request as it passed, except the body, of
+ * which only a fingerprint is kept). Every /v1 request records one, and few are ever read, so the
+ * ISO string is made when an entry is read.
  */
 export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault'> & {
   atMs: number;
@@ -34,8 +34,12 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
   operation: string | null;
   /** The request's Idempotency-Key header, if any. */
   idempotencyKey: string | undefined;
-  /** The request body as received (its bytes, kept by reference), null when none. */
-  requestBody: Uint8Array | null;
+  /**
+   * A digest of the request body as the client report compares bodies (see `bodyIdentity` in
+   * clientReport.ts), null when none. Never the body itself: a record stays small whatever the
+   * body's size, so the journal's memory is bounded by its entry count.
+   */
+  bodyFingerprint: string | null;
   /** The answer's Retry-After (seconds), if any. */
   retryAfter: number | undefined;
   /** The video the answer showed (create, retrieve, cancel): its id and status. */
