@@ -61,20 +61,48 @@ function entryOf(r: JournalRecord): JournalEntry {
   return entry;
 }
 
+/**
+ * The records of the most recent `capacity` requests, oldest first. Forgetting an account (a
+ * per-account reset, or an account dropped for `max_accounts`) takes constant time: its records are
+ * hidden at once (they no longer count against the capacity) and removed from memory in batches.
+ */
 export class Journal {
+  /** Records in arrival order from `start`, hidden ones included; `base + i` numbers `entries[i]`. */
   private entries: JournalRecord[] = [];
   private start = 0;
+  private base = 0;
+  /** Visible records from `start` on. */
+  private live = 0;
+  /** Hidden records from `start` on. */
+  private hidden = 0;
+  /** Visible records per account (accounts with none are left out). */
+  private readonly perAccount = new Map<string, number>();
+  /** Forgotten accounts: their records numbered below the value are hidden. */
+  private forgotten = new Map<string, number>();
 
   constructor(private readonly capacity: number) {}
 
   record(entry: JournalRecord): void {
     this.entries.push(entry);
-    if (this.entries.length - this.start > this.capacity) this.start++;
+    this.live++;
+    if (entry.account !== null) this.perAccount.set(entry.account, (this.perAccount.get(entry.account) ?? 0) + 1);
+    while (this.live > this.capacity) {
+      const oldest = this.entries[this.start] as JournalRecord;
+      if (this.isVisible(oldest, this.start)) {
+        this.live--;
+        if (oldest.account !== null) this.countDown(oldest.account);
+      } else {
+        this.hidden--;
+      }
+      this.start++;
+    }
     // Dropped entries are released in batches: at most a quarter of the capacity (and at least
     // 1,024) waits for the next copy.
     if (this.start >= Math.max(1024, this.capacity / 4)) {
       this.entries = this.entries.slice(this.start);
+      this.base += this.start;
       this.start = 0;
+      for (const [account, before] of this.forgotten) if (before <= this.base) this.forgotten.delete(account);
     }
   }
 
@@ -83,7 +111,7 @@ export class Journal {
     const out: JournalRecord[] = [];
     for (let i = this.start; i < this.entries.length; i++) {
       const e = this.entries[i] as JournalRecord;
-      if (e.account === account) out.push(e);
+      if (e.account === account && this.isVisible(e, i)) out.push(e);
     }
     return out;
   }
@@ -94,7 +122,7 @@ export class Journal {
     let more = false;
     for (let i = this.entries.length - 1; i >= this.start; i--) {
       const e = this.entries[i] as JournalRecord;
-      if (account !== undefined && e.account !== account) continue;
+      if ((account !== undefined && e.account !== account) || !this.isVisible(e, i)) continue;
       if (out.length === limit) {
         more = true;
         break;
@@ -104,9 +132,34 @@ export class Journal {
     return { data: out.reverse(), has_more: more };
   }
 
-  /** Drops one account's entries (a per-account reset). */
+  /** Drops one account's entries (a per-account reset, or the account dropped). */
   forget(account: string): void {
-    this.entries = this.entries.slice(this.start).filter((e) => e.account !== account);
-    this.start = 0;
+    const count = this.perAccount.get(account);
+    if (count === undefined) return;
+    this.perAccount.delete(account);
+    this.live -= count;
+    this.hidden += count;
+    this.forgotten.set(account, this.base + this.entries.length);
+    // Hidden records are removed once they outnumber the visible ones (and at least 1,024).
+    if (this.hidden > Math.max(1024, this.live)) {
+      this.entries = this.entries.slice(this.start).filter((e, i) => this.isVisible(e, this.start + i));
+      this.base = 0;
+      this.start = 0;
+      this.hidden = 0;
+      this.forgotten = new Map();
+    }
+  }
+
+  /** Whether `entries[i]` is shown: its account has not been forgotten since it was recorded. */
+  private isVisible(e: JournalRecord, i: number): boolean {
+    if (this.forgotten.size === 0 || e.account === null) return true;
+    const before = this.forgotten.get(e.account);
+    return before === undefined || this.base + i >= before;
+  }
+
+  private countDown(account: string): void {
+    const count = (this.perAccount.get(account) as number) - 1;
+    if (count === 0) this.perAccount.delete(account);
+    else this.perAccount.set(account, count);
   }
 }
