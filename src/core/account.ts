@@ -44,7 +44,8 @@ export class Account {
   readonly requestStream: RandomStream;
   /** The main rate-limit bucket; route groups of the scenario get their own (see `bucketFor`). */
   readonly bucket: TokenBucket;
-  private readonly groupBuckets = new Map<string, TokenBucket>();
+  /** Made on first use: most accounts never need one (memory per account bounds max_accounts). */
+  private groupBuckets: Map<string, TokenBucket> | undefined;
   readonly idempotency: IdempotencyStore;
   /** Null: unlimited. */
   balanceCents: number | null;
@@ -77,6 +78,7 @@ export class Account {
       (g) => (g.method === undefined || g.method === method) && matchesPath(g.path, path),
     );
     if (!group) return this.bucket;
+    this.groupBuckets ??= new Map();
     let bucket = this.groupBuckets.get(group.name);
     if (!bucket) {
       bucket = new TokenBucket(group.capacity, group.refill_per_second, nowMs);
@@ -151,31 +153,41 @@ export class Account {
     return this.list.filter((g) => !g.evicted);
   }
 
+  /**
+   * What the generation's state machine asks of the account that holds it; made on the account's
+   * first generation (an account that only reads costs about a fifth less memory without it).
+   */
+  private get lifecycle(): lifecycle.LifecycleHost {
+    return (this.lifecycleHost ??= this.makeLifecycleHost());
+  }
 
-  /** What the generation's state machine asks of the account that holds it. */
-  private readonly lifecycle: lifecycle.LifecycleHost = {
-    schedule: (atMs, g) => this.scheduler.schedule(atMs, g),
-    unschedule: (entry) => this.scheduler.cancel(entry),
-    keyframeGenerated: (g, atMs) => {
-      // The keyframe step is the image endpoint's generation step: its still becomes an image of
-      // the account, reusable as keyframe_id. Its price is part of the video's.
-      this.storeImage({
-        id: g.fate.keyframeImageId as string,
-        account: this.key,
-        prompt: g.request.prompt,
-        aspectRatio: '16:9',
-        model: this.scenario.models.keyframe,
-        costCents: this.scenario.pricing.keyframe_cents,
-        createdAt: atMs,
-      });
-    },
-    settled: (g, chargeCents) => {
-      this.reservedCents -= g.fate.priceCents;
-      if (this.balanceCents !== null) this.balanceCents -= chargeCents;
-    },
-    changed: (g) => this.hooks.onChange(g),
-    resolved: (g) => this.hooks.onResolved(g),
-  };
+  private lifecycleHost: lifecycle.LifecycleHost | undefined;
+
+  private makeLifecycleHost(): lifecycle.LifecycleHost {
+    return {
+      schedule: (atMs, g) => this.scheduler.schedule(atMs, g),
+      unschedule: (entry) => this.scheduler.cancel(entry),
+      keyframeGenerated: (g, atMs) => {
+        // The keyframe step is the image endpoint's generation step: its still becomes an image of
+        // the account, reusable as keyframe_id. Its price is part of the video's.
+        this.storeImage({
+          id: g.fate.keyframeImageId as string,
+          account: this.key,
+          prompt: g.request.prompt,
+          aspectRatio: '16:9',
+          model: this.scenario.models.keyframe,
+          costCents: this.scenario.pricing.keyframe_cents,
+          createdAt: atMs,
+        });
+      },
+      settled: (g, chargeCents) => {
+        this.reservedCents -= g.fate.priceCents;
+        if (this.balanceCents !== null) this.balanceCents -= chargeCents;
+      },
+      changed: (g) => this.hooks.onChange(g),
+      resolved: (g) => this.hooks.onResolved(g),
+    };
+  }
 
   /**
    * Drops a resolved generation (the cap on stored generations); the keyframe generated for it goes

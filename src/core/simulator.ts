@@ -6,7 +6,7 @@
  * states and stages in `pipeline.ts`, fields in `generation.ts`, errors in `errors.ts`, accounts in
  * `account.ts`, rate limits in `rateLimit.ts`, idempotency in `idempotency.ts`.
  */
-import { Account } from './account.js';
+import { Account, type AccountHooks } from './account.js';
 import { imageView, type AspectRatio, type Image } from './image.js';
 import { VirtualClock, isoTime, secondsToMs, type ClockMode, type ClockState } from './clock.js';
 import { SimError, fail } from './errors.js';
@@ -128,6 +128,12 @@ export class Simulator {
   seed: number;
   cdnUrl: string;
   private state: SimulatorState;
+  /** One object for every account (not one per account: memory per account bounds max_accounts). */
+  private readonly accountHooks: AccountHooks = {
+    onChange: (g) => this.recordChange(g),
+    onResolved: (g) => this.onResolved(g),
+    onImageStored: (image) => this.onImageStored(image),
+  };
   /** The wall-clock reading that `atOneInstant` holds while it runs, if it runs. */
   private heldWallMs: number | undefined;
   private instantStartMs: number | undefined;
@@ -222,11 +228,7 @@ export class Simulator {
       }
       return account;
     }
-    account = new Account(key, this.scenario, this.seed, this.clock.now(), {
-      onChange: (g) => this.recordChange(g),
-      onResolved: (g) => this.onResolved(g),
-      onImageStored: (image) => this.onImageStored(image),
-    });
+    account = new Account(key, this.scenario, this.seed, this.clock.now(), this.accountHooks);
     state.accounts.set(key, account);
     state.lastUsedKey = key;
     if (state.accounts.size > this.scenario.limits.max_accounts) {
