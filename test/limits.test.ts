@@ -186,7 +186,7 @@ describe('the journal without bodies', () => {
     const records = sim.core.journal.recordsOf('sk_test_alice');
     expect(records).toHaveLength(2);
     for (const record of records) {
-      for (const value of Object.values(record)) {
+      for (const value of Object.values(record) as unknown[]) {
         expect(value instanceof Uint8Array || value instanceof ArrayBuffer).toBe(false);
         if (typeof value === 'string') expect(value.length).toBeLessThan(100);
       }

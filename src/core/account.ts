@@ -1,7 +1,8 @@
 /**
  * One account (one API key): its clock offset, generations and images, random streams, rate-limit
  * bucket, idempotency keys, balance and the scheduler of its due transitions. Accounts share
- * nothing, which is what makes parallel test workers reproducible.
+ * nothing, which is what makes parallel test workers reproducible, but the simulator's global
+ * limits (what is stored counts across accounts: see `limits.ts`).
  */
 import type { Generation } from './generation.js';
 import { TIMED_STAGES } from './pipeline.js';
