@@ -595,9 +595,10 @@ export class Simulator {
   }
 
   /**
-   * The first account's answer to `find`. Accounts are few and each indexes its own generations
-   * and images, so asking each beats a second, global index of everything (which cost 70-90 bytes
-   * a generation).
+   * The first account's answer to `find`. Accounts are usually few and each indexes its own
+   * generations and images, so asking each beats a second, global index of everything (which cost
+   * 70-90 bytes a generation); at `limits.max_accounts`' default of 10,000 a lookup takes about
+   * 0.1 ms.
    */
   private acrossAccounts<T>(find: (account: Account) => T | undefined): T | undefined {
     for (const account of this.state.accounts.values()) {
