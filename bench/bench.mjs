@@ -4,6 +4,7 @@
 //
 //   node bench/bench.mjs [--quick] [--skip-tests] [--out FILE] [--strict]
 //                        [--only startup,in-process,poll,create,advance,list,memory,tests]
+//                        [--generations N]   (the memory figure's count; default 100,000, --quick 10,000)
 //
 // Exit status: 0 when it ran (whatever the figures; with --strict, only when every target is met),
 // 1 when it could not run or, with --strict, a target was missed.
@@ -440,7 +441,7 @@ async function storeAndMeasure(n) {
 
 async function benchMemory() {
   requireAutocannon();
-  const n = CONFIG.memoryN;
+  const n = Number(option('--generations', String(CONFIG.memoryN)));
   const count = (x) => x.toLocaleString('en');
   log(`memory: VmRSS at rest, then with ${count(n)} stored (resolved) generations, in a fresh process`);
   const m = await storeAndMeasure(n);

@@ -6,6 +6,7 @@
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { bodyFingerprint } from '../src/api/body.js';
 import { OPERATIONS } from '../src/api/contract.js';
 import { clientReport, SERVICE_ENDPOINTS, type ClientReport, type ReportedRequest } from '../src/core/clientReport.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
@@ -411,12 +412,12 @@ function req(partial: Partial<ReportedRequest> & { atMs: number }): ReportedRequ
 }
 
 const create = (atMs: number, extra: Partial<ReportedRequest> = {}): ReportedRequest =>
-  req({ method: 'POST', path: '/v1/videos', operation: 'createVideo', requestBody: Buffer.from(JSON.stringify(VIDEO)), atMs, ...extra });
+  req({ method: 'POST', path: '/v1/videos', operation: 'createVideo', bodyFingerprint: bodyFingerprint(Buffer.from(JSON.stringify(VIDEO))), atMs, ...extra });
 
 describe('clientReport', () => {
   it('does not count a request sent again after a 400 once it has changed (body, path or query)', () => {
     const report = clientReport(KEY, [
-      create(0, { status: 400, requestBody: Buffer.from('{"model":"video-3.2"}') }),
+      create(0, { status: 400, bodyFingerprint: bodyFingerprint(Buffer.from('{"model":"video-3.2"}')) }),
       create(1000, { status: 200 }),
       req({ atMs: 2000, path: '/v1/videos?limit=500', status: 400 }),
       req({ atMs: 3000, path: '/v1/videos?limit=100' }),

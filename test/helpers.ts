@@ -162,7 +162,7 @@ export function journalRecord(fields: Partial<JournalRecord> = {}): JournalRecor
     fault: undefined,
     operation: 'listVideos',
     idempotencyKey: undefined,
-    requestBody: null,
+    bodyFingerprint: null,
     retryAfter: undefined,
     videoId: undefined,
     videoStatus: undefined,

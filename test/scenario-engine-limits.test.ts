@@ -4,11 +4,11 @@
  * few that belong together), runs a simulator on it and measures the effect through /v1 and /_sim,
  * never by sampling the distribution functions directly.
  *
- * Here: idempotency.retention_seconds and limits (max_stored_generations for videos and images,
- * journal_size).
+ * Here: idempotency.retention_seconds and limits (max_stored_generations for videos and images, counted
+ * across accounts, and journal_size; max_accounts and the health counters are in limits.test.ts).
  */
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { PROMPT, advanceOk, bearer, createMany, createVideo, expectError, fastWith, generationsOf, getVideo, makeSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
@@ -17,11 +17,11 @@ type Sim = ReturnType<typeof makeSim>;
 
 describe('idempotency and limits', () => {
   let sim: Sim;
-  beforeAll(() => {
+  beforeEach(() => {
     sim = makeSim({
       scenario: fastWith((s) => {
         s.idempotency.retention_seconds = 10;
-        s.limits = { max_stored_generations: 5, journal_size: 3 };
+        s.limits = { max_stored_generations: 5, max_accounts: 100, journal_size: 3 };
         // Renders of 2 s per output second: a 4 s video resolves in about 11 s, a 16 s one in about 35 s.
         s.stages.render = { duration: { type: 'fixed', value: 2 }, per_output_second: true };
       }),
@@ -60,11 +60,12 @@ describe('idempotency and limits', () => {
     for (const id of ids.slice(3)) expect((await getVideo(sim, id, key)).status).toBe(200);
     const list = await request(sim.app).get('/v1/videos').query({ limit: 100 }).set(bearer(key));
     expect(list.body.data.map((v: { id: string }) => v.id)).toEqual(ids.slice(3));
-    // Accounts share nothing: another account's resolved generations do not push these out.
+    // The cap counts all accounts together: another account's 4 resolved ones push out the oldest 4.
     const others = await createMany(sim, 4, { duration_seconds: 4 }, 'sk_test_cap_other');
     await advanceOk(sim, 15);
     for (const id of others) expect((await getVideo(sim, id, 'sk_test_cap_other')).status).toBe(200);
-    for (const id of ids.slice(3)) expect((await getVideo(sim, id, key)).status).toBe(200);
+    for (const id of ids.slice(3, 7)) expect((await getVideo(sim, id, key)).status).toBe(404);
+    expect((await getVideo(sim, ids[7] as string, key)).status).toBe(200);
   });
 
   it('limits.max_stored_generations also bounds images: an evicted video takes its generated keyframe along, and the oldest images go past the cap', async () => {

@@ -2,6 +2,8 @@
  * Reading a request body as the contract wants it: a JSON object sent as `application/json`, at
  * most 1 MiB. Problems become catalogue errors, reported at their turn in the order of checks.
  */
+import { createHash } from 'node:crypto';
+import { bodyIdentity } from '../core/clientReport.js';
 import { fail, type SimError } from '../core/errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -65,4 +67,14 @@ export function readJsonBody(
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
   return value.split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+/**
+ * What the journal keeps of a body for the client report: a SHA-256 digest (base64, 44 characters)
+ * of the body as the report compares bodies (its JSON value, key order and spacing aside), or null
+ * when there is none (or it was too large to be read).
+ */
+export function bodyFingerprint(raw: RawBody): string | null {
+  if (raw === null || raw === 'too_large') return null;
+  return createHash('sha256').update(bodyIdentity(raw)).digest('base64');
 }

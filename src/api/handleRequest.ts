@@ -16,7 +16,7 @@ import { SimError, errorObject, fail } from '../core/errors.js';
 import { requestFingerprint } from '../core/idempotency.js';
 import type { JournalRecord } from '../core/journal.js';
 import type { Simulator } from '../core/simulator.js';
-import { readJsonBody, type RawBody } from './body.js';
+import { bodyFingerprint, readJsonBody, type RawBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
 import { OPERATION_HANDLERS, RawAnswer, StreamAnswer, type Control, type OperationEffects, type OperationInput } from './operations.js';
 
@@ -305,7 +305,8 @@ function finish(
       fault: note,
       operation: operation?.operationId ?? null,
       idempotencyKey: request.headers['idempotency-key'],
-      requestBody: Buffer.isBuffer(request.body) ? request.body : null,
+      // Only a request of an account is ever reported on.
+      bodyFingerprint: account === null ? null : bodyFingerprint(request.body),
       retryAfter: retryAfter === undefined ? undefined : Number(retryAfter),
       videoId: video?.id,
       videoStatus: video?.status,

@@ -66,7 +66,7 @@ export type ReportedRequest = Pick<
   | 'request_id'
   | 'operation'
   | 'idempotencyKey'
-  | 'requestBody'
+  | 'bodyFingerprint'
   | 'retryAfter'
   | 'videoId'
   | 'videoStatus'
@@ -307,14 +307,19 @@ interface FlatWaits {
   dictated: boolean;
 }
 
-/** What makes two requests the same request: method, path with query, and the body as a JSON value. */
+/** What makes two requests the same request: method, path with query, and the body (by its fingerprint). */
 function identityOf(r: ReportedRequest): string {
-  return `${r.method} ${r.path}\n${r.requestBody === null ? '' : canonicalBody(r.requestBody)}`;
+  return `${r.method} ${r.path}\n${r.bodyFingerprint ?? ''}`;
 }
 
 const utf8 = new TextDecoder();
 
-function canonicalBody(bytes: Uint8Array): string {
+/**
+ * A body as the report compares bodies: its JSON value as canonical text (object keys sorted), or,
+ * when it is not JSON, its text. The journal keeps only a digest of this (see
+ * `JournalRecord.bodyFingerprint`), so equal identities mean the same body.
+ */
+export function bodyIdentity(bytes: Uint8Array): string {
   const text = utf8.decode(bytes);
   let value: unknown;
   try {
@@ -322,7 +327,12 @@ function canonicalBody(bytes: Uint8Array): string {
   } catch {
     return `text:${text}`;
   }
-  return `json:${canonicalJson(value)}`;
+  try {
+    return `json:${canonicalJson(value)}`;
+  } catch {
+    // Nested too deep to walk: compared as text.
+    return `text:${text}`;
+  }
 }
 
 /** JSON text with object keys in sorted order, so that equal JSON values give equal text. */

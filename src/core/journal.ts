@@ -24,9 +24,9 @@ export interface JournalEntry {
 
 /**
  * What is kept of a request: the entry with its time as a number, and what the client report reads
- * (each field a reference or a number taken from the request as it passed: nothing is computed
- * for it on the request path). Every /v1 request records one, and few are ever read, so the ISO
- * string is made when an entry is read.
+ * (each field a reference or a number taken from the request as it passed, except the body, of
+ * which only a fingerprint is kept). Every /v1 request records one, and few are ever read, so the
+ * ISO string is made when an entry is read.
  */
 export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault' | 'error_code'> & {
   atMs: number;
@@ -41,8 +41,12 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
   operation: string | null;
   /** The request's Idempotency-Key header, if any. */
   idempotencyKey: string | undefined;
-  /** The request body as received (its bytes, kept by reference), null when none. */
-  requestBody: Uint8Array | null;
+  /**
+   * A digest of the request body as the client report compares bodies (see `bodyIdentity` in
+   * clientReport.ts), null when none. Never the body itself: a record stays small whatever the
+   * body's size, so the journal's memory is bounded by its entry count.
+   */
+  bodyFingerprint: string | null;
   /** The answer's Retry-After (seconds), if any. */
   retryAfter: number | undefined;
   /** The video the answer showed (create, retrieve, cancel): its id and status. */
@@ -67,20 +71,48 @@ function entryOf(r: JournalRecord): JournalEntry {
   return entry;
 }
 
+/**
+ * The records of the most recent `capacity` requests, oldest first. Forgetting an account (a
+ * per-account reset, or an account dropped for `max_accounts`) takes constant time: its records are
+ * hidden at once (they no longer count against the capacity) and removed from memory in batches.
+ */
 export class Journal {
+  /** Records in arrival order from `start`, hidden ones included; `base + i` numbers `entries[i]`. */
   private entries: JournalRecord[] = [];
   private start = 0;
+  private base = 0;
+  /** Visible records from `start` on. */
+  private live = 0;
+  /** Hidden records from `start` on. */
+  private hidden = 0;
+  /** Visible records per account (accounts with none are left out). */
+  private readonly perAccount = new Map<string, number>();
+  /** Forgotten accounts: their records numbered below the value are hidden. */
+  private forgotten = new Map<string, number>();
 
   constructor(private readonly capacity: number) {}
 
   record(entry: JournalRecord): void {
     this.entries.push(entry);
-    if (this.entries.length - this.start > this.capacity) this.start++;
+    this.live++;
+    if (entry.account !== null) this.perAccount.set(entry.account, (this.perAccount.get(entry.account) ?? 0) + 1);
+    while (this.live > this.capacity) {
+      const oldest = this.entries[this.start] as JournalRecord;
+      if (this.isVisible(oldest, this.start)) {
+        this.live--;
+        if (oldest.account !== null) this.countDown(oldest.account);
+      } else {
+        this.hidden--;
+      }
+      this.start++;
+    }
     // Dropped entries are released in batches: at most a quarter of the capacity (and at least
     // 1,024) waits for the next copy.
     if (this.start >= Math.max(1024, this.capacity / 4)) {
       this.entries = this.entries.slice(this.start);
+      this.base += this.start;
       this.start = 0;
+      for (const [account, before] of this.forgotten) if (before <= this.base) this.forgotten.delete(account);
     }
   }
 
@@ -89,7 +121,7 @@ export class Journal {
     const out: JournalRecord[] = [];
     for (let i = this.start; i < this.entries.length; i++) {
       const e = this.entries[i] as JournalRecord;
-      if (e.account === account) out.push(e);
+      if (e.account === account && this.isVisible(e, i)) out.push(e);
     }
     return out;
   }
@@ -100,7 +132,7 @@ export class Journal {
     let more = false;
     for (let i = this.entries.length - 1; i >= this.start; i--) {
       const e = this.entries[i] as JournalRecord;
-      if (account !== undefined && e.account !== account) continue;
+      if ((account !== undefined && e.account !== account) || !this.isVisible(e, i)) continue;
       if (out.length === limit) {
         more = true;
         break;
@@ -110,9 +142,34 @@ export class Journal {
     return { data: out.reverse(), has_more: more };
   }
 
-  /** Drops one account's entries (a per-account reset). */
+  /** Drops one account's entries (a per-account reset, or the account dropped). */
   forget(account: string): void {
-    this.entries = this.entries.slice(this.start).filter((e) => e.account !== account);
-    this.start = 0;
+    const count = this.perAccount.get(account);
+    if (count === undefined) return;
+    this.perAccount.delete(account);
+    this.live -= count;
+    this.hidden += count;
+    this.forgotten.set(account, this.base + this.entries.length);
+    // Hidden records are removed once they outnumber the visible ones (and at least 1,024).
+    if (this.hidden > Math.max(1024, this.live)) {
+      this.entries = this.entries.slice(this.start).filter((e, i) => this.isVisible(e, this.start + i));
+      this.base = 0;
+      this.start = 0;
+      this.hidden = 0;
+      this.forgotten = new Map();
+    }
+  }
+
+  /** Whether `entries[i]` is shown: its account has not been forgotten since it was recorded. */
+  private isVisible(e: JournalRecord, i: number): boolean {
+    if (this.forgotten.size === 0 || e.account === null) return true;
+    const before = this.forgotten.get(e.account);
+    return before === undefined || this.base + i >= before;
+  }
+
+  private countDown(account: string): void {
+    const count = (this.perAccount.get(account) as number) - 1;
+    if (count === 0) this.perAccount.delete(account);
+    else this.perAccount.set(account, count);
   }
 }

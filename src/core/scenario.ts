@@ -110,7 +110,15 @@ export interface Scenario {
     failure_charge: 'nothing' | 'full' | 'render_if_happened';
   };
   idempotency: { retention_seconds: number };
-  limits: { max_stored_generations: number; journal_size: number };
+  /** Bounds on what the simulator holds, across all accounts (docs/limits.md). */
+  limits: {
+    /** Resolved generations kept across accounts (and, separately, images); past it the oldest go. */
+    max_stored_generations: number;
+    /** Accounts kept; past it the least recently used one is dropped whole. */
+    max_accounts: number;
+    /** Requests the journal keeps. */
+    journal_size: number;
+  };
 }
 
 /** What a file may contain: any part of a scenario, plus `extends`. */
@@ -156,7 +164,7 @@ export const BASE_SCENARIO: Scenario = {
     failure_charge: 'render_if_happened',
   },
   idempotency: { retention_seconds: 86_400 },
-  limits: { max_stored_generations: 100_000, journal_size: 10_000 },
+  limits: { max_stored_generations: 100_000, max_accounts: 10_000, journal_size: 10_000 },
 };
 
 /** The stages whose durations and failures a scenario sets (the pipeline's timed stages). */
@@ -388,6 +396,7 @@ export const SCENARIO_FILE_SCHEMA = obj({
   idempotency: obj({ retention_seconds: nonNegative }),
   limits: obj({
     max_stored_generations: { type: 'integer', minimum: 1 },
+    max_accounts: { type: 'integer', minimum: 1 },
     journal_size: { type: 'integer', minimum: 1 },
   }),
 });
