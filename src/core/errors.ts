@@ -164,7 +164,7 @@ export interface SimErrorOptions {
   headers?: Record<string, string>;
 }
 
-/** The `param` a code names when the thrower gives none (README, "Errors"). */
+/** The `param` a code names when the thrower gives none (docs/errors.md). */
 const DEFAULT_PARAM: Readonly<Record<string, string>> = {
   resource_not_found: 'id',
   idempotency_key_reused: 'Idempotency-Key',

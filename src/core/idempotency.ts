@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (interface document 7.3; README, "Filled gaps"): keyed by account, endpoint
+ * Idempotency keys (interface document 7.3; openapi.yaml, Idempotency-Key): keyed by account, endpoint
  * and key; only successes are stored; entries expire after the scenario's retention, on the
  * account's clock.
  */

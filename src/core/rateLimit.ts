@@ -1,5 +1,5 @@
 /**
- * Token buckets on an account's virtual clock (README, "Filled gaps"). Every authenticated /v1
+ * Token buckets on an account's virtual clock (openapi.yaml, X-RateLimit-Limit). Every authenticated /v1
  * request spends one token; a bucket refills continuously at `refill_per_second`.
  */
 
