@@ -1,5 +1,5 @@
 /**
- * The bundled scenarios do what their header comments (and the README) say, measured over
+ * The bundled scenarios do what their header comments (and docs/scenarios.md) say, measured over
  * HTTP on the manual clock: `flaky`'s fault and failure rates, `compliance`'s rejections and flags,
  * `rate-limited`'s bucket, `low-balance`'s 402, `slow`'s queue, `default`'s and `fast`'s timings.
  * Then determinism: the same seed and script give a byte-identical transcript, and polling every

@@ -62,7 +62,7 @@ const SECTION_7_2: Record<string, number> = {
   api_error: 500,
 };
 
-/** The simulator's own error type, beside section 7.2's: its access checks (README, "Security"). */
+/** The simulator's own error type, beside section 7.2's: its access checks (docs/security.md). */
 const SIMULATOR_TYPES: Record<string, number> = {
   permission_error: 403,
 };
@@ -71,7 +71,7 @@ const SIMULATOR_TYPES: Record<string, number> = {
 const STATUS_OF: Record<string, number> = { ...SECTION_7_2, ...SIMULATOR_TYPES };
 
 /**
- * The documented exceptions: 404 for an unknown id or route (README, "Filled gaps"); 412 and 416 for
+ * The documented exceptions: 404 for an unknown id or route (openapi.yaml, ServiceNotFound); 412 and 416 for
  * the preconditions and ranges of media and dashboard files, 417 for an `Expect` (docs/http.md).
  */
 const STATUS_EXCEPTIONS: Record<string, number> = {
@@ -82,7 +82,7 @@ const STATUS_EXCEPTIONS: Record<string, number> = {
   expectation_failed: 417,
 };
 
-/** The codes the simulator promises (README, "Errors"). */
+/** The codes the simulator promises (docs/errors.md). */
 const CONTRACT_CODES = [
   'missing_parameter',
   'invalid_parameter',
@@ -107,7 +107,7 @@ const CONTRACT_CODES = [
   'unsupported_content_type',
 ] as const;
 
-/** The type each contract code must have, from the interface document and the README. */
+/** The type each contract code must have, from the interface document and docs/errors.md. */
 const CONTRACT_TYPES: Record<(typeof CONTRACT_CODES)[number], string> = {
   missing_parameter: 'invalid_request_error',
   invalid_parameter: 'invalid_request_error',
@@ -322,7 +322,7 @@ describe('openapi.yaml response schemas are closed', () => {
       for (const [mediaType, media] of Object.entries(content)) {
         // The one deliberate exception: GET /_sim/scenario echoes the resolved scenario, whose
         // format is the scenario file's (validated by its own JSON schema in src/core/scenario.ts
-        // and documented in the README), not restated in the contract.
+        // and documented in docs/scenarios.md), not restated in the contract.
         if (path === '/_sim/scenario' && status === '200') continue;
         cases.push([`${method} ${path} ${status} ${mediaType}`, (media as Json).schema]);
       }

@@ -1,5 +1,5 @@
 /**
- * The control endpoints under /_sim (README, "Control endpoints"),
+ * The control endpoints under /_sim (docs/control-api.md),
  * in-process through supertest on the manual clock.
  */
 import request from 'supertest';

@@ -43,7 +43,7 @@ const RAW = Symbol('raw body');
 
 type Checked = { [VERDICT]?: { status?: number; message?: string }; [RAW]?: Buffer };
 
-/** Paths the contract describes (media and the dashboard are described in the README only). */
+/** Paths the contract describes (media and the dashboard are described in docs/media.md and docs/dashboard.md only). */
 function isContractPath(path: string, method = 'GET'): boolean {
   if (method === 'OPTIONS') return false; // preflights are the CORS layer's
   return path.startsWith('/v1') || (path.startsWith('/_sim/') && !path.startsWith('/_sim/ui/') && path !== '/_sim/');

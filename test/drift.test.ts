@@ -79,6 +79,7 @@ const NEVER_OBSERVED = [
   'output-media',
   'compliance-stage-values',
   'cost-pricing',
+  'claim-linking-per-request',
 ];
 /** Rows only the paid probes observe (on a fresh account). */
 const PAID_ONLY = [

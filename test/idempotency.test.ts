@@ -1,6 +1,6 @@
 /**
- * Idempotency-Key on POST /v1/videos and POST /v1/images (interface document 7.3; README
- * "Idempotency"): replays, what counts as the same request, conflicts, scope, failures that store
+ * Idempotency-Key on POST /v1/videos and POST /v1/images (interface document 7.3; openapi.yaml
+ * Idempotency-Key): replays, what counts as the same request, conflicts, scope, failures that store
  * nothing, concurrent duplicates and retention.
  */
 import request from 'supertest';

@@ -1,5 +1,5 @@
 /**
- * Accounts are isolated (README, "Parallel test workers"): another account's
+ * Accounts are isolated (docs/testing.md, "Parallel test workers"): another account's
  * resources do not exist for you; each account has its own clock offset and can be reset alone;
  * responses are deterministic per account whatever other accounts do, and polling never changes
  * an outcome.

@@ -1,6 +1,6 @@
 /**
  * The life of one generation: the fields of a fresh generation (rule 1), the walk through the
- * statuses and the exact stage at which every field fills in (README, "Filled gaps": when fields fill in),
+ * statuses and the exact stage at which every field fills in (openapi.yaml, Video: when fields fill in),
  * cost, keyframe-first vs direct, cancel from every status, failures, output rejections, flags,
  * and the `default` scenario's timing promises.
  */

@@ -42,7 +42,7 @@ describe('forced outcomes through POST /_sim/faults', () => {
     // With keyframe_first_share 0.5 about half of the generations are direct text-to-video. The
     // forced outcome promises a keyframe failure for each of them all the same (openapi.yaml
     // SimForcedOutcome.fail_stage: "The generation fails with an api_error at the end of this
-    // stage"; README: "create a generation whose fate is forced").
+    // stage"; docs/control-api.md: "create a generation whose fate is forced").
     const mixed = makeSim({ scenario: fastWith((s) => (s.keyframe_first_share = 0.5)) });
     await queueFault(mixed, { path: '/v1/videos', method: 'POST', outcome: { fail_stage: 'keyframe' }, times: 20 });
     const ids = await createMany(mixed, 20);

@@ -207,7 +207,7 @@ describe('clock.speed and http.latency in realtime mode', () => {
 
 describe('scenario objects from loadScenario', () => {
   it('are independent copies: changing one changes no scenario loaded later (default stays fault-free)', async () => {
-    // The way to build a scenario object in code (README: createSimulator takes "a resolved
+    // The way to build a scenario object in code (docs/testing.md: createSimulator takes "a
     // scenario object") is to load one and change it. Nothing else may change with it.
     const mine = loadScenario('fast');
     const fault = { status: 500 as const, probability: 1 };

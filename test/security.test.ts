@@ -1,5 +1,5 @@
 /**
- * The control plane is safe by default (README, "Security"; docs/security.md), over HTTP against
+ * The control plane is safe by default (docs/security.md), over HTTP against
  * the in-process app: no CORS on /_sim, cross-origin control requests refused, the Host check
  * against DNS rebinding, the control token, and resets that name scenarios, never files. The
  * command line's side (generated token, flags) is in security-cli.test.ts.

@@ -66,6 +66,11 @@ export const ASSUMPTIONS: readonly Assumption[] = [
   { id: 'not-found-404', says: 'an unknown id is 404 invalid_request_error resource_not_found, param id, on every operation' },
   { id: 'unknown-route-404', says: 'an unknown route or method (a trailing slash included) is 404 invalid_request_error unknown_route, param null' },
   {
+    id: 'claim-linking-per-request',
+    says: 'claim linking judges the request (prompt, negative prompt, account), not the attempt: an unchanged retry of a rejected create is rejected again',
+    notObserved: 'it needs a prompt the service is sure to reject, and the service does not publish its claim-linking rules',
+  },
+  {
     id: 'status-stage-mapping',
     says: 'queued = queue; processing = keyframe, routing, render; verifying = output_verification',
     notObserved: WAITING,
