@@ -17,7 +17,7 @@ const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
 let control: SimulatorControl;
 let browser: OpenBrowser;
 let page: Page;
-/** The ids of the videos the page polled, in order. */
+/** The ids of the videos the page polled, in order, each once its answer has arrived. */
 const polled: string[] = [];
 
 beforeAll(async () => {
@@ -28,7 +28,9 @@ beforeAll(async () => {
     [404, /^\/v1\/videos\//],
   ]);
   page = browser.page;
-  page.on('request', (request) => {
+  // Counted when answered, not when sent: a control call made after the count must not reach the
+  // server before the poll it follows.
+  page.on('requestfinished', (request) => {
     const match = /\/v1\/videos\/(vid_\w+)$/.exec(new URL(request.url()).pathname);
     if (match && request.method() === 'GET') polled.push(match[1] as string);
   });
@@ -60,10 +62,14 @@ const status = () => page.locator('#status');
  */
 async function pageTimeUntilPolled(count: number): Promise<void> {
   await expect
-    .poll(async () => {
-      if (polled.length < count) await page.clock.runFor(500);
-      return polled.length;
-    })
+    .poll(
+      async () => {
+        if (polled.length < count) await page.clock.runFor(500);
+        return polled.length;
+      },
+      // A liveness bound: each step waits for the page's real work, which a loaded machine slows.
+      { timeout: 10_000 },
+    )
     .toBe(count);
 }
 
