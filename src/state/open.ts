@@ -6,7 +6,7 @@
  * explicit scenario or seed the file's are used, so a state file copied from another machine opens
  * as it was there.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import stableStringify from 'safe-stable-stringify';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
@@ -54,8 +54,11 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
   if (holder !== null) throw new FileLockedError(path, lockFileOf(path), holder);
   let text: string;
   try {
+    // A device or a pipe (/dev/full reads zeros for ever) is no place for a state.
+    if (!statSync(path).isFile()) throw new StateRefusedError(`${path} is not a regular file: give --state a file's path`);
     text = readFileSync(path, 'utf8');
   } catch (e) {
+    if (e instanceof StateRefusedError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
     throw new StateRefusedError(`cannot read the state file ${path}: ${code ?? (e as Error).message}`);
