@@ -7,7 +7,7 @@
 # it generates and prints at start (docker logs).
 #
 # Every flag of `sim` has an environment variable: PORT, SIM_HOST, SIM_SCENARIO, SIM_SEED,
-# SIM_CLOCK, SIM_SPEED, SIM_BASE_URL, SIM_CDN_URL, SIM_RECORD, SIM_RECORD_MAX_BYTES, SIM_HEAP_GROWING_PERCENT,
+# SIM_CLOCK, SIM_SPEED, SIM_BASE_URL, SIM_CDN_URL, SIM_RECORD, SIM_RECORD_MAX_BYTES, SIM_STATE, SIM_HEAP_GROWING_PERCENT,
 # SIM_CONTROL_TOKEN, SIM_ALLOWED_HOSTS, SIM_SCENARIOS_DIR. Flags can also be passed as arguments
 # (`docker run ... video-service-sim --scenario flaky`), and so can the subcommands
 # (`docker run --rm video-service-sim scenarios`).
@@ -42,6 +42,9 @@ COPY openapi.yaml ./
 COPY scenarios ./scenarios
 COPY assets ./assets
 COPY --from=build /app/dist ./dist
+# /data, the node user's: a volume mounted there (-v sim-state:/data -e SIM_STATE=/data/state.jsonl)
+# keeps the state across container restarts.
+RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 8080
 # Node's own fetch (no curl in the image); PORT is the port the simulator listens on. No

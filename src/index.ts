@@ -22,6 +22,9 @@ import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
 import { controlMethods, queryString, type ControlMethods, type SimClock } from './control/api.js';
 import { SimulatorControlError } from './control/client.js';
+import type { Exchange } from './api/handleRequest.js';
+import { attachState, prepareState } from './state/durable.js';
+import type { StateStore } from './state/store.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
@@ -32,6 +35,8 @@ export type { VideoView } from './core/generation.js';
 export type { ClientReport, ClientFinding, FindingCode } from './core/clientReport.js';
 export { Simulator } from './core/simulator.js';
 export { SimulatorControl, SimulatorControlError, type SimulatorControlOptions } from './control/client.js';
+export { StateRefusedError } from './state/open.js';
+export type { StateStatus } from './state/store.js';
 export type {
   ControlMethods,
   GenerationListOptions,
@@ -86,6 +91,16 @@ export interface CreateSimulatorOptions {
    */
   recordMaxBytes?: number;
   /**
+   * Keeps the simulator's state in this file (JSON Lines: a line per request, written before its
+   * answer is sent), and restores it first when the file exists: every generation, image,
+   * idempotency key, balance, bucket, queued fault, clock, journal entry and id, as they were.
+   * Without `scenario`, `seed`, `clock` or `speed`, the file's are used; one given that differs
+   * from the file's throws a `StateRefusedError`. The file is taken (locked, appended to) once
+   * `listen` has bound its port, or at the first request of an app that never listens; another
+   * running simulator holding it throws a `FileLockedError`. See docs/state.md.
+   */
+  state?: string;
+  /**
    * Waits for injected latency (scenario `http.latency`, queued `latency_ms`) before an answer is
    * sent. Default: `setTimeout`. Under fake timers that also fake `setTimeout`, pass one the test
    * advances, or a real one. Once the simulator closes, answers stop waiting for it.
@@ -128,6 +143,8 @@ export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
   readonly url: string | undefined;
   /** The port once listening (the real one when 0 was asked for). */
   readonly port: number | undefined;
+  /** With `state`: the requests restored from the state file (undefined: no state file, or a new one). */
+  readonly stateRestored: number | undefined;
   /** Starts an HTTP server; resolves to its base URL. Port 0 picks a free port. */
   listen(port?: number, host?: string): Promise<string>;
   readonly clock: ControlMethods<false>['clock'] & {
@@ -146,8 +163,26 @@ export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
 const DRAIN_GRACE_MS = 3000;
 
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
-  const scenario =
-    typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario ?? 'default');
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const asked =
+    options.scenario === undefined ? undefined : typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario);
+  const wallClock = options.now ?? (() => performance.timeOrigin + performance.now());
+  // With a state file, the file decides what was not asked for (its scenario, seed and clock).
+  const prepared =
+    options.state === undefined
+      ? undefined
+      : prepareState(
+          options.state,
+          {
+            scenario: asked && { value: asked, name: typeof options.scenario === 'string' ? options.scenario : asked.name },
+            seed: options.seed,
+            clock: options.clock,
+            speed: options.speed,
+          },
+          wallClock,
+          log,
+        );
+  const scenario = prepared?.core.scenario ?? asked ?? loadScenario('default');
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
   const startFile =
     typeof options.scenario === 'string' && options.scenario !== scenario.name ? scenarioFile(options.scenario) : undefined;
@@ -155,17 +190,24 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     scenario,
     // A reset names a scenario, never a file (src/scenarios/resetScenarios.ts).
     loadScenario: resetScenarioLoader({ start: { scenario, file: startFile }, scenariosDir: options.scenariosDir }),
-    seed: options.seed,
-    clockMode: options.clock,
-    speed: options.speed,
-    wallClock: options.now ?? (() => performance.timeOrigin + performance.now()),
+    seed: prepared ? prepared.core.seed : options.seed,
+    clockMode: prepared ? prepared.core.clockMode : options.clock,
+    speed: prepared ? prepared.core.speed : options.speed,
+    wallClock: prepared ? prepared.wall.now : wallClock,
     cdnUrl: explicitCdn ?? 'http://localhost/cdn',
   });
   let server: AppServer | undefined;
   let url: string | undefined;
   let port: number | undefined;
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const recording = options.record === undefined ? undefined : startRecording(options.record, options.recordMaxBytes, core, () => url ?? options.baseUrl ?? null, log);
+  // Restored now, before anything is answered; the file is taken once the port is bound.
+  const durable =
+    prepared &&
+    attachState(prepared, core, {
+      overrides: withoutUndefined({ seed: options.seed, clock: options.clock, speed: options.speed }),
+      explicitCdn: explicitCdn !== undefined,
+      log,
+    });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     if (closing) return closing;
@@ -173,7 +215,10 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve();
     server = undefined;
     closing = closed
-      .then(() => recording?.close())
+      .then(() => {
+        recording?.close();
+        durable?.store.close();
+      })
       .finally(() => {
         endDrain();
         closing = undefined;
@@ -191,11 +236,15 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     log,
     sleep: options.sleep,
     onShutdown: () => void close().then(() => options.onShutdown?.()),
-    // Recording off: no hook at all on the request path.
+    // Recording and state off: no hook at all on the request path.
+    onExchange: exchangeHook(recording, durable?.store),
     ...(recording && {
-      onExchange: (exchange) => recording.record(exchange),
       transcript: () => recording.transcript(),
       recording: () => recording.status(),
+    }),
+    ...(durable && {
+      state: () => durable.store.contents(),
+      stateStatus: () => durable.store.status(),
     }),
   });
 
@@ -222,6 +271,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     get port() {
       return port;
     },
+    stateRestored: prepared?.read && durable?.restored,
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
         const listening = createAppServer(handle.app, () => core.nextRequestId());
@@ -238,6 +288,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
             url = listeningUrl;
             if (!explicitCdn) core.cdnUrl = `${listeningUrl}/cdn`;
             recording?.open();
+            durable?.listening();
           } catch (e) {
             url = undefined;
             if (server === listening) server = undefined;
@@ -256,6 +307,23 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     close,
   };
   return handle;
+}
+
+/** The one hook on the request path that feeds the transcript and the state file (undefined: neither is on). */
+function exchangeHook(recording: Recording | undefined, state: StateStore | undefined): ((exchange: Exchange) => void) | undefined {
+  if (recording && state) {
+    return (exchange) => {
+      recording.record(exchange);
+      state.record(exchange);
+    };
+  }
+  if (recording) return (exchange) => recording.record(exchange);
+  if (state) return (exchange) => state.record(exchange);
+  return undefined;
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 function startRecording(file: string, maxBytes: number | undefined, core: Simulator, baseUrl: () => string | null, warn: (line: string) => void): Recording {

@@ -78,9 +78,25 @@ export const api = {
   queueFault: (fault) => control('faults', { method: 'POST', body: fault }),
   /** The queued faults: { queued, faults: [{ path, method, status?, latency_ms?, outcome?, times_left, api_key }] }. */
   faults: () => control('faults'),
+  /** The state file (`--state`), as a Blob to save. */
+  stateFile: () => controlDownload('state'),
   /** Drops one account's queued faults: { queued }. */
   clearFaults: (account) => control('faults', { method: 'DELETE', query: { api_key: account } }),
 };
+
+/**
+ * A control endpoint's file (GET /_sim/state), fetched with the control token like every control
+ * request: resolves to a Blob, rejects with a ControlError.
+ */
+export async function controlDownload(path) {
+  const token = controlToken();
+  const response = await fetch(new URL(path, SIM), { headers: token ? { Authorization: `Bearer ${token}` } : {}, cache: 'no-store' });
+  if (!response.ok) {
+    const json = await response.json().catch(() => null);
+    throw new ControlError(json?.error?.message ?? `GET ${path} answered ${response.status}`, response.status, json?.error?.code ?? null);
+  }
+  return response.blob();
+}
 
 /**
  * A real request to the service's API (`/v1`), made with the API key the user typed, so it is

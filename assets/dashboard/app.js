@@ -10,6 +10,7 @@
 // (re)load. Filtered to one account, times are that account's (`GET /_sim/clock?api_key=`), since
 // an account's clock can run ahead of the global one, and its client report is shown.
 import { wireAccountTools } from './account-tools.js';
+import './state-panel.js';
 import { renderGenerationActions } from './actions.js';
 import { api, learnCdn, newMediaView } from './api.js';
 import { renderModels, wireCreateForm } from './create-form.js';

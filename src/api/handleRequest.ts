@@ -227,7 +227,7 @@ function handleControlRequest(state: ApiState, request: ApiRequest): ApiAnswer {
     return reply({ status: 200, headers, text: done.value.text, contentType: done.value.contentType, delayMs: 0 });
   }
   if (done.value instanceof StreamAnswer) {
-    return reply({ status: 200, headers, stream: done.value.stream, contentType: done.value.contentType, delayMs: 0 });
+    return reply({ status: 200, headers: { ...headers, ...done.value.headers }, stream: done.value.stream, contentType: done.value.contentType, delayMs: 0 });
   }
   const answer = reply(jsonDraft(200, headers, done.value, 0));
   if (operation.operationId === 'simShutdown') answer.shutdown = true;

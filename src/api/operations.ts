@@ -12,6 +12,7 @@ import type { ForcedOutcome } from '../core/fate.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import { mergeNegativePrompts, type CreateImageInput, type CreateVideoInput, type Simulator } from '../core/simulator.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
+import type { StateStatus } from '../state/store.js';
 import type { StreamedBody } from './handleRequest.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */
@@ -20,6 +21,10 @@ export interface Control {
   transcript(): StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the recording, or undefined when recording is off. */
   recording(): RecordingStatus | undefined;
+  /** The state file as it is now (NDJSON, to be streamed), or undefined when state is off. */
+  state?(): StreamedBody | undefined;
+  /** What `GET /_sim/health` shows of the state file, or undefined when state is off. */
+  stateStatus?(): StateStatus | undefined;
   /** The bundled scenarios, by name, each with its purpose in one line (read from the scenario files). */
   scenarios(): { name: string; purpose: string }[];
 }
@@ -57,6 +62,8 @@ export class StreamAnswer {
   constructor(
     readonly stream: StreamedBody,
     readonly contentType: string,
+    /** Headers the answer carries beside the request id. */
+    readonly headers: Record<string, string> = {},
   ) {}
 }
 
@@ -107,7 +114,8 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   // ---- the control API ----
   simHealth({ sim, control }) {
     const recording = control.recording();
-    return recording ? { ...sim.health(), recording } : sim.health();
+    const state = control.stateStatus?.();
+    return { ...sim.health(), ...(recording && { recording }), ...(state && { state }) };
   },
   simClock: ({ sim, query }) => sim.clockState(str(query.api_key)),
   simAdvanceClock: (input) => input.sim.advance(input.body.seconds as number, accountKeyOf(input)),
@@ -162,5 +170,13 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       throw fail('unknown_route', { message: 'Recording is off: GET /_sim/transcript answers only when the simulator was started with --record FILE.' });
     }
     return new StreamAnswer(stream, 'application/x-ndjson');
+  },
+  simState({ control }) {
+    const stream = control.state?.();
+    if (stream === undefined) {
+      throw fail('unknown_route', { message: 'State is off: GET /_sim/state answers only when the simulator was started with --state FILE.' });
+    }
+    // A download: a browser saves it as a file rather than showing it.
+    return new StreamAnswer(stream, 'application/x-ndjson', { 'Content-Disposition': 'attachment; filename="state.jsonl"' });
   },
 };

@@ -10,6 +10,7 @@ import { createSimulator, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { TranscriptFileError } from '../transcript/file.js';
+import { StateRefusedError } from '../state/open.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
 import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
 import { EXIT_USAGE, hostList, integer, positiveNumber, url } from './parsers.js';
@@ -17,7 +18,8 @@ import { EXIT_USAGE, hostList, integer, positiveNumber, url } from './parsers.js
 export interface StartOptions {
   port: number;
   host: string;
-  scenario: string;
+  /** Undefined when not given (the default scenario, or a state file's). */
+  scenario?: string;
   seed?: number;
   clock?: 'manual' | 'realtime';
   speed?: number;
@@ -25,6 +27,7 @@ export interface StartOptions {
   cdnUrl?: string;
   record?: string;
   recordMaxBytes?: number;
+  state?: string;
   heapGrowingPercent: number;
   controlToken?: string;
   allowedHosts?: string[];
@@ -57,6 +60,7 @@ export function addStartOptions(program: Command): void {
     .addOption(new Option('--base-url <url>', 'the base address written into responses').env('SIM_BASE_URL').argParser(url))
     .addOption(new Option('--cdn-url <url>', 'the media address written into responses (default: base URL + /cdn)').env('SIM_CDN_URL').argParser(url))
     .addOption(new Option('--record <file>', 'write a transcript of every request to FILE, for sim replay').env('SIM_RECORD'))
+    .addOption(new Option('--state <file>', 'keep the state in FILE and restore it from there at start (a restart clients do not notice)').env('SIM_STATE'))
     .addOption(
       new Option('--control-token <token>', 'the bearer token /_sim needs; none: no token (default: none on a loopback address, else one generated and printed)')
         .env('SIM_CONTROL_TOKEN'),
@@ -76,7 +80,9 @@ export function addStartOptions(program: Command): void {
     )
     .action((opts: StartOptions) => {
       refuseSpeedOnManualClock(program, opts);
-      start(opts, program.getOptionValueSource('heapGrowingPercent') === 'default');
+      // The default scenario is not asked for: a state file's own is used instead.
+      const scenarioAsked = program.getOptionValueSource('scenario') !== 'default';
+      start({ ...opts, scenario: scenarioAsked ? opts.scenario : undefined }, program.getOptionValueSource('heapGrowingPercent') === 'default');
     });
 }
 
@@ -120,6 +126,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       cdnUrl: opts.cdnUrl,
       record: opts.record,
       recordMaxBytes: opts.recordMaxBytes,
+      state: opts.state,
       controlToken: access.token,
       allowedHosts: opts.allowedHosts,
       scenariosDir: opts.scenariosDir,
@@ -128,10 +135,10 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
     });
   } catch (e) {
     if (e instanceof FileLockedError) {
-      process.stderr.write(`sim: cannot record: ${e.message}\n`);
+      process.stderr.write(`sim: ${lockedFileMessage(e, opts)}\n`);
       process.exit(1);
     }
-    if (e instanceof ScenarioError || e instanceof TranscriptFileError) {
+    if (e instanceof ScenarioError || e instanceof TranscriptFileError || e instanceof StateRefusedError) {
       process.stderr.write(`sim: ${e.message}\n`);
       process.exit(EXIT_USAGE);
     }
@@ -140,14 +147,14 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
   sim.listen(opts.port, opts.host).then(
     () => {
       if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${sim.port}`)}\n`);
-      process.stdout.write(startupLines(sim, opts.host, access));
+      process.stdout.write(startupLines(sim, opts.host, access) + stateLine(sim, opts.state));
     },
     (err: NodeJS.ErrnoException) => {
-      // The transcript is taken once the port is bound: it can still be refused then.
-      if (err instanceof FileLockedError) process.stderr.write(`sim: cannot record: ${err.message}\n`);
-      else if (err instanceof TranscriptFileError) process.stderr.write(`sim: ${err.message}\n`);
+      // The transcript and the state file are taken once the port is bound: they can still be refused then.
+      if (err instanceof FileLockedError) process.stderr.write(`sim: ${lockedFileMessage(err, opts)}\n`);
+      else if (err instanceof TranscriptFileError || err instanceof StateRefusedError) process.stderr.write(`sim: ${err.message}\n`);
       else process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
-      process.exit(err instanceof TranscriptFileError ? EXIT_USAGE : 1);
+      process.exit(err instanceof TranscriptFileError || err instanceof StateRefusedError ? EXIT_USAGE : 1);
     },
   );
   // Drains (every request already received gets its answer), then exits 0; whatever still holds
@@ -159,6 +166,11 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** A file another simulator holds: the transcript's or the state's. */
+function lockedFileMessage(e: FileLockedError, opts: StartOptions): string {
+  return `${e.file === opts.state ? 'cannot keep the state' : 'cannot record'}: ${e.message}`;
 }
 
 /**
@@ -179,6 +191,13 @@ function startupLines(sim: SimulatorHandle, host: string, access: ControlAccess)
       ? `control token: ${generated} (generated at start: /_sim requests need "Authorization: Bearer ${generated}"; choose one with --control-token)\n`
       : '')
   );
+}
+
+/** With `--state`: `state: FILE (N requests restored)`, or `(new)`. */
+function stateLine(sim: SimulatorHandle, file: string | undefined): string {
+  if (file === undefined) return '';
+  const restored = sim.stateRestored;
+  return `state: ${file} (${restored === undefined ? 'new' : `${restored} request${restored === 1 ? '' : 's'} restored`})\n`;
 }
 
 function applyHeapPolicy(percent: number, fromDefault: boolean): void {

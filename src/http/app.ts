@@ -13,6 +13,7 @@ import { pipeline } from 'node:stream';
 import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
+import type { StateStatus } from '../state/store.js';
 import { createControlGuard, isControlPath, type AccessPolicy } from './controlGuard.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorShapeHandler } from './errorAnswers.js';
@@ -32,6 +33,10 @@ export interface AppOptions {
   transcript?: () => StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the recording; undefined when recording is off. */
   recording?: () => RecordingStatus | undefined;
+  /** The state file as it is now (for `GET /_sim/state`, streamed); undefined when state is off. */
+  state?: () => StreamedBody | undefined;
+  /** What `GET /_sim/health` shows of the state file; undefined when state is off. */
+  stateStatus?: () => StateStatus | undefined;
   /** Called once `POST /_sim/shutdown` has been answered. */
   onShutdown?: () => void;
   /** Who may talk to the simulator (read at every request). Default: the Host check on, no control token. */
@@ -88,7 +93,13 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
     log,
     responseFailures: [],
     onExchange: options.onExchange,
-    control: { transcript: options.transcript ?? (() => undefined), recording: options.recording ?? (() => undefined), scenarios: listBundledScenarios },
+    control: {
+      transcript: options.transcript ?? (() => undefined),
+      recording: options.recording ?? (() => undefined),
+      state: options.state ?? (() => undefined),
+      stateStatus: options.stateStatus ?? (() => undefined),
+      scenarios: listBundledScenarios,
+    },
   };
   const app = express();
   app.disable('x-powered-by');

@@ -58,8 +58,8 @@ export function replayTranscript(transcript: Transcript, options: ReplayOptions)
   return report;
 }
 
-/** The request a transcript line records, as the HTTP adapter would have handed it over. */
-export function recordedRequest(line: TranscriptLine): ApiRequest {
+/** The request a transcript line (or a state file's line) records, as the HTTP adapter would have handed it over. */
+export function recordedRequest(line: Pick<TranscriptLine, 'method' | 'path' | 'headers' | 'body' | 'body_too_large'>): ApiRequest {
   const queryAt = line.path.indexOf('?');
   return {
     method: line.method,

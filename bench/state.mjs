@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+// Durable state (`--state FILE`): what it costs. Not part of `npm test`; the figures are in
+// bench/README.md, "State".
+//
+//   node bench/state.mjs [--requests N] [--runs N] [--seconds N] [--only restore,throughput]
+//
+// restore:    a state file of N requests (default 100,000: creates, polls and clock advances over
+//             many accounts) is made in-process, then `sim --state FILE` is started on it, and
+//             started without it, interleaved; the restore is the difference of the times to the
+//             "listening" line. Also the in-process restore (createSimulator) alone. Target: < 3 s.
+// throughput: creates and polls against the same simulator with and without --state, interleaved
+//             rounds of autocannon (32 connections); the ratio is the cost.
+//
+// Needs the built code (`npm run build --silent`) and autocannon in node_modules.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CLI, ROOT, acHeaders, autocannon, cpuMs, fmtBytes, log, median, now, request, requireAutocannon, requireBuilt, startServer, stopServer } from './lib.mjs';
+
+const argv = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = argv.indexOf(name);
+  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
+};
+const REQUESTS = Number(option('--requests', '100000'));
+const RUNS = Number(option('--runs', '3'));
+const SECONDS = Number(option('--seconds', '5'));
+const only = new Set(option('--only', 'restore,throughput').split(','));
+const SIM_ARGS = ['--port', '0', '--scenario', 'fast', '--clock', 'manual'];
+const CREATE_BODY = JSON.stringify({ model: 'video-3.2', prompt: 'A lighthouse on a cliff at dawn, waves crashing below.' });
+
+requireBuilt();
+const { createSimulator } = await import(pathToFileURL(join(ROOT, 'dist', 'index.js')).href);
+const dir = mkdtempSync(join(os.tmpdir(), 'sim-bench-state-'));
+log(`load average before: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} on ${os.cpus().length} CPUs`);
+
+/** A request through the in-process handle's request path (recorded like an HTTP one). */
+function answer(sim, method, path, { key, body } = {}) {
+  const queryAt = path.indexOf('?');
+  const headers = {};
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return sim.app.answer({
+    method,
+    path: queryAt < 0 ? path : path.slice(0, queryAt),
+    query: queryAt < 0 ? '' : path.slice(queryAt + 1),
+    headers,
+    body: body === undefined ? null : Buffer.from(JSON.stringify(body)),
+  });
+}
+
+/** A state of `n` requests: per 10, 3 creates and 6 polls over 100 accounts, and 1 clock advance. */
+async function makeState(file, n) {
+  const sim = createSimulator({ scenario: 'fast', clock: 'manual', state: file, log: () => {} });
+  // Listening, so that the file names the address a restart on the same port will have (a restore
+  // on another address replays twice: see docs/state.md).
+  await sim.listen(0);
+  const port = sim.port;
+  const ids = [];
+  for (let i = 0; i < n; i++) {
+    const key = `sk_test_state${i % 100}`;
+    const kind = i % 10;
+    if (kind < 3 || ids.length === 0) {
+      const a = answer(sim, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: `Prompt ${i}` } });
+      ids.push([key, JSON.parse(a.body).id]);
+    } else if (kind < 9) {
+      const [owner, id] = ids[(i * 7919) % ids.length];
+      answer(sim, 'GET', `/v1/videos/${id}`, { key: owner });
+    } else {
+      answer(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 0.5 } });
+    }
+  }
+  await sim.close();
+  return port;
+}
+
+async function benchRestore() {
+  const file = join(dir, 'state.jsonl');
+  const t0 = now();
+  const port = await makeState(file, REQUESTS);
+  const size = statSync(file).size;
+  log(`made a state of ${REQUESTS} requests in ${((now() - t0) / 1000).toFixed(1)} s: ${fmtBytes(size)}`);
+
+  const inProcess = [];
+  const cpu = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = now();
+    const cpuBefore = process.cpuUsage();
+    const sim = createSimulator({ state: file, log: () => {} });
+    inProcess.push(now() - t);
+    const used = process.cpuUsage(cpuBefore);
+    cpu.push((used.user + used.system) / 1000);
+    if (sim.stateRestored !== REQUESTS) throw new Error(`restored ${sim.stateRestored} requests, not ${REQUESTS}`);
+    await sim.close();
+  }
+  log(`in-process restore (createSimulator): ${inProcess.map((ms) => `${ms.toFixed(0)} ms`).join(', ')}; median ${median(inProcess).toFixed(0)} ms (${median(cpu).toFixed(0)} ms of CPU)`);
+
+  const times = { with: [], without: [] };
+  for (let i = 0; i < RUNS; i++) {
+    for (const kind of i % 2 === 0 ? ['with', 'without'] : ['without', 'with']) {
+      const server = await startServer(CLI, kind === 'with' ? ['--port', String(port), '--state', file] : SIM_ARGS, { name: `sim ${kind} state`, timeoutMs: 120_000 });
+      times[kind].push(server.listenedAt - server.spawnedAt);
+      await stopServer(server);
+    }
+    log(`  run ${i + 1}: start-up with the state ${times.with.at(-1).toFixed(0)} ms, without ${times.without.at(-1).toFixed(0)} ms`);
+  }
+  const restore = median(times.with) - median(times.without);
+  log(`=> restore of ${REQUESTS} requests (log-only replay, ${fmtBytes(size)}): start-up ${median(times.with).toFixed(0)} ms against ${median(times.without).toFixed(0)} ms without: ${restore.toFixed(0)} ms (target < 3000 ms: ${restore < 3000 ? 'PASS' : 'MISS'})`);
+}
+
+async function benchThroughput() {
+  requireAutocannon();
+  const key = 'sk_test_bench';
+  const auth = { Authorization: `Bearer ${key}` };
+  const plain = await startServer(CLI, SIM_ARGS, { name: 'sim' });
+  const kept = await startServer(CLI, [...SIM_ARGS, '--state', join(dir, 'throughput.jsonl')], { name: 'sim --state' });
+  try {
+    const servers = { plain, kept };
+    const ids = {};
+    for (const [name, server] of Object.entries(servers)) {
+      const r = await request(`${server.url}/v1/videos`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: CREATE_BODY });
+      ids[name] = r.json.id;
+    }
+    const specs = {
+      poll: (name) => [`${servers[name].url}/v1/videos/${ids[name]}`, ['-c', '32', ...acHeaders(auth)]],
+      create: (name) => [`${servers[name].url}/v1/videos`, ['-c', '32', '-m', 'POST', '-b', CREATE_BODY, ...acHeaders({ ...auth, 'Content-Type': 'application/json' })]],
+    };
+    for (const [kind, spec] of Object.entries(specs)) {
+      for (const name of Object.keys(servers)) await autocannon(...spec(name).map((x, i) => (i === 1 ? [...x, '-d', '1'] : x)));
+      const runs = { plain: [], kept: [] };
+      for (let round = 0; round < RUNS; round++) {
+        const line = [];
+        for (const name of round % 2 === 0 ? ['plain', 'kept'] : ['kept', 'plain']) {
+          const [url, args] = spec(name);
+          const cpuBefore = cpuMs(servers[name].pid);
+          const r = await autocannon(url, [...args, '-d', String(SECONDS)]);
+          const rps = r.requests.total / r.duration;
+          const cpuUs = ((cpuMs(servers[name].pid) - cpuBefore) * 1000) / r.requests.total;
+          if (r.non2xx > 0 || r.errors > 0) log(`  WARNING: ${name} answered ${r.non2xx} non-2xx, ${r.errors} errors`);
+          runs[name].push({ rps, cpuUs });
+          line.push(`${name} ${rps.toFixed(0)} req/s (${cpuUs.toFixed(1)} µs CPU each)`);
+        }
+        log(`  ${kind} round ${round + 1}: ${line.join(', ')}`);
+      }
+      const rps = (name) => median(runs[name].map((x) => x.rps));
+      const cpu = (name) => median(runs[name].map((x) => x.cpuUs));
+      log(
+        `=> ${kind}s: with --state ${rps('kept').toFixed(0)} req/s (${cpu('kept').toFixed(1)} µs CPU each), without ${rps('plain').toFixed(0)} req/s (${cpu('plain').toFixed(1)} µs): ratio ${(rps('kept') / rps('plain')).toFixed(2)}`,
+      );
+    }
+    log(`state file after the runs: ${fmtBytes(statSync(join(dir, 'throughput.jsonl')).size)}`);
+  } finally {
+    await Promise.all([stopServer(plain), stopServer(kept)]);
+  }
+}
+
+try {
+  if (only.has('restore')) await benchRestore();
+  if (only.has('throughput')) await benchThroughput();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+  log(`load average after: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+}

@@ -1,0 +1,328 @@
+/**
+ * Durable state (`--state FILE`), on the command line: a restart clients do not notice. Each test
+ * starts `node dist/cli.js`, talks to it over HTTP, stops it (SIGTERM, or kill -9), starts another
+ * on the same file, and checks what the clients see.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { PROMPT } from './helpers.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'sim-state-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const stateFile = (): string => join(dir, `state-${++files}.jsonl`);
+
+const KEY = 'sk_test_state';
+/** Fixed addresses: bodies that name media are the same whatever port a run listens on. */
+const BASE = ['--base-url', 'http://localhost:9999'];
+
+interface Running {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  stdout: string;
+  stderr: () => string;
+  stop: () => Promise<void>;
+  kill9: () => Promise<void>;
+}
+
+const running = new Set<Running>();
+afterEach(async () => {
+  await Promise.all([...running].map((r) => r.kill9()));
+});
+
+/** `sim --port 0 ...args`, once it listens. */
+async function startCli(args: string[]): Promise<Running> {
+  const child = spawn(process.execPath, [CLI, '--port', '0', ...args]);
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let stdout = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      stdout += chunk.toString();
+      if (/^state: /m.test(stdout)) {
+        child.stdout.off('data', onData);
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`sim exited ${code}: ${stderr}`)));
+  });
+  const port = Number(/:(\d+) /.exec(stdout)?.[1]);
+  const run: Running = {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    stdout,
+    stderr: () => stderr,
+    stop: () => {
+      running.delete(run);
+      child.kill('SIGTERM');
+      return exited;
+    },
+    kill9: () => {
+      running.delete(run);
+      child.kill('SIGKILL');
+      return exited;
+    },
+  };
+  running.add(run);
+  return run;
+}
+
+function runCli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+async function call(
+  sim: Running,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; idempotencyKey?: string } = {},
+): Promise<{ status: number; body: string; headers: Headers }> {
+  const headers: Record<string, string> = {};
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
+  const res = await fetch(`${sim.url}${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  return { status: res.status, body: await res.text(), headers: res.headers };
+}
+
+const createVideo = (sim: Running, key = KEY, idempotencyKey?: string) =>
+  call(sim, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT }, idempotencyKey });
+const idOf = (answer: { body: string }): string => (JSON.parse(answer.body) as { id: string }).id;
+const advance = (sim: Running, seconds: number) => call(sim, 'POST', '/_sim/clock/advance', { body: { seconds } });
+
+describe('sim --state FILE, manual clock', () => {
+  it('restarts where it stopped: the same GET bodies, a new id for the next create, a stored Idempotency-Key replayed', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
+    expect(first.stdout).toContain(`state: ${file} (new)`);
+    const keyed = await createVideo(first, KEY, 'create-once');
+    const other = await createVideo(first);
+    await advance(first, 4);
+    const image = await call(first, 'POST', '/v1/images', { key: KEY, body: { prompt: PROMPT } });
+    const before = {
+      list: (await call(first, 'GET', '/v1/videos', { key: KEY })).body,
+      one: (await call(first, 'GET', `/v1/videos/${idOf(keyed)}`, { key: KEY })).body,
+      generations: (await call(first, 'GET', '/_sim/generations')).body,
+      clock: (await call(first, 'GET', `/_sim/clock?api_key=${KEY}`)).body,
+    };
+    await first.stop();
+
+    const second = await startCli(['--state', file, ...BASE]);
+    expect(second.stdout).toContain('sim listening on');
+    expect(second.stdout).toContain('(scenario fast, seed 42, clock manual)');
+    expect(second.stdout).toMatch(new RegExp(`state: ${file} \\(\\d+ requests restored\\)`));
+    expect({
+      list: (await call(second, 'GET', '/v1/videos', { key: KEY })).body,
+      one: (await call(second, 'GET', `/v1/videos/${idOf(keyed)}`, { key: KEY })).body,
+      generations: (await call(second, 'GET', '/_sim/generations')).body,
+      clock: (await call(second, 'GET', `/_sim/clock?api_key=${KEY}`)).body,
+    }).toEqual(before);
+
+    const replayed = await createVideo(second, KEY, 'create-once');
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body).toBe(keyed.body);
+    const next = await createVideo(second);
+    expect(next.status).toBe(200);
+    expect([idOf(keyed), idOf(other), idOf(image)]).not.toContain(idOf(next));
+    // The image survives too, and its media file is served.
+    expect((await call(second, 'GET', `/cdn/images/${idOf(image)}.png`)).status).toBe(200);
+    await second.stop();
+  });
+
+  it('gives out no request id twice across a restart (control reads included)', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
+    await advance(first, 1);
+    for (let i = 0; i < 3; i++) await call(first, 'GET', '/_sim/health');
+    const lastBefore = (await call(first, 'GET', '/_sim/health')).headers.get('x-request-id');
+    const createdBefore = (await createVideo(first)).headers.get('x-request-id');
+    await first.stop();
+
+    const second = await startCli(['--state', file]);
+    expect(lastBefore).toBe('req_0000000005');
+    expect((await call(second, 'GET', '/_sim/health')).headers.get('x-request-id')).toBe('req_0000000006');
+    const createdAfter = (await createVideo(second)).headers.get('x-request-id');
+    expect(createdBefore).toMatch(/_000001$/);
+    expect(createdAfter).toBe(createdBefore?.replace(/_000001$/, '_000002'));
+    await second.stop();
+  });
+});
+
+describe('sim --state FILE, realtime clock', () => {
+  it('counts the time the process was down: a generation due during the downtime has resolved after the restart', async () => {
+    const file = stateFile();
+    const scenario = join(dir, 'queue-60s.yaml');
+    writeFileSync(scenario, 'extends: fast\nname: queue-60s\nstages:\n  queue:\n    duration: { type: fixed, value: 60 }\n');
+    const speed = 100;
+    const first = await startCli(['--scenario', scenario, '--clock', 'realtime', '--speed', String(speed), '--state', file, ...BASE]);
+    const created = await createVideo(first);
+    const downAt = Date.now();
+    await first.kill9();
+    const clockBefore = (JSON.parse(created.body) as { created_at: string }).created_at;
+    expect(JSON.parse(created.body)).toMatchObject({ status: 'queued' });
+    // The queue alone lasts 60 virtual seconds: 0.6 s of wall time at this speed.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+
+    const second = await startCli(['--state', file, ...BASE]);
+    const upAt = Date.now();
+    const video = JSON.parse((await call(second, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).body) as { status: string; completed_at: string };
+    expect(video.status).toBe('succeeded');
+    const health = JSON.parse((await call(second, 'GET', '/_sim/health')).body) as { clock: { now: string; mode: string; speed: number } };
+    expect(health.clock).toMatchObject({ mode: 'realtime', speed });
+    expect(Date.parse(health.clock.now) - Date.parse(clockBefore)).toBeGreaterThanOrEqual((upAt - downAt) * speed);
+    await second.stop();
+  });
+});
+
+describe('sim --state FILE after kill -9', () => {
+  it('restores every create whose answer was received, in a burst cut by kill -9', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
+    const received: string[] = [];
+    let stopped = false;
+    const worker = async (n: number): Promise<void> => {
+      while (!stopped) {
+        try {
+          const answer = await createVideo(first, `sk_test_burst${n}`);
+          if (answer.status === 200) received.push(`${n} ${idOf(answer)}`);
+        } catch {
+          return; // the process is gone
+        }
+      }
+    };
+    const workers = [0, 1, 2, 3, 4, 5, 6, 7].map(worker);
+    while (received.length < 80) await new Promise((resolve) => setTimeout(resolve, 5));
+    await first.kill9();
+    stopped = true;
+    await Promise.all(workers);
+
+    const second = await startCli(['--state', file, ...BASE]);
+    for (const entry of received) {
+      const [n, id] = entry.split(' ') as [string, string];
+      expect((await call(second, 'GET', `/v1/videos/${id}`, { key: `sk_test_burst${n}` })).status, entry).toBe(200);
+    }
+    await second.stop();
+  });
+
+  it('drops a torn last line with a warning, and restores the rest', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
+    const created = await createVideo(first);
+    await first.stop();
+    const lines = readFileSync(file, 'utf8').split('\n').length - 1;
+    appendFileSync(file, '{"seq":9,"now":"2026-01-01T00:00:00.000Z","at":null,"wall":17');
+
+    const second = await startCli(['--state', file, ...BASE]);
+    expect(second.stderr()).toContain(`state: ${file}: line ${lines + 1} was cut short (the simulator was stopped while writing it): dropped`);
+    expect((await call(second, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).status).toBe(200);
+    await createVideo(second);
+    await second.stop();
+    // The file was cut back to whole lines before the next one was written.
+    const text = readFileSync(file, 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    const after = text.split('\n').slice(0, -1).map((l) => JSON.parse(l) as { seq?: number; method?: string });
+    expect(after.filter((l) => l.method === 'POST').map((l) => l.seq)).toEqual([1, 3]);
+  });
+});
+
+describe('a state file handed over', () => {
+  it('restores the same state in a simulator on another port, from a copy, while the first still runs', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
+    const created = await createVideo(first);
+    await advance(first, 2);
+    const download = await call(first, 'GET', '/_sim/state');
+    expect(download.headers.get('content-disposition')).toBe('attachment; filename="state.jsonl"');
+    expect(download.body).toBe(readFileSync(file, 'utf8'));
+    const copy = join(dir, 'copied.jsonl');
+    writeFileSync(copy, download.body);
+    const before = (await call(first, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).body;
+
+    const second = await startCli(['--state', copy]);
+    expect(second.url).not.toBe(first.url);
+    const port = (url: string) => new URL(url).port;
+    const after = (await call(second, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).body;
+    expect(after).toBe(before.replaceAll(`localhost:${port(first.url)}`, `localhost:${port(second.url)}`));
+    await Promise.all([first.stop(), second.stop()]);
+  });
+
+  it('refuses a file of another seed: exit 2, saying which and what to do', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
+    await createVideo(first);
+    await first.stop();
+    const refused = await runCli(['--port', '0', '--seed', '7', '--state', file]);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toBe(
+      `sim: ${file} holds the state of scenario 'fast' with seed 42 (clock manual), but --seed 7 asks for another seed. ` +
+        'Leave out --seed to continue that state, or start it with another --state file (or remove this one, or POST /_sim/reset to begin a new run in it).\n',
+    );
+    const otherScenario = await runCli(['--port', '0', '--scenario', 'flaky', '--state', file]);
+    expect(otherScenario.status).toBe(2);
+    expect(otherScenario.stderr).toContain("--scenario flaky asks for scenario 'flaky'");
+  });
+
+  it('refuses a file another running simulator holds: exit 1, naming its pid', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
+    const refused = await runCli(['--port', '0', '--state', file]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`sim: cannot keep the state: ${file} is held by another running simulator (pid ${first.child.pid}`);
+    await first.stop();
+  });
+
+  it("restores a copy of a stopped simulator's file (the lock stays with the original)", async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
+    await createVideo(first);
+    await first.stop();
+    const copy = join(dir, 'copied-stopped.jsonl');
+    copyFileSync(file, copy);
+    const second = await startCli(['--state', copy]);
+    expect(second.stdout).toContain(`state: ${copy} (1 request restored)`);
+    await second.stop();
+  });
+});
+
+describe('resets and the state file', () => {
+  it('a global reset empties it (a new run); a per-account reset is kept', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
+    const kept = await createVideo(first, 'sk_test_kept');
+    const dropped = await createVideo(first, 'sk_test_dropped');
+    expect((await call(first, 'POST', '/_sim/reset', { body: { api_key: 'sk_test_dropped' } })).status).toBe(200);
+    await first.stop();
+
+    const second = await startCli(['--state', file, ...BASE]);
+    expect((await call(second, 'GET', `/v1/videos/${idOf(kept)}`, { key: 'sk_test_kept' })).status).toBe(200);
+    expect((await call(second, 'GET', `/v1/videos/${idOf(dropped)}`, { key: 'sk_test_dropped' })).status).toBe(404);
+    expect((await call(second, 'POST', '/_sim/reset', { body: {} })).status).toBe(200);
+    const health = JSON.parse((await call(second, 'GET', '/_sim/health')).body) as { state: { lines: number } };
+    expect(health.state.lines).toBe(0);
+    expect(readFileSync(file, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    await second.stop();
+
+    const third = await startCli(['--state', file, ...BASE]);
+    expect(third.stdout).toContain(`state: ${file} (0 requests restored)`);
+    expect((await call(third, 'GET', `/v1/videos/${idOf(kept)}`, { key: 'sk_test_kept' })).status).toBe(404);
+    await third.stop();
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * Durable state in-process (`createSimulator({ state })`): what the file holds and when it is
+ * written, health and the download, the in-process control calls kept like HTTP ones, refusals.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { StateRefusedError } from '../src/state/open.js';
+import { parseStateFile } from '../src/state/format.js';
+import { bearer, createVideo, getVideo, makeSim } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sim-state-inprocess-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const stateFile = (): string => join(dir, `state-${++files}.jsonl`);
+const methodsIn = (file: string): string[] =>
+  parseStateFile(readFileSync(file, 'utf8')).entries.flatMap((e) => ('line' in e ? [`${e.line.method} ${e.line.path}`] : []));
+
+describe('createSimulator({ state })', () => {
+  it('writes a state-changing request before answering it, and a poll with the next one, in order', async () => {
+    const file = stateFile();
+    const sim = makeSim({ state: file });
+    await sim.listen(0);
+    const created = await createVideo(sim);
+    expect(methodsIn(file)).toEqual(['POST /v1/videos']);
+    await getVideo(sim, created.body.id);
+    // The poll waits in memory (at most a second)...
+    expect(methodsIn(file)).toEqual(['POST /v1/videos']);
+    await request(sim.app).delete(`/v1/videos/${created.body.id}`).set(bearer());
+    // ...and is written ahead of the next state-changing request.
+    expect(methodsIn(file)).toEqual(['POST /v1/videos', `GET /v1/videos/${created.body.id}`, `DELETE /v1/videos/${created.body.id}`]);
+    await getVideo(sim, created.body.id);
+    await sim.close();
+    // Closing writes what was held.
+    expect(methodsIn(file)).toHaveLength(4);
+  });
+
+  it('keeps in-process control calls like HTTP ones, and restores them', async () => {
+    const file = stateFile();
+    const first = makeSim({ state: file });
+    const created = await createVideo(first);
+    first.clock.advance(3, 'sk_test_alice');
+    first.faults.queue({ method: 'POST', path: '/v1/videos', api_key: 'sk_test_alice', status: 500, times: 2 });
+    const before = { clock: first.clock.get('sk_test_alice'), faults: first.faults.list(), video: (await getVideo(first, created.body.id)).body };
+    await first.close();
+
+    const second = makeSim({ state: file });
+    // The create, the advance, the queued fault and the poll (control reads leave no line).
+    expect(second.stateRestored).toBe(4);
+    expect({ clock: second.clock.get('sk_test_alice'), faults: second.faults.list(), video: (await getVideo(second, created.body.id)).body }).toEqual(before);
+    expect((await createVideo(second)).status).toBe(500);
+    await second.close();
+  });
+
+  it('shows the file in health, and answers it as a download at GET /_sim/state', async () => {
+    const file = stateFile();
+    const sim = makeSim({ state: file });
+    await sim.listen(0);
+    await createVideo(sim);
+    const health = await request(sim.app).get('/_sim/health');
+    expect(health.body.state).toEqual({ file, bytes: statSync(file).size, lines: 1, compacted_at: null });
+    const download = await request(sim.app).get('/_sim/state').buffer(true).parse((res, done) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => done(null, text));
+    });
+    expect(download.status).toBe(200);
+    expect(download.headers['content-type']).toBe('application/x-ndjson');
+    expect(download.headers['content-disposition']).toBe('attachment; filename="state.jsonl"');
+    expect(download.body).toBe(readFileSync(file, 'utf8'));
+    await sim.close();
+  });
+
+  it('answers GET /_sim/state 404 and shows no state in health when state is off', async () => {
+    const sim = makeSim();
+    const answer = await request(sim.app).get('/_sim/state');
+    expect(answer.status).toBe(404);
+    expect(answer.body.error).toMatchObject({ code: 'unknown_route', message: 'State is off: GET /_sim/state answers only when the simulator was started with --state FILE.' });
+    expect((await request(sim.app).get('/_sim/health')).body.state).toBeUndefined();
+  });
+
+  it('says which line answered otherwise than when it was written', async () => {
+    const file = stateFile();
+    const first = makeSim({ state: file });
+    await createVideo(first);
+    await first.close();
+    // As if another simulator had refused it.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"status":200}', '"status":402}'));
+    const second = makeSim({ state: file });
+    expect(second.logs).toEqual([
+      `state: ${file}: line 2 (POST /v1/videos): answered 402 when first handled, 200 now (the state was written by a simulator that answers differently: version 0.1.0)`,
+    ]);
+    await second.close();
+  });
+
+  it('refuses a scenario or a clock that differs from the file\'s, and what is not a state file', async () => {
+    const file = stateFile();
+    const first = makeSim({ state: file });
+    await createVideo(first);
+    await first.close();
+    expect(() => makeSim({ state: file, scenario: 'default' })).toThrow(StateRefusedError);
+    expect(() => makeSim({ state: file, clock: 'realtime' })).toThrow(/--clock realtime asks for another clock/);
+
+    const transcript = join(dir, 'a-transcript.jsonl');
+    writeFileSync(transcript, '{"transcript":1}\n');
+    expect(() => makeSim({ state: transcript })).toThrow(/this is a transcript \(written by --record\), not a state file/);
+    const future = join(dir, 'future.jsonl');
+    writeFileSync(future, '{"state":2,"version":"9.0.0"}\n');
+    expect(() => makeSim({ state: future })).toThrow(/state format 2 \(written by version "9.0.0" of the simulator\); this version reads format 1/);
+    expect(() => makeSim({ state: '/dev/null' })).toThrow(/\/dev\/null is not a regular file/);
+  });
+});
