@@ -10,7 +10,7 @@ import { patternMatchesServiceRoute } from './contract.js';
 import type { FaultRequest } from '../core/faults.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
-import { mergeNegativePrompts, type CreateImageInput, type CreateVideoInput, type Simulator } from '../core/simulator.js';
+import { type CreateImageInput, type CreateVideoInput, type Simulator } from '../core/simulator.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StreamedBody } from './handleRequest.js';
 
@@ -24,24 +24,17 @@ export interface Control {
   scenarios(): { name: string; purpose: string }[];
 }
 
-/** What an operation tells the journal about itself. */
-export interface OperationEffects {
-  /** A create's merged negative prompt (the request's plus the account's default). */
-  negativePromptEffective?: string | null;
-}
-
 export interface OperationInput {
-  sim: Simulator;
-  control: Control;
+  readonly sim: Simulator;
+  readonly control: Control;
   /** The authenticated account (`/v1` operations). */
-  account: Account | null;
-  params: Record<string, string>;
+  readonly account: Account | null;
+  readonly params: Record<string, string>;
   /** The query, read and valid: integer parameters are numbers. */
-  query: Record<string, unknown>;
+  readonly query: Record<string, unknown>;
   /** The JSON body, valid, without null-valued fields (`{}` when the operation takes none). */
-  body: Record<string, unknown>;
-  forcedOutcome: ForcedOutcome | null;
-  effects: OperationEffects;
+  readonly body: Record<string, unknown>;
+  readonly forcedOutcome: ForcedOutcome | null;
 }
 
 /** An operation's answer that is not JSON. */
@@ -88,12 +81,7 @@ const int = (value: unknown): number | undefined => (typeof value === 'number' ?
 
 export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   // ---- the service (interface document, section 4) ----
-  createVideo(input) {
-    const account = accountOf(input);
-    const body = input.body as unknown as CreateVideoInput;
-    input.effects.negativePromptEffective = mergeNegativePrompts(account.negativePrompt, body.negative_prompt ?? null);
-    return input.sim.createVideo(account, body, input.forcedOutcome);
-  },
+  createVideo: (input) => input.sim.createVideo(accountOf(input), input.body as unknown as CreateVideoInput, input.forcedOutcome),
   listVideos: (input) =>
     input.sim.listVideos(accountOf(input), {
       limit: int(input.query.limit),

@@ -12,9 +12,8 @@ import { IdempotencyStore } from './idempotency.js';
 import type { Image } from './image.js';
 import * as lifecycle from './lifecycle.js';
 import { firstAfter, takePage } from './paging.js';
-import { matchesPath } from './pathPattern.js';
 import { createStream, type RandomStream } from './random.js';
-import { TokenBucket } from './rateLimit.js';
+import { AccountBuckets } from './rateLimit.js';
 import type { Scenario } from './scenario.js';
 import { Scheduler } from './scheduler.js';
 
@@ -44,10 +43,8 @@ export class Account {
   videoDraws = 0;
   imageDraws = 0;
   readonly requestStream: RandomStream;
-  /** The main rate-limit bucket; route groups of the scenario get their own (see `bucketFor`). */
-  readonly bucket: TokenBucket;
-  /** Made on first use: most accounts never need one (memory per account bounds max_accounts). */
-  private groupBuckets: Map<string, TokenBucket> | undefined;
+  /** Its rate-limit buckets. */
+  readonly buckets: AccountBuckets;
   readonly idempotency: IdempotencyStore;
   /** Null: unlimited. */
   balanceCents: number | null;
@@ -70,23 +67,8 @@ export class Account {
     this.negativePrompt =
       spec.negative_prompt !== undefined ? spec.negative_prompt : scenario.account_defaults.negative_prompt;
     this.requestStream = createStream(seed, key, 'requests');
-    this.bucket = new TokenBucket(scenario.rate_limits.capacity, scenario.rate_limits.refill_per_second, globalNowMs);
+    this.buckets = new AccountBuckets(scenario.rate_limits, globalNowMs);
     this.idempotency = new IdempotencyStore(Math.round(scenario.idempotency.retention_seconds * 1000));
-  }
-
-  /** The bucket a request spends from: its route group's, else the main one. */
-  bucketFor(method: string, path: string, nowMs: number): TokenBucket {
-    const group = this.scenario.rate_limits.groups?.find(
-      (g) => (g.method === undefined || g.method === method) && matchesPath(g.path, path),
-    );
-    if (!group) return this.bucket;
-    this.groupBuckets ??= new Map();
-    let bucket = this.groupBuckets.get(group.name);
-    if (!bucket) {
-      bucket = new TokenBucket(group.capacity, group.refill_per_second, nowMs);
-      this.groupBuckets.set(group.name, bucket);
-    }
-    return bucket;
   }
 
   now(globalNowMs: number): number {

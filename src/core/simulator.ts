@@ -73,18 +73,6 @@ export interface Health {
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
 export const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
 
-/** What the simulator does to a request before handling it (see `Simulator.requestFate`). */
-export interface RequestFate {
-  /** An injected error to answer with instead. */
-  error: SimError | null;
-  /** Milliseconds to wait before answering (wall-clock time). */
-  delayMs: number;
-  /** An outcome forced on what the request creates. */
-  forcedOutcome: ForcedOutcome | null;
-  /** Why, for the journal. */
-  note: string | undefined;
-}
-
 /**
  * Everything a global reset drops: made anew by `reset`, so no field can be forgotten.
  */
@@ -190,8 +178,17 @@ export class Simulator {
 
   // ---- accounts and authentication (interface document, section 5) ----
 
-  /** Resolves the `Authorization` header to an account, or throws the section-5 401. */
-  authenticate(authorization: string | undefined): Account {
+  /** Resolves the `Authorization` header to an account, or answers the section-5 401. */
+  authenticate(authorization: string | undefined): Account | SimError {
+    try {
+      return this.account(this.keyOf(authorization));
+    } catch (e) {
+      if (e instanceof SimError) return e;
+      throw e;
+    }
+  }
+
+  private keyOf(authorization: string | undefined): string {
     if (authorization === undefined || authorization.trim() === '') throw fail('missing_api_key');
     const match = /^Bearer +(\S+) *$/i.exec(authorization);
     if (!match) {
@@ -213,7 +210,7 @@ export class Simulator {
             : `Invalid API key. Scenario '${this.scenario.name}' accepts only the keys listed under its accounts.`,
       });
     }
-    return this.account(key);
+    return key;
   }
 
   /**
@@ -265,64 +262,6 @@ export class Simulator {
   catchUpAll(): void {
     const global = this.clock.now();
     for (const account of this.state.accounts.values()) account.applyDueTransitions(account.now(global));
-  }
-
-  /**
-   * What the simulator itself does to a /v1 request before handling it: a queued fault (first), or
-   * one of the scenario's HTTP faults, and the latency to wait before answering. The account's
-   * request stream is drawn exactly twice per request, so a request's fate depends only on how many
-   * requests that account made before it. `documents` tells whether the request's operation
-   * documents a status (a queued error it does not document never matches it; undefined: not a
-   * route of the contract).
-   */
-  requestFate(account: Account, method: string, path: string, documents: ((status: number) => boolean) | undefined): RequestFate {
-    const faultDraw = account.requestStream.next();
-    const latencyDraw = account.requestStream.next();
-    const fate: RequestFate = { error: null, delayMs: 0, forcedOutcome: null, note: undefined };
-    const queued = this.faults.take(method, path, account.key, (status) => documents?.(status) ?? false);
-    if (queued) {
-      fate.delayMs += queued.latencyMs;
-      if (queued.error) {
-        const e = queued.error;
-        fate.note = `queued fault: ${e.status} ${e.code}`;
-        fate.error = new SimError(e.code, {
-          type: e.type,
-          status: e.status,
-          message: e.message,
-          headers: e.status === 429 ? { 'Retry-After': '1' } : {},
-        });
-      } else if (queued.outcome) {
-        fate.forcedOutcome = queued.outcome;
-        fate.note = `queued fault: forced outcome ${JSON.stringify(queued.outcome)}`;
-      } else if (queued.latencyMs > 0) {
-        fate.note = `queued fault: ${queued.latencyMs} ms latency`;
-      }
-    } else {
-      let cumulative = 0;
-      for (const rule of this.scenario.http.faults) {
-        if (rule.method && rule.method !== method) continue;
-        if (rule.path && !matchesPath(rule.path, path)) continue;
-        cumulative += rule.probability;
-        if (faultDraw < cumulative) {
-          fate.note = `scenario '${this.scenario.name}' fault: ${rule.status} with probability ${rule.probability}`;
-          fate.error =
-            rule.status === 429
-              ? fail('rate_limit_exceeded', {
-                  message: `Too many requests (injected by scenario '${this.scenario.name}'). Retry after the Retry-After header's seconds.`,
-                  headers: { 'Retry-After': '1' },
-                })
-              : fail('internal_error', {
-                  message: `An internal error occurred (injected by scenario '${this.scenario.name}'). Retry with exponential backoff.`,
-                });
-          break;
-        }
-      }
-    }
-    const latency = this.scenario.http.latency;
-    if (latency && this.clock.mode === 'realtime') {
-      fate.delayMs += Math.round(sample(latency, createStream(this.seed, 'latency', latencyDraw)));
-    }
-    return fate;
   }
 
   // ---- videos (sections 2.1, 3, 4.1-4.4) ----
@@ -816,13 +755,4 @@ export class Simulator {
     );
     return new SimulatorState(clock, this.scenario.limits.journal_size);
   }
-}
-
-/**
- * Section 4.1: the request's negative prompt is merged with the account's default, not replacing
- * it. The simulator renders nothing, so the merged prompt shows in the journal only.
- */
-export function mergeNegativePrompts(accountDefault: string | null, requested: string | null): string | null {
-  const parts = [accountDefault, requested].filter((p): p is string => p !== null && p.trim() !== '');
-  return parts.length > 0 ? parts.join(', ') : null;
 }
