@@ -137,9 +137,8 @@ function answer(ctx: RequestContext): ApiAnswer {
 // ---- the checks ----
 
 /**
- * Authentication, before anything else (unknown routes included). The answer's request id counts
- * within the account (globally without one); the account's clock catches up once, for the whole
- * request.
+ * Authentication (unknown routes included). The answer's request id counts within the account
+ * (globally without one); the account's clock catches up once, for the whole request.
  */
 function authenticate(ctx: RequestContext): Draft | undefined {
   const found = ctx.sim.authenticate(ctx.request.headers.authorization);
@@ -190,7 +189,7 @@ function replayIdempotent(ctx: RequestContext): Draft | undefined {
   return { status: found.status, headers: ctx.headers, contentType: JSON_TYPE, text: found.text };
 }
 
-/** An unknown route or method is 404 before anything about its body is judged. */
+/** An unknown route or method is 404 `unknown_route`. */
 function requireRoute(ctx: RequestContext): Draft | undefined {
   return ctx.operation ? undefined : ctx.refuse(unknownRoute(ctx.request));
 }
@@ -217,7 +216,7 @@ function checkParameters(ctx: RequestContext): Draft | undefined {
   return undefined;
 }
 
-/** The operation: its own checks are the core's (existence, balance and claim linking, in that order). */
+/** The operation, with the core's own checks; a value it answers is a 200. */
 function perform(ctx: RequestContext): Draft {
   const operationId = (ctx.operation as Operation).operationId;
   const handler = OPERATION_HANDLERS[operationId];

@@ -1,7 +1,7 @@
 /**
- * The operations of openapi.yaml, by operationId: each takes a request that passed every check
- * before it (authenticated, within its rate limit, its parameters valid) and answers the body of a
- * 200, or throws a catalogue error (existence, balance, claim linking, the control API's own rules).
+ * The operations of openapi.yaml, by operationId: each takes a request that passed the checks
+ * before it (see handleRequest.ts), asks the core, and answers the body of a 200 or throws the
+ * core's catalogue error.
  */
 import type { Account } from '../core/account.js';
 import { clientReport } from '../core/clientReport.js';

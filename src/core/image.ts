@@ -23,7 +23,7 @@ export interface Image {
 }
 
 /** The image object of section 2.2. */
-export function imageView(image: Image, cdnUrl: string) {
+function imageView(image: Image, cdnUrl: string) {
   return {
     id: image.id,
     object: 'image' as const,
@@ -45,8 +45,8 @@ export interface CreateImageInput {
 const DEFAULT_ASPECT_RATIO: AspectRatio = '16:9';
 
 /**
- * Section 4.5: an image, made at once with the keyframe model and charged when made. Its own
- * checks, in order: the balance covers its price, claim linking accepts it.
+ * Section 4.5: an image, made at once with the keyframe model and charged when made, once the
+ * balance covers its price and claim linking accepts it.
  */
 export function createImage(parts: ServiceParts, account: Account, nowMs: number, input: CreateImageInput, forced: ForcedOutcome | null): ReturnType<typeof imageView> {
   const rng = account.streamFor('image', account.imageDraws++);

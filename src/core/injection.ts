@@ -15,7 +15,8 @@ import type { ForcedOutcome } from './fate.js';
 import type { FaultQueue } from './faults.js';
 import { matchesPath } from './pathPattern.js';
 import { createStream } from './random.js';
-import { sample, type Scenario } from './scenario.js';
+import { sample } from './distribution.js';
+import type { Scenario } from './scenario.js';
 
 /** What the simulator does to one request. */
 export interface RequestInjection {

@@ -13,7 +13,7 @@ import { Account } from './account.js';
 import { Accounts } from './accounts.js';
 import { apiKeyOf } from './auth.js';
 import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
-import { controlGeneration, controlGenerations, health, type GenerationsInput, type Health } from './control.js';
+import { controlGenerations, health, type GenerationsInput, type Health } from './control.js';
 import { SimError, fail } from './errors.js';
 import { FaultQueue } from './faults.js';
 import type { Generation } from './generation.js';
@@ -38,7 +38,7 @@ export interface SimulatorOptions {
 }
 
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
-export const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
+const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
 
 /** Everything a global reset drops: made anew by `reset`, so no field can be forgotten. */
 class SimulatorState {
@@ -195,11 +195,6 @@ export class Simulator {
     return this.clock.state(apiKey ? (this.state.accounts.peek(apiKey)?.offsetMs ?? 0) : 0);
   }
 
-  /** Time in the journal's terms, in milliseconds: an account's clock, or the global one. */
-  timeMsOf(apiKey: string | null): number {
-    return this.clock.now() + (apiKey ? (this.state.accounts.peek(apiKey)?.offsetMs ?? 0) : 0);
-  }
-
   /**
    * Drops state. With `apiKey`, only that account's, as if it had never been used. Otherwise all of
    * it, reloading the scenario (another one when `scenario` is named); the command line's overrides
@@ -254,10 +249,6 @@ export class Simulator {
 
   controlGenerations(input: GenerationsInput) {
     return controlGenerations(this, input);
-  }
-
-  controlGeneration(id: string) {
-    return controlGeneration(this, id);
   }
 
   /** Drops an account and everything of it: a per-account reset, or the account dropped for the limit. */

@@ -40,8 +40,8 @@ const DEFAULT_RESOLUTION: Resolution = '1080p';
 const DEFAULT_LIMIT = 20;
 
 /**
- * Section 4.1: a new generation, `queued`. Its own checks, in order: the model exists, the
- * keyframe image exists (the account's), the balance covers its price, claim linking accepts it.
+ * Section 4.1: a new generation, `queued`, once the model and the keyframe image (one of the
+ * account's) exist, the balance covers its price and claim linking accepts it.
  */
 export function createVideo(parts: ServiceParts, account: Account, nowMs: number, input: CreateVideoInput, forced: ForcedOutcome | null): VideoView {
   const { scenario } = parts;
