@@ -134,6 +134,21 @@ function answer(ctx: RequestContext): ApiAnswer {
   return send(ctx, perform(ctx));
 }
 
+// ---- the surfaces: each one's checks and last steps, in order ----
+
+const SERVICE: Surface = {
+  checks: [authenticate, injectFaultsAndLatency, spendRateLimit, replayIdempotent, requireRoute, requireBody, checkParameters],
+  emptyBody: (method) => (method === 'GET' || method === 'HEAD' ? null : method === 'DELETE' ? 'none' : 'error'),
+  after: [rememberIdempotent, journal, recordExchange],
+};
+
+const CONTROL: Surface = {
+  checks: [identify, requireRoute, requireBody, checkParameters],
+  // The control endpoints take `{}` for an empty body, so that `curl -X POST .../_sim/reset` works.
+  emptyBody: (method) => (method === 'POST' ? 'object' : null),
+  after: [markShutdown, recordStateChange],
+};
+
 // ---- the checks ----
 
 /**
@@ -293,21 +308,6 @@ function recordStateChange(ctx: RequestContext, sent: ApiAnswer): void {
 function markShutdown(ctx: RequestContext, sent: ApiAnswer): void {
   if (ctx.performed && ctx.operation?.operationId === 'simShutdown') sent.shutdown = true;
 }
-
-// ---- the surfaces ----
-
-const SERVICE: Surface = {
-  checks: [authenticate, injectFaultsAndLatency, spendRateLimit, replayIdempotent, requireRoute, requireBody, checkParameters],
-  emptyBody: (method) => (method === 'GET' || method === 'HEAD' ? null : method === 'DELETE' ? 'none' : 'error'),
-  after: [rememberIdempotent, journal, recordExchange],
-};
-
-const CONTROL: Surface = {
-  checks: [identify, requireRoute, requireBody, checkParameters],
-  // The control endpoints take `{}` for an empty body, so that `curl -X POST .../_sim/reset` works.
-  emptyBody: (method) => (method === 'POST' ? 'object' : null),
-  after: [markShutdown, recordStateChange],
-};
 
 // ---- the context ----
 
