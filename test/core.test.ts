@@ -11,15 +11,8 @@ import { journalRecord } from './helpers.js';
 import { drawFate, type FateRequest } from '../src/core/fate.js';
 import { createStream } from '../src/core/random.js';
 import { TokenBucket } from '../src/core/rateLimit.js';
-import {
-  BASE_SCENARIO,
-  PROCESSING_STAGES,
-  mergeScenario,
-  sample,
-  type Distribution,
-  type Scenario,
-  type TimedStage,
-} from '../src/core/scenario.js';
+import { sample, type Distribution } from '../src/core/distribution.js';
+import { BASE_SCENARIO, PROCESSING_STAGES, mergeScenario, type Scenario, type TimedStage } from '../src/core/scenario.js';
 import { Scheduler } from '../src/core/scheduler.js';
 import { loadScenario } from '../src/scenarios/load.js';
 

@@ -81,7 +81,7 @@ describe('claim-linking rejection (422)', () => {
     const res = await request(strict.app).post('/v1/images').set(bearer()).send({ prompt: 'forbidden still' });
     const error = expectError(res, 422, 'compliance_error', 'claim_linking_rejected');
     expect(error.stage).toBe('claim_linking');
-    expect(strict.core.account('sk_test_alice').images.size).toBe(0);
+    expect(strict.core.store.imagesOf('sk_test_alice').size).toBe(0);
   });
 
   it('parameter errors come before claim linking', async () => {

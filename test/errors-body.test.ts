@@ -140,6 +140,6 @@ describe.each(['/v1/videos', '/v1/images'])('POST %s body parsing', (path) => {
     await post().set('Content-Type', 'application/json').send('{');
     await post().set('Content-Type', 'text/plain').send('{}');
     expect(sim.core.controlGenerations({}).data).toEqual([]);
-    expect(sim.core.account('sk_test_alice').images.size).toBe(0);
+    expect(sim.core.store.imagesOf('sk_test_alice').size).toBe(0);
   });
 });

@@ -8,7 +8,8 @@ import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { PROCESSING_STAGES, type Distribution, type Scenario } from '../src/core/scenario.js';
+import type { Distribution } from '../src/core/distribution.js';
+import { PROCESSING_STAGES, type Scenario } from '../src/core/scenario.js';
 import {
   BUNDLED_SCENARIOS_DIR,
   ScenarioError,

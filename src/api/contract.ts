@@ -141,6 +141,11 @@ export function patternMatchesServiceRoute(pattern: string): boolean {
   });
 }
 
+/** The service's routes, as a message lists them: "/v1/videos, /v1/videos/{id}, /v1/images". */
+export function serviceRoutesInWords(): string {
+  return ROUTES.map(templateOf).filter((t) => t.startsWith('/v1/')).join(', ');
+}
+
 // ---- requests ----
 
 /** The order of parameters in the interface document's tables: the first wins among equals. */

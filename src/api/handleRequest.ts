@@ -1,24 +1,33 @@
 /**
- * The request path: a plain request in, a plain answer out, no framework. `handleRequest` reads top
- * to bottom in the order of checks of a `/v1` request, each early answer a `return`:
+ * The request path: a plain request in, a plain answer out, no framework. Every rule is the core's
+ * (docs/architecture.md says where each lives); this file holds only their order. A request runs
+ * the checks of its surface, in order, each early answer a `return`; then its operation; then its
+ * answer is checked against openapi.yaml and the surface's last steps run.
+ *
+ * The order of a `/v1` request:
  *
  *   authentication → faults and latency → rate limit → idempotent replay → route → body →
  *   parameters → the operation (existence, balance, claim linking) → the answer checked against
  *   openapi.yaml → stored under its Idempotency-Key → journaled.
  *
- * (A CORS preflight is answered by the HTTP adapter before any of this, without a key.) The control
- * API under `/_sim` takes the same path without the service's own checks: route → body →
- * parameters → operation → answer checked.
+ * The order of a `/_sim` request, once the HTTP adapter's access checks passed (controlGuard.ts):
+ *
+ *   route → body → parameters → operation → the answer checked against openapi.yaml.
+ *
+ * (A CORS preflight is answered by the HTTP adapter before any of this, without a key.)
  */
 import type { Readable } from 'node:stream';
 import type { Account } from '../core/account.js';
 import { SimError, errorObject, fail } from '../core/errors.js';
-import { requestFingerprint } from '../core/idempotency.js';
-import type { JournalRecord } from '../core/journal.js';
+import type { ForcedOutcome } from '../core/fate.js';
+import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
+import { drawInjection } from '../core/injection.js';
+import { journalRecord, type HandledRequest, type JournalRecord } from '../core/journal.js';
+import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
 import { bodyFingerprint, readJsonBody, type RawBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
-import { OPERATION_HANDLERS, RawAnswer, StreamAnswer, type Control, type OperationEffects, type OperationInput } from './operations.js';
+import { OPERATION_HANDLERS, RawAnswer, StreamAnswer, type Control, type OperationInput } from './operations.js';
 
 /** A request as the HTTP adapter hands it over. */
 export interface ApiRequest {
@@ -60,9 +69,6 @@ export interface ApiAnswer {
   journaled?: JournalRecord;
 }
 
-/** An answer before it is checked and serialised: a JSON value, text already serialised, or a stream. */
-type Draft = Omit<ApiAnswer, 'body' | 'stream'> & ({ value: unknown } | { text: string } | { stream: StreamedBody });
-
 /** One request and its answer, as a transcript records it. */
 export interface Exchange {
   /** The global virtual time at which the request was handled (ms), before it moved the clock. */
@@ -89,6 +95,26 @@ export interface ApiState {
   onExchange?: (exchange: Exchange) => void;
 }
 
+/** An answer before it is checked and serialised: a JSON value, text already serialised, or a stream. */
+type Draft = { status: number; headers: Record<string, string>; contentType: string } & (
+  | { value: unknown }
+  | { text: string }
+  | { stream: StreamedBody }
+);
+
+/** A check: an early answer, or undefined to go on. */
+type Check = (ctx: RequestContext) => Draft | undefined;
+/** A step after the answer was checked; `value` is its JSON value when it was built from one. */
+type After = (ctx: RequestContext, sent: ApiAnswer, value: unknown) => void;
+
+/** One surface of the JSON API: its checks in order, how it reads a body, and its last steps in order. */
+interface Surface {
+  readonly checks: readonly Check[];
+  /** What an empty body without a content type reads as (see `readJsonBody`); null: the method takes no body. */
+  readonly emptyBody: (method: string) => 'object' | 'none' | 'error' | null;
+  readonly after: readonly After[];
+}
+
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
@@ -97,294 +123,284 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * are the time it was handled at.
  */
 export function handleRequest(state: ApiState, request: ApiRequest): ApiAnswer {
-  return state.sim.atOneInstant(() =>
-    request.path === '/v1' || request.path.startsWith('/v1/') ? handleServiceRequest(state, request) : handleControlRequest(state, request),
-  );
+  return state.sim.atOneInstant(() => answer(new RequestContext(state, request)));
 }
 
-/** A request to the service's API, in the contract's order of checks. */
-function handleServiceRequest(state: ApiState, request: ApiRequest): ApiAnswer {
-  const { sim } = state;
-  const route = matchRoute(request.method, request.path);
-  const operation = route?.operation;
-
-  // Authentication, before anything else (unknown routes included).
-  let account: Account;
-  try {
-    account = sim.authenticate(request.headers.authorization);
-  } catch (e) {
-    return finish(state, request, operation, null, errorDraft(e, { 'X-Request-Id': sim.nextRequestId() }));
+function answer(ctx: RequestContext): ApiAnswer {
+  for (const check of ctx.surface.checks) {
+    const early = check(ctx);
+    if (early !== undefined) return send(ctx, early);
   }
-  const headers: Record<string, string> = { 'X-Request-Id': sim.nextRequestId(account) };
-  const now = sim.catchUp(account);
-
-  // Faults and latency: the core decides; the adapter only waits `delayMs`.
-  const fate = sim.requestFate(account, request.method, request.path, operation && ((status) => operation.statuses.includes(status)));
-  const effects: OperationEffects = {};
-  const reply = (draft: Draft): ApiAnswer => finish(state, request, operation, account, draft, now, fate.note, effects);
-  const replyError = (e: SimError): ApiAnswer => reply(errorDraft(e, headers, fate.delayMs));
-  const bucket = account.bucketFor(request.method, request.path, now);
-  if (fate.error) {
-    // An injected fault spends no token, but carries the rate-limit headers like a real answer.
-    Object.assign(headers, rateLimitHeaders(bucket.peek(now), fate.error));
-    return replyError(fate.error);
-  }
-
-  // Rate limit: every authenticated request spends a token.
-  const limit = bucket.take(now);
-  Object.assign(headers, rateLimitHeaders(limit));
-  if (!limit.allowed) {
-    return replyError(
-      fail('rate_limit_exceeded', {
-        message: `Rate limit of ${limit.limit} requests exceeded. Retry after ${limit.retryAfterSeconds} s (of virtual time).`,
-        headers: { 'Retry-After': String(limit.retryAfterSeconds) },
-      }),
-    );
-  }
-
-  // Idempotent replay: a stored success under the same key and the same request is answered again.
-  const body =
-    request.method === 'GET' || request.method === 'HEAD'
-      ? { value: undefined }
-      : readJsonBody(request.body, request.headers, request.method === 'DELETE' ? 'none' : 'error');
-  const key = request.method === 'POST' ? request.headers['idempotency-key'] : undefined;
-  const idempotency = key
-    ? { endpoint: request.path, key, fingerprint: 'error' in body ? '\u0000unreadable' : requestFingerprint(body.value) }
-    : undefined;
-  if (idempotency) {
-    const found = account.idempotency.lookup(idempotency.endpoint, idempotency.key, idempotency.fingerprint, now);
-    if (found.kind === 'replay') {
-      const replayHeaders = { ...headers, 'Idempotent-Replayed': 'true' };
-      return reply({ status: found.status, headers: replayHeaders, text: found.text, contentType: JSON_TYPE, delayMs: fate.delayMs });
-    }
-    if (found.kind === 'conflict') {
-      return replyError(
-        fail('idempotency_key_reused', {
-          message: `Idempotency-Key '${key}' was already used with a different request on ${request.path}. Use a new key for a new request.`,
-        }),
-      );
-    }
-  }
-
-  // The route: an unknown route or method is 404 before anything about its body is judged.
-  if (!route || !operation) return replyError(unknownRoute(request));
-
-  // The body, then the parameters (unknown, missing, invalid).
-  if ('error' in body) return replyError(body.error);
-  if (route.params === null) return replyError(malformedId());
-  const checked = checkRequest(operation, { params: route.params, query: request.query, headers: request.headers, body: body.value });
-  if ('error' in checked) return replyError(checked.error);
-
-  // The operation: existence, balance and claim linking are the core's checks, in that order.
-  const done = perform(operation, {
-    sim,
-    control: state.control,
-    account,
-    params: route.params,
-    query: checked.query,
-    body: checked.body,
-    forcedOutcome: fate.forcedOutcome,
-    effects,
-  });
-  if ('error' in done) return reply(errorDraft(done.error, headers, fate.delayMs, state, request));
-  const answer = reply(jsonDraft(200, headers, done.value, fate.delayMs));
-
-  // Only a success is stored under its key, once it passed validation.
-  if (idempotency && answer.status === 200) {
-    account.idempotency.store(idempotency.endpoint, idempotency.key, idempotency.fingerprint, 200, answer.body, now);
-  }
-  return answer;
+  return send(ctx, perform(ctx));
 }
 
-/** A request to the control API: no key, no rate limit, no journal; route, body, parameters, operation. */
-function handleControlRequest(state: ApiState, request: ApiRequest): ApiAnswer {
-  const { sim } = state;
-  const headers = { 'X-Request-Id': sim.nextRequestId() };
-  const route = matchRoute(request.method, request.path);
-  const operation = route?.operation;
-  const reply = (draft: Draft): ApiAnswer => finish(state, request, operation, null, draft);
-  const replyError = (e: SimError): ApiAnswer => reply(errorDraft(e, headers));
+// ---- the surfaces: each one's checks and last steps, in order ----
 
-  if (!route || !operation) return replyError(unknownRoute(request));
-  const body = request.method === 'POST' ? readJsonBody(request.body, request.headers, 'object') : { value: undefined };
-  if ('error' in body) return replyError(body.error);
-  if (route.params === null) return replyError(malformedId());
-  const checked = checkRequest(operation, { params: route.params, query: request.query, headers: request.headers, body: body.value });
-  if ('error' in checked) return replyError(checked.error);
+const SERVICE: Surface = {
+  checks: [authenticate, injectFaultsAndLatency, spendRateLimit, replayIdempotent, requireRoute, requireBody, checkParameters],
+  emptyBody: (method) => (method === 'GET' || method === 'HEAD' ? null : method === 'DELETE' ? 'none' : 'error'),
+  after: [rememberIdempotent, journal, recordExchange],
+};
 
-  const done = perform(operation, {
-    sim,
-    control: state.control,
-    account: null,
-    params: route.params,
-    query: checked.query,
-    body: checked.body,
-    forcedOutcome: null,
-    effects: {},
-  });
-  if ('error' in done) return reply(errorDraft(done.error, headers, 0, state, request));
-  if (done.value instanceof RawAnswer) {
-    return reply({ status: 200, headers, text: done.value.text, contentType: done.value.contentType, delayMs: 0 });
-  }
-  if (done.value instanceof StreamAnswer) {
-    return reply({ status: 200, headers: { ...headers, ...done.value.headers }, stream: done.value.stream, contentType: done.value.contentType, delayMs: 0 });
-  }
-  const answer = reply(jsonDraft(200, headers, done.value, 0));
-  if (operation.operationId === 'simShutdown') answer.shutdown = true;
-  return answer;
-}
+const CONTROL: Surface = {
+  checks: [identify, requireRoute, requireBody, checkParameters],
+  // The control endpoints take `{}` for an empty body, so that `curl -X POST .../_sim/reset` works.
+  emptyBody: (method) => (method === 'POST' ? 'object' : null),
+  after: [markShutdown, recordStateChange],
+};
 
-/** Runs an operation: its answer's value, or what it threw (a catalogue error, or a bug). */
-function perform(operation: Operation, input: OperationInput): { value: unknown } | { error: unknown } {
-  const handler = OPERATION_HANDLERS[operation.operationId];
-  if (!handler) return { error: new Error(`openapi.yaml's operation ${operation.operationId} has no handler`) };
-  try {
-    return { value: handler(input) };
-  } catch (e) {
-    return { error: e };
-  }
-}
-
-function malformedId(): SimError {
-  return fail('resource_not_found', { message: 'No resource has this id (its percent-encoding is malformed).' });
-}
+// ---- the checks ----
 
 /**
- * The last step of every request: the answer is checked against openapi.yaml (one that fails is
- * logged and becomes a 500), and a /v1 request is journaled.
+ * Authentication (unknown routes included). The answer's request id counts within the account
+ * (globally without one); the account's clock catches up once, for the whole request.
  */
-function finish(
-  state: ApiState,
-  request: ApiRequest,
-  operation: Operation | undefined,
-  account: Account | null,
-  draft: Draft,
-  atMs?: number,
-  note?: string,
-  effects?: OperationEffects,
-): ApiAnswer {
-  let checked = draft;
-  if (operation) {
-    // A streamed body is checked as what it is documented as (a string), without reading it.
-    const value = 'value' in draft ? draft.value : 'stream' in draft ? '' : draft.contentType === JSON_TYPE ? JSON.parse(draft.text) : draft.text;
-    const problem = checkResponse(operation, draft.status, draft.headers, value);
-    if (problem) {
-      const path = pathWithQuery(request);
-      state.responseFailures.push({ method: request.method, path, status: draft.status, message: problem });
-      state.log(`response validation failed: ${request.method} ${path} (status ${draft.status}): ${problem}`);
-      // Built here, not through the error class: the failure may lie there.
-      const body = { error: errorObject('api_error', 'internal_error', 'The simulator produced a response that does not match openapi.yaml (a simulator bug; it has been logged).') };
-      checked = jsonDraft(500, { 'X-Request-Id': draft.headers['X-Request-Id'] as string, ...pick(draft.headers, RATE_LIMIT_HEADERS) }, body, draft.delayMs);
-    }
+function authenticate(ctx: RequestContext): Draft | undefined {
+  const found = ctx.sim.authenticate(ctx.request.headers.authorization);
+  if (found instanceof SimError) {
+    ctx.headers['X-Request-Id'] = ctx.sim.nextRequestId();
+    return ctx.refuse(found);
   }
-  // Built field by field: an object rest (`{ value, text, ...rest }`) makes a dictionary-mode copy,
-  // which cost more than the rest of this function together, and every read of the answer after it.
+  ctx.account = found;
+  ctx.headers['X-Request-Id'] = ctx.sim.nextRequestId(found);
+  ctx.atMs = ctx.sim.catchUp(found);
+  return undefined;
+}
+
+/** A control answer's request id counts globally, taken before the operation (a reset restarts the count after it). */
+function identify(ctx: RequestContext): Draft | undefined {
+  ctx.headers['X-Request-Id'] = ctx.sim.nextRequestId();
+  return undefined;
+}
+
+/** Faults and latency: the core decides; the adapter only waits `delayMs`. */
+function injectFaultsAndLatency(ctx: RequestContext): Draft | undefined {
+  const account = ctx.account as Account;
+  const { method, path } = ctx.request;
+  const injection = drawInjection(ctx.sim, account, method, path, ctx.operation?.statuses ?? NO_STATUSES);
+  ctx.delayMs = injection.delayMs;
+  ctx.note = injection.note;
+  ctx.forcedOutcome = injection.forcedOutcome;
+  if (injection.error === null) return undefined;
+  addUnspentHeaders(account.buckets, method, path, ctx.atMs, injection.error, ctx.headers);
+  return ctx.refuse(injection.error);
+}
+
+const NO_STATUSES: readonly number[] = [];
+
+function spendRateLimit(ctx: RequestContext): Draft | undefined {
+  const refused = spendToken((ctx.account as Account).buckets, ctx.request.method, ctx.request.path, ctx.atMs, ctx.headers);
+  return refused && ctx.refuse(refused);
+}
+
+function replayIdempotent(ctx: RequestContext): Draft | undefined {
+  const { method, path, headers } = ctx.request;
+  const read = ctx.readBody();
+  ctx.keyed = keyedRequest(method, path, headers['idempotency-key'], read.value, read.error === undefined);
+  if (ctx.keyed === undefined) return undefined;
+  const found = replayFor((ctx.account as Account).idempotency, ctx.keyed, ctx.atMs, ctx.headers);
+  if (found === undefined) return undefined;
+  if (found instanceof SimError) return ctx.refuse(found);
+  return { status: found.status, headers: ctx.headers, contentType: JSON_TYPE, text: found.text };
+}
+
+/** An unknown route or method is 404 `unknown_route`. */
+function requireRoute(ctx: RequestContext): Draft | undefined {
+  return ctx.operation ? undefined : ctx.refuse(unknownRoute(ctx.request));
+}
+
+function requireBody(ctx: RequestContext): Draft | undefined {
+  const { error } = ctx.readBody();
+  return error && ctx.refuse(error);
+}
+
+/** The parameters: a malformed id, then unknown, missing and invalid ones (see `checkRequest`). */
+function checkParameters(ctx: RequestContext): Draft | undefined {
+  if (ctx.malformedId) {
+    return ctx.refuse(fail('resource_not_found', { message: 'No resource has this id (its percent-encoding is malformed).' }));
+  }
+  const checked = checkRequest(ctx.operation as Operation, {
+    params: ctx.params,
+    query: ctx.request.query,
+    headers: ctx.request.headers,
+    body: ctx.readBody().value,
+  });
+  if ('error' in checked) return ctx.refuse(checked.error);
+  ctx.query = checked.query;
+  ctx.body = checked.body;
+  return undefined;
+}
+
+/** The operation, with the core's own checks; a value it answers is a 200. */
+function perform(ctx: RequestContext): Draft {
+  const operationId = (ctx.operation as Operation).operationId;
+  const handler = OPERATION_HANDLERS[operationId];
+  if (!handler) return ctx.failure(new Error(`openapi.yaml's operation ${operationId} has no handler`));
+  ctx.performed = true;
+  let value: unknown;
+  try {
+    value = handler(ctx);
+  } catch (e) {
+    return ctx.failure(e);
+  }
+  if (value instanceof RawAnswer) return { status: 200, headers: ctx.headers, contentType: value.contentType, text: value.text };
+  if (value instanceof StreamAnswer) return { status: 200, headers: { ...ctx.headers, ...value.headers }, contentType: value.contentType, stream: value.stream };
+  return { status: 200, headers: ctx.headers, contentType: JSON_TYPE, value };
+}
+
+// ---- the answer ----
+
+/** Checks the answer against openapi.yaml (one that fails is logged and becomes a 500), serialises it and runs the surface's last steps. */
+function send(ctx: RequestContext, draft: Draft): ApiAnswer {
+  const checked = ctx.operation ? checkAnswer(ctx, ctx.operation, draft) : draft;
+  // Built field by field: an object rest (`{ value, text, ...rest }`) makes a dictionary-mode copy.
   const sent: ApiAnswer = {
     status: checked.status,
     headers: checked.headers,
     body: 'text' in checked ? checked.text : 'stream' in checked ? '' : JSON.stringify(checked.value),
     stream: 'stream' in checked ? checked.stream : undefined,
     contentType: checked.contentType,
-    delayMs: checked.delayMs,
+    delayMs: ctx.delayMs,
     journaled: undefined,
   };
-  const { sim } = state;
-  const isService = request.path === '/v1' || request.path.startsWith('/v1/');
-  if (isService) {
-    const video = 'value' in checked && sent.status === 200 ? videoShown(checked.value) : undefined;
-    const retryAfter = sent.headers['Retry-After'];
-    const record: JournalRecord = {
-      method: request.method,
-      path: pathWithQuery(request),
-      status: sent.status,
-      account: account?.key ?? null,
-      atMs: atMs ?? sim.timeMsOf(null),
-      hostMs: sim.hostTimeMs(),
-      request_id: sent.headers['X-Request-Id'] as string,
-      negative_prompt_effective: effects?.negativePromptEffective,
-      fault: note,
-      operation: operation?.operationId ?? null,
-      idempotencyKey: request.headers['idempotency-key'],
-      // Only a request of an account is ever reported on.
-      bodyFingerprint: account === null ? null : bodyFingerprint(request.body),
-      retryAfter: retryAfter === undefined ? undefined : Number(retryAfter),
-      videoId: video?.id,
-      videoStatus: video?.status,
-      errorParam: sent.status >= 400 && 'value' in checked ? errorParamOf(checked.value) : undefined,
-      errorCode: sent.status >= 400 && 'value' in checked ? errorCodeOf(checked.value) : undefined,
-      undelivered: false,
-    };
-    sim.journal.record(record);
-    sent.journaled = record;
-  }
-  if (state.onExchange && (isService || (request.method !== 'GET' && request.method !== 'HEAD' && sent.status === 200))) {
-    state.onExchange({
-      nowMs: sim.instantStart(),
-      atMs: account ? (atMs ?? null) : null,
-      method: request.method,
-      path: pathWithQuery(request),
-      headers: request.headers,
-      body: request.body,
-      answer: sent,
-    });
-  }
+  const value = 'value' in checked ? checked.value : undefined;
+  for (const step of ctx.surface.after) step(ctx, sent, value);
   return sent;
 }
 
-/** The video an answer shows (a video object or a cancel answer), for the journal. */
-function videoShown(value: unknown): { id: string; status: string } | undefined {
-  const v = value as { object?: unknown; id?: unknown; status?: unknown } | null;
-  return v !== null && typeof v === 'object' && v.object === 'video' ? { id: v.id as string, status: v.status as string } : undefined;
+function checkAnswer(ctx: RequestContext, operation: Operation, draft: Draft): Draft {
+  // A streamed body is checked as what it is documented as (a string), without reading it.
+  const value = 'value' in draft ? draft.value : 'stream' in draft ? '' : draft.contentType === JSON_TYPE ? JSON.parse(draft.text) : draft.text;
+  const problem = checkResponse(operation, draft.status, draft.headers, value);
+  if (!problem) return draft;
+  const { state, request } = ctx;
+  state.responseFailures.push({ method: request.method, path: ctx.target, status: draft.status, message: problem });
+  state.log(`response validation failed: ${request.method} ${ctx.target} (status ${draft.status}): ${problem}`);
+  const headers: Record<string, string> = { 'X-Request-Id': draft.headers['X-Request-Id'] as string };
+  for (const name of RATE_LIMIT_HEADERS) if (draft.headers[name] !== undefined) headers[name] = draft.headers[name] as string;
+  // Built here, not through the error class: the failure may lie there.
+  const body = { error: errorObject('api_error', 'internal_error', 'The simulator produced a response that does not match openapi.yaml (a simulator bug; it has been logged).') };
+  return { status: 500, headers, contentType: JSON_TYPE, value: body };
 }
 
-/** An error answer's `param`, for the journal. */
-function errorParamOf(value: unknown): string | null | undefined {
-  const error = (value as { error?: { param?: string | null } } | null)?.error;
-  return error === null || typeof error !== 'object' ? undefined : error.param;
+/** Only a success of the operation is stored under its key, once it passed validation. */
+function rememberIdempotent(ctx: RequestContext, sent: ApiAnswer): void {
+  if (ctx.keyed !== undefined && ctx.performed) remember((ctx.account as Account).idempotency, ctx.keyed, sent.status, sent.body, ctx.atMs);
 }
 
-/** An error answer's `code`, for the journal. */
-function errorCodeOf(value: unknown): string | undefined {
-  const code = (value as { error?: { code?: unknown } } | null)?.error?.code;
-  return typeof code === 'string' ? code : undefined;
+function journal(ctx: RequestContext, sent: ApiAnswer, value: unknown): void {
+  const record = journalRecord(ctx, sent, value, ctx.sim.hostTimeMs());
+  ctx.sim.journal.record(record);
+  sent.journaled = record;
 }
 
-const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
-
-function rateLimitHeaders(
-  limit: { limit: number; remaining: number; resetSeconds: number },
-  injected?: SimError,
-): Record<string, string> {
-  // An injected 429 says the bucket is empty, and full again no sooner than Retry-After.
-  const retryAfter = injected?.status === 429 ? Number(injected.headers['Retry-After'] ?? 1) : undefined;
-  return {
-    'X-RateLimit-Limit': String(limit.limit),
-    'X-RateLimit-Remaining': String(retryAfter === undefined ? limit.remaining : 0),
-    'X-RateLimit-Reset': String(retryAfter === undefined ? limit.resetSeconds : Math.max(limit.resetSeconds, retryAfter)),
-  };
+/** A transcript records every /v1 request. */
+function recordExchange(ctx: RequestContext, sent: ApiAnswer): void {
+  ctx.state.onExchange?.(ctx.exchange(sent));
 }
 
-function jsonDraft(status: number, headers: Record<string, string>, value: unknown, delayMs: number): Draft {
-  return { status, headers, value, contentType: JSON_TYPE, delayMs };
+/** A transcript records the control requests that change state: those that succeeded, but GETs. */
+function recordStateChange(ctx: RequestContext, sent: ApiAnswer): void {
+  const { method } = ctx.request;
+  if (ctx.state.onExchange && method !== 'GET' && method !== 'HEAD' && sent.status === 200) ctx.state.onExchange(ctx.exchange(sent));
 }
 
-/** A thrown catalogue error as an answer; anything else is the simulator's bug: logged, 500. */
-function errorDraft(e: unknown, headers: Record<string, string>, delayMs = 0, state?: ApiState, request?: ApiRequest): Draft {
-  if (e instanceof SimError) return jsonDraft(e.status, { ...headers, ...e.headers }, e.toBody(), delayMs);
-  state?.log(`internal error on ${request?.method} ${request && pathWithQuery(request)}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-  return jsonDraft(500, headers, fail('internal_error').toBody(), delayMs);
+function markShutdown(ctx: RequestContext, sent: ApiAnswer): void {
+  if (ctx.performed && ctx.operation?.operationId === 'simShutdown') sent.shutdown = true;
 }
 
-export function unknownRoute(request: { method: string; path: string }): SimError {
+// ---- the context ----
+
+/** One request as it is handled: what the checks found, for the next checks, the operation and the journal. */
+class RequestContext implements OperationInput, HandledRequest {
+  readonly sim: Simulator;
+  readonly control: Control;
+  readonly surface: Surface;
+  readonly method: string;
+  /** The path with its query string. */
+  readonly target: string;
+  readonly operation: Operation | undefined;
+  readonly operationId: string | null;
+  /** The path parameters, percent-decoded. */
+  readonly params: Record<string, string>;
+  /** Whether a path parameter's percent-encoding is malformed (no resource can have that id). */
+  readonly malformedId: boolean;
+  readonly idempotencyKey: string | undefined;
+  /** The answer's headers so far. */
+  readonly headers: Record<string, string> = {};
+  account: Account | null = null;
+  /** The account's time (ms), or the global time without one. */
+  atMs: number;
+  delayMs = 0;
+  note: string | undefined = undefined;
+  forcedOutcome: ForcedOutcome | null = null;
+  keyed: KeyedRequest | undefined = undefined;
+  /** The query and the body, once checked. */
+  query: Record<string, unknown> = NO_FIELDS;
+  body: Record<string, unknown> = NO_FIELDS;
+  performed = false;
+  private read: { value: Record<string, unknown> | undefined; error: SimError | undefined } | undefined = undefined;
+
+  constructor(
+    readonly state: ApiState,
+    readonly request: ApiRequest,
+  ) {
+    this.sim = state.sim;
+    this.control = state.control;
+    this.surface = request.path === '/v1' || request.path.startsWith('/v1/') ? SERVICE : CONTROL;
+    this.method = request.method;
+    this.target = request.query === '' ? request.path : `${request.path}?${request.query}`;
+    const route = matchRoute(request.method, request.path);
+    this.operation = route?.operation;
+    this.operationId = route?.operation.operationId ?? null;
+    this.params = route?.params ?? NO_FIELDS;
+    this.malformedId = route?.params === null;
+    this.idempotencyKey = request.headers['idempotency-key'];
+    this.atMs = this.sim.clock.now();
+  }
+
+  /** The body, read once (the idempotency check fingerprints it before its own check reports it). */
+  readBody(): { value: Record<string, unknown> | undefined; error: SimError | undefined } {
+    if (this.read === undefined) {
+      const emptyAs = this.surface.emptyBody(this.method);
+      const read = emptyAs === null ? { value: undefined } : readJsonBody(this.request.body, this.request.headers, emptyAs);
+      this.read = 'error' in read ? { value: undefined, error: read.error } : { value: read.value, error: undefined };
+    }
+    return this.read;
+  }
+
+  bodyFingerprint(): string | null {
+    return bodyFingerprint(this.request.body);
+  }
+
+  /** A catalogue error as the answer. */
+  refuse(e: SimError): Draft {
+    return { status: e.status, headers: { ...this.headers, ...e.headers }, contentType: JSON_TYPE, value: e.toBody() };
+  }
+
+  /** What an operation threw as the answer: a catalogue error, or the simulator's bug (logged, 500). */
+  failure(e: unknown): Draft {
+    if (e instanceof SimError) return this.refuse(e);
+    this.state.log(`internal error on ${this.method} ${this.target}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    return { status: 500, headers: this.headers, contentType: JSON_TYPE, value: fail('internal_error').toBody() };
+  }
+
+  exchange(sent: ApiAnswer): Exchange {
+    const { request } = this;
+    return {
+      nowMs: this.sim.instantStart(),
+      atMs: this.account ? this.atMs : null,
+      method: request.method,
+      path: this.target,
+      headers: request.headers,
+      body: request.body,
+      answer: sent,
+    };
+  }
+}
+
+const NO_FIELDS: Record<string, never> = Object.freeze({}) as Record<string, never>;
+
+function unknownRoute(request: { method: string; path: string }): SimError {
   return fail('unknown_route', { message: `Unknown route: ${request.method} ${request.path}. See openapi.yaml for the routes this API has.` });
-}
-
-function pathWithQuery(request: ApiRequest): string {
-  return request.query === '' ? request.path : `${request.path}?${request.query}`;
-}
-
-function pick(headers: Record<string, string>, names: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of names) if (headers[name] !== undefined) out[name] = headers[name] as string;
-  return out;
 }

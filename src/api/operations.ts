@@ -1,18 +1,21 @@
 /**
- * The operations of openapi.yaml, by operationId: each takes a request that passed every check
- * before it (authenticated, within its rate limit, its parameters valid) and answers the body of a
- * 200, or throws a catalogue error (existence, balance, claim linking, the control API's own rules).
+ * The operations of openapi.yaml, by operationId: each takes a request that passed the checks
+ * before it (see handleRequest.ts), asks the core, and answers the body of a 200 or throws the
+ * core's catalogue error.
  */
 import type { Account } from '../core/account.js';
 import { clientReport } from '../core/clientReport.js';
+import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerations, failGeneration, finishGeneration } from '../core/control.js';
 import { fail } from '../core/errors.js';
-import { patternMatchesServiceRoute } from './contract.js';
+import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
 import type { FaultRequest } from '../core/faults.js';
-import type { ForcedOutcome } from '../core/fate.js';
+import { createImage, type CreateImageInput } from '../core/image.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
-import { mergeNegativePrompts, type CreateImageInput, type CreateVideoInput, type Simulator } from '../core/simulator.js';
+import type { Simulator } from '../core/simulator.js';
+import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../state/store.js';
+import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
 import type { StreamedBody } from './handleRequest.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */
@@ -29,24 +32,19 @@ export interface Control {
   scenarios(): { name: string; purpose: string }[];
 }
 
-/** What an operation tells the journal about itself. */
-export interface OperationEffects {
-  /** A create's merged negative prompt (the request's plus the account's default). */
-  negativePromptEffective?: string | null;
-}
-
 export interface OperationInput {
-  sim: Simulator;
-  control: Control;
+  readonly sim: Simulator;
+  readonly control: Control;
   /** The authenticated account (`/v1` operations). */
-  account: Account | null;
-  params: Record<string, string>;
+  readonly account: Account | null;
+  /** The account's time of the request (ms): its clock caught up once, before the checks. */
+  readonly atMs: number;
+  readonly params: Record<string, string>;
   /** The query, read and valid: integer parameters are numbers. */
-  query: Record<string, unknown>;
+  readonly query: Record<string, unknown>;
   /** The JSON body, valid, without null-valued fields (`{}` when the operation takes none). */
-  body: Record<string, unknown>;
-  forcedOutcome: ForcedOutcome | null;
-  effects: OperationEffects;
+  readonly body: Record<string, unknown>;
+  readonly forcedOutcome: ForcedOutcome | null;
 }
 
 /** An operation's answer that is not JSON. */
@@ -95,21 +93,16 @@ const int = (value: unknown): number | undefined => (typeof value === 'number' ?
 
 export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   // ---- the service (interface document, section 4) ----
-  createVideo(input) {
-    const account = accountOf(input);
-    const body = input.body as unknown as CreateVideoInput;
-    input.effects.negativePromptEffective = mergeNegativePrompts(account.negativePrompt, body.negative_prompt ?? null);
-    return input.sim.createVideo(account, body, input.forcedOutcome);
-  },
+  createVideo: (input) => createVideo(input.sim, accountOf(input), input.atMs, input.body as unknown as CreateVideoInput, input.forcedOutcome),
   listVideos: (input) =>
-    input.sim.listVideos(accountOf(input), {
+    listVideos(input.sim, accountOf(input), {
       limit: int(input.query.limit),
       after: str(input.query.after),
       status: str(input.query.status) as VideoStatus | null,
     }),
-  retrieveVideo: (input) => input.sim.getVideo(accountOf(input), input.params.id as string),
-  cancelVideo: (input) => input.sim.cancelVideo(accountOf(input), input.params.id as string),
-  createImage: (input) => input.sim.createImage(accountOf(input), input.body as unknown as CreateImageInput, input.forcedOutcome),
+  retrieveVideo: (input) => getVideo(input.sim, accountOf(input), input.params.id as string),
+  cancelVideo: (input) => cancelVideo(input.sim, accountOf(input), input.atMs, input.params.id as string),
+  createImage: (input) => createImage(input.sim, accountOf(input), input.atMs, input.body as unknown as CreateImageInput, input.forcedOutcome),
 
   // ---- the control API ----
   simHealth({ sim, control }) {
@@ -125,7 +118,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simScenarios: ({ control }) => ({ object: 'list', data: control.scenarios() }),
   simPipeline: ({ sim }) => ({
     object: 'list',
-    data: PIPELINE.map(({ name, status, fills, failable }) => ({ name, status, fills, failable, failure_codes: sim.stageFailureCodes(name) })),
+    data: PIPELINE.map(({ name, status, fills, failable }) => ({ name, status, fills, failable, failure_codes: stageFailureCodes(sim.scenario, name) })),
   }),
   simRequests({ sim, query }) {
     const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);
@@ -137,7 +130,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     if (!patternMatchesServiceRoute(fault.path)) {
       throw fail('invalid_parameter', {
         param: 'path',
-        message: `'${fault.path}' matches no route of the service's API (/v1/videos, /v1/videos/{id}, /v1/images), exactly or as a prefix ending with '*'.`,
+        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*'.`,
       });
     }
     return { queued: sim.faults.add(fault) };
@@ -151,18 +144,18 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     return { queued: sim.faults.waiting() };
   },
   simGenerations: ({ sim, query }) =>
-    sim.controlGenerations({
+    controlGenerations(sim, {
       apiKey: str(query.api_key),
       status: str(query.status) as VideoStatus | null,
       limit: int(query.limit),
       after: str(query.after),
       changedSince: int(query.changed_since) ?? null,
     }),
-  simGeneration: ({ sim, params }) => sim.controlGeneration(params.id as string),
-  simAdvanceGeneration: ({ sim, params }) => sim.advanceGeneration(params.id as string),
-  simFinishGeneration: ({ sim, params }) => sim.finishGeneration(params.id as string),
-  simFailGeneration: ({ sim, params, body }) => sim.failGeneration(params.id as string, str(body.code)),
-  simCancelGeneration: ({ sim, params }) => sim.cancelGeneration(params.id as string),
+  simGeneration: ({ sim, params }) => controlGeneration(sim, params.id as string),
+  simAdvanceGeneration: ({ sim, params }) => advanceGeneration(sim, params.id as string),
+  simFinishGeneration: ({ sim, params }) => finishGeneration(sim, params.id as string),
+  simFailGeneration: ({ sim, params, body }) => failGeneration(sim, params.id as string, str(body.code)),
+  simCancelGeneration: ({ sim, params }) => cancelGeneration(sim, params.id as string),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ control }) {
     const stream = control.transcript();

@@ -7,7 +7,8 @@
 import { fail, isErrorCode, ERROR_CATALOGUE, type ErrorCode } from './errors.js';
 import { DIRECT_STAGES, KEYFRAME_FIRST_STAGES, STAGE_BY_NAME, TIMED_STAGES, type TimedStage } from './pipeline.js';
 import type { RandomStream } from './random.js';
-import { sample, type ComplianceFlagSpec, type Resolution, type Scenario } from './scenario.js';
+import { sample } from './distribution.js';
+import type { ComplianceFlagSpec, Resolution, Scenario } from './scenario.js';
 
 /** How the generation gets its keyframe. */
 export type KeyframeMode = 'generated' | 'reused' | 'none';

@@ -74,22 +74,17 @@ export class FaultQueue {
   }
 
   /**
-   * Takes one shot of the first fault matching the request, if any; `documents` tells whether the
-   * request's operation documents a status.
+   * Takes one shot of the first fault matching the request, if any; `documented`: the statuses the
+   * request's operation documents.
    */
-  take(
-    method: string,
-    path: string,
-    apiKey: string | null,
-    documents: (status: number) => boolean,
-  ): QueuedFault | undefined {
+  take(method: string, path: string, apiKey: string | null, documented: readonly number[]): QueuedFault | undefined {
     const index = this.faults.findIndex(
       (f) =>
         (f.method === null || f.method === method) &&
         (f.apiKey === null || f.apiKey === apiKey) &&
         matchesPath(f.path, path) &&
         // An error the contract does not document for this operation (402 on a GET) never matches it.
-        (f.error === null || documents(f.error.status)),
+        (f.error === null || documented.includes(f.error.status)),
     );
     if (index < 0) return undefined;
     const fault = this.faults[index] as QueuedFault;

@@ -44,7 +44,7 @@ export interface Generation {
   costCents: number | null;
   completedAt: number | null;
   evicted: boolean;
-  /** The simulator's change sequence number of this generation's latest change. */
+  /** The store's change sequence number of this generation's latest change. */
   changeSeq: number;
   /** The scheduled end of the current stage, while in flight. */
   pending: ScheduledEntry<Generation> | null;

@@ -1,10 +1,13 @@
 /**
- * Idempotency keys (interface document 7.3): keyed by account, endpoint and key; only successes
- * (200) are stored, and a request under a stored key is answered with the stored status and body
- * when it is the same request (see `requestFingerprint`), refused as a reuse otherwise; entries
- * expire after the scenario's retention, on the account's clock.
+ * Idempotency keys (interface document 7.3): only a POST's `Idempotency-Key` counts; keys are
+ * scoped by account and endpoint; only successes (200) are stored, once answered; a request under a
+ * stored key is answered with the stored status and body, byte for byte and marked
+ * `Idempotent-Replayed: true`, when it is the same request (see `requestFingerprint`), and refused
+ * as a reuse (400 `idempotency_key_reused`) otherwise; entries expire after the scenario's
+ * retention, on the account's clock.
  */
 import stableStringify from 'safe-stable-stringify';
+import { fail, type SimError } from './errors.js';
 
 export interface StoredResponse {
   fingerprint: string;
@@ -43,6 +46,63 @@ export class IdempotencyStore {
       this.entries.delete(k);
     }
   }
+}
+
+/** A request under an Idempotency-Key: what its stored answer is filed and matched under. */
+export interface KeyedRequest {
+  /** The path the request was sent to. */
+  endpoint: string;
+  key: string;
+  /** The request's identity (`requestFingerprint`); a body that could not be read is one of its own. */
+  fingerprint: string;
+}
+
+/** The stored answer a repeated request gets again. */
+export interface Replay {
+  status: number;
+  /** The body as it was first sent. */
+  text: string;
+}
+
+/** The key a request is under, if any: only a POST's `Idempotency-Key` counts. */
+export function keyedRequest(
+  method: string,
+  path: string,
+  key: string | undefined,
+  body: unknown,
+  readable: boolean,
+): KeyedRequest | undefined {
+  if (method !== 'POST' || !key) return undefined;
+  return { endpoint: path, key, fingerprint: readable ? requestFingerprint(body) : '\u0000unreadable' };
+}
+
+/**
+ * What the store says of a keyed request before it is handled: the stored answer to send again
+ * (its `Idempotent-Replayed` header added to `headers`), the 400 for a key reused with another
+ * request, or undefined: handle it.
+ */
+export function replayFor(
+  store: IdempotencyStore,
+  request: KeyedRequest,
+  nowMs: number,
+  headers: Record<string, string>,
+): Replay | SimError | undefined {
+  const found = store.lookup(request.endpoint, request.key, request.fingerprint, nowMs);
+  if (found.kind === 'replay') {
+    headers['Idempotent-Replayed'] = 'true';
+    return { status: found.status, text: found.text };
+  }
+  if (found.kind === 'conflict') {
+    return fail('idempotency_key_reused', {
+      message: `Idempotency-Key '${request.key}' was already used with a different request on ${request.endpoint}. Use a new key for a new request.`,
+    });
+  }
+  return undefined;
+}
+
+/** Files a handled request's answer under its key: only a success (200) is stored. */
+export function remember(store: IdempotencyStore, request: KeyedRequest, status: number, text: string, nowMs: number): void {
+  if (status === 200) store.store(request.endpoint, request.key, request.fingerprint, status, text, nowMs);
 }
 
 /**

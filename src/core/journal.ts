@@ -2,7 +2,9 @@
  * The request journal: /v1 requests in arrival order, bounded to the scenario's journal size (the
  * oldest entries go first).
  */
+import type { Account } from './account.js';
 import { isoTime } from './clock.js';
+import { effectiveNegativePrompt } from './videos.js';
 
 export interface JournalEntry {
   method: string;
@@ -62,6 +64,76 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
    */
   undelivered: boolean;
 };
+
+/** What the journal reads of a /v1 request as it was handled. */
+export interface HandledRequest {
+  readonly method: string;
+  /** The path with its query string. */
+  readonly target: string;
+  /** The authenticated account; null when no key was accepted. */
+  readonly account: Account | null;
+  /** The account's time when the request was handled (ms); the global time when no account. */
+  readonly atMs: number;
+  /** The operation of openapi.yaml the request addressed; null for an unknown route. */
+  readonly operationId: string | null;
+  readonly idempotencyKey: string | undefined;
+  /** Why the simulator itself decided the answer, if it did (see `RequestInjection`). */
+  readonly note: string | undefined;
+  /** Whether the operation ran: every check before it passed. */
+  readonly performed: boolean;
+  /** The body as the operation read it. */
+  readonly body: Record<string, unknown>;
+  /** The body's fingerprint (`bodyFingerprint` in the HTTP layer), null when there is none. */
+  bodyFingerprint(): string | null;
+}
+
+/** What the journal reads of the answer: its status and headers, and its JSON value when it was built from one. */
+export interface SentAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * The journal's record of one /v1 request and its answer. `value` is the answer's JSON value
+ * (undefined for an answer replayed as stored text); `hostMs` the host's time of the request.
+ */
+export function journalRecord(request: HandledRequest, answer: SentAnswer, value: unknown, hostMs: number): JournalRecord {
+  const { account } = request;
+  const video = value !== undefined && answer.status === 200 ? videoShown(value) : undefined;
+  const error = value !== undefined && answer.status >= 400 ? (value as { error?: { param?: unknown; code?: unknown } } | null)?.error : undefined;
+  const retryAfter = answer.headers['Retry-After'];
+  return {
+    method: request.method,
+    path: request.target,
+    status: answer.status,
+    account: account?.key ?? null,
+    atMs: request.atMs,
+    hostMs,
+    request_id: answer.headers['X-Request-Id'] as string,
+    // Only on creates that reached the operation: the merged negative prompt the render used.
+    negative_prompt_effective:
+      account !== null && request.performed && request.operationId === 'createVideo'
+        ? effectiveNegativePrompt(account.negativePrompt, (request.body.negative_prompt as string | undefined) ?? null)
+        : undefined,
+    fault: request.note,
+    operation: request.operationId,
+    idempotencyKey: request.idempotencyKey,
+    // Only a request of an account is ever reported on.
+    bodyFingerprint: account === null ? null : request.bodyFingerprint(),
+    retryAfter: retryAfter === undefined ? undefined : Number(retryAfter),
+    videoId: video?.id,
+    videoStatus: video?.status,
+    errorParam: error === null || typeof error !== 'object' ? undefined : (error.param as string | null | undefined),
+    errorCode: typeof error?.code === 'string' ? error.code : undefined,
+    undelivered: false,
+  };
+}
+
+/** The video an answer shows (a video object or a cancel answer). */
+function videoShown(value: unknown): { id: string; status: string } | undefined {
+  const v = value as { object?: unknown; id?: unknown; status?: unknown } | null;
+  return v !== null && typeof v === 'object' && v.object === 'video' ? { id: v.id as string, status: v.status as string } : undefined;
+}
 
 function entryOf(r: JournalRecord): JournalEntry {
   const entry: JournalEntry = { method: r.method, path: r.path, status: r.status, account: r.account, at: isoTime(r.atMs), request_id: r.request_id };

@@ -1,63 +1,59 @@
 /**
  * A generation's state machine: entering and leaving the pipeline's stages, failing, succeeding,
  * being canceled. What each stage does is read from the pipeline table (`pipeline.ts`): the status
- * it shows, the field it fills when it ends, whether it may be canceled. Where the generation is
- * stored, scheduled and charged is its account's business, reached through `LifecycleHost`.
+ * it shows, the field it fills when it ends, whether it may be canceled. Each transition schedules
+ * on and charges the generation's account, and tells the store (`store.ts`) of the change.
  */
+import type { Account } from './account.js';
+import { fail, type SimError } from './errors.js';
 import type { Fate } from './fate.js';
 import { failureError, type Generation } from './generation.js';
-import { STAGE_BY_NAME, type FilledField } from './pipeline.js';
-import type { ScheduledEntry } from './scheduler.js';
+import { keyframeImage } from './image.js';
+import { CANCELABLE_STATUSES, RESOLVED_STATUSES, STAGE_BY_NAME, statusesInWords, type FilledField } from './pipeline.js';
+import type { Scenario } from './scenario.js';
+import type { GenerationStore } from './store.js';
 
-/** What the state machine needs from the account that holds the generation. */
-export interface LifecycleHost {
-  /** Schedules the end of the generation's current stage. */
-  schedule(atMs: number, g: Generation): ScheduledEntry<Generation>;
-  unschedule(entry: ScheduledEntry<Generation>): void;
-  /** The keyframe stage generated a still: it becomes one of the account's images. */
-  keyframeGenerated(g: Generation, atMs: number): void;
-  /** The generation resolved: its reservation becomes `chargeCents` (0 when canceled). */
-  settled(g: Generation, chargeCents: number): void;
-  /** The generation was created or changed (a stage entered or left, resolved, canceled). */
-  changed(g: Generation): void;
-  /** The generation resolved and its change was told: it may now be evicted. */
-  resolved(g: Generation): void;
+/** What a transition works on besides the generation and its account. */
+export interface PipelineParts {
+  readonly store: GenerationStore;
+  /** A generated keyframe's model and price. */
+  readonly scenario: Scenario;
 }
 
 /** How each field of the video object is filled when the stage that fills it ends. */
-const FILL: Readonly<Record<FilledField, (g: Generation, host: LifecycleHost, atMs: number) => void>> = {
-  keyframe(g, host, atMs) {
+const FILL: Readonly<Record<FilledField, (parts: PipelineParts, g: Generation, atMs: number) => void>> = {
+  keyframe(parts, g, atMs) {
     g.keyframeReady = true;
-    if (g.fate.keyframeMode === 'generated') host.keyframeGenerated(g, atMs);
+    if (g.fate.keyframeMode === 'generated') parts.store.addImage(keyframeImage(parts.scenario, g, atMs));
   },
-  routed_model(g) {
+  routed_model(_parts, g) {
     g.routedModel = g.fate.routedModel;
   },
-  compliance(g) {
+  compliance(_parts, g) {
     g.compliance = g.fate.compliance;
   },
 };
 
 /** A new generation enters its first timed stage. */
-export function start(host: LifecycleHost, g: Generation): void {
-  enterStage(host, g, 0, g.createdAt);
+export function start(parts: PipelineParts, account: Account, g: Generation): void {
+  enterStage(parts, account, g, 0, g.createdAt);
 }
 
 /** The current stage ends at `atMs`: fill its field, then fail, move on, or succeed. */
-export function endStage(host: LifecycleHost, g: Generation, atMs: number): void {
+export function endStage(parts: PipelineParts, account: Account, g: Generation, atMs: number): void {
   g.pending = null;
   const name = g.fate.stageNames[g.stageIndex];
   const stage = name === undefined ? undefined : STAGE_BY_NAME.get(name);
   if (name === undefined || stage === undefined) return;
   const failedHere = g.fate.failure?.stage === name;
-  if (stage.fills !== null && (!failedHere || stage.fillsOnFailure)) FILL[stage.fills](g, host, atMs);
+  if (stage.fills !== null && (!failedHere || stage.fillsOnFailure)) FILL[stage.fills](parts, g, atMs);
   if (failedHere) {
     g.error = failureError(g.fate);
-    resolve(host, g, 'failed', g.fate.failureCostCents, atMs);
+    resolve(parts, account, g, 'failed', g.fate.failureCostCents, atMs);
   } else if (g.stageIndex + 1 < g.fate.durationsMs.length) {
-    enterStage(host, g, g.stageIndex + 1, atMs);
+    enterStage(parts, account, g, g.stageIndex + 1, atMs);
   } else {
-    resolve(host, g, 'succeeded', g.fate.priceCents, atMs);
+    resolve(parts, account, g, 'succeeded', g.fate.priceCents, atMs);
   }
 }
 
@@ -65,55 +61,72 @@ export function endStage(host: LifecycleHost, g: Generation, atMs: number): void
  * Ends the current stage at `atMs`, before its scheduled end (a control request): the stage's
  * duration becomes what it lasted, and it ends as a scheduled end would, through `endStage`.
  */
-export function endStageNow(host: LifecycleHost, g: Generation, atMs: number): void {
+export function endStageNow(parts: PipelineParts, account: Account, g: Generation, atMs: number): void {
   const entry = g.pending;
   if (entry === null) return;
-  host.unschedule(entry);
+  account.scheduler.cancel(entry);
   const durations = g.fate.durationsMs;
   durations[g.stageIndex] = (durations[g.stageIndex] ?? 0) - (entry.due - atMs);
-  endStage(host, g, atMs);
+  endStage(parts, account, g, atMs);
 }
 
 /** Walks every remaining stage at `atMs`, to the end its fate holds. */
-export function finishNow(host: LifecycleHost, g: Generation, atMs: number): void {
-  while (g.pending !== null) endStageNow(host, g, atMs);
+export function finishNow(parts: PipelineParts, account: Account, g: Generation, atMs: number): void {
+  while (g.pending !== null) endStageNow(parts, account, g, atMs);
 }
 
 /**
  * Replaces the generation's fate with `failed` (one that fails at its current stage, from
  * `failedFate`) and ends the stage at `atMs`: it fails there as a drawn failure would.
  */
-export function failNow(host: LifecycleHost, g: Generation, failed: Fate, atMs: number): void {
+export function failNow(parts: PipelineParts, account: Account, g: Generation, failed: Fate, atMs: number): void {
   g.fate = failed;
-  endStageNow(host, g, atMs);
+  endStageNow(parts, account, g, atMs);
 }
 
-/** Cancels an in-flight generation (the caller has checked that its stage may be canceled). */
-export function cancel(host: LifecycleHost, g: Generation, atMs: number): void {
-  if (g.pending) host.unschedule(g.pending);
+/**
+ * Why a generation cannot be canceled (section 4.3), as the 400 to answer; undefined when it can.
+ * The cancelable statuses are those of the pipeline's cancelable stages.
+ */
+export function notCancelable(g: Generation): SimError | undefined {
+  if (CANCELABLE_STATUSES.has(g.status)) return undefined;
+  const stage = g.fate.stageNames[g.stageIndex];
+  const why = RESOLVED_STATUSES.has(g.status)
+    ? `it has already resolved as '${g.status}'`
+    : ((stage && STAGE_BY_NAME.get(stage)?.notCancelableBecause) ?? 'its stage cannot be canceled');
+  return fail('not_cancelable', {
+    message: `Generation ${g.fate.id} is '${g.status}' and cannot be canceled: ${why}. Only ${CANCELABLE_IN_WORDS} generations can be canceled.`,
+  });
+}
+
+const CANCELABLE_IN_WORDS = statusesInWords(CANCELABLE_STATUSES, 'and');
+
+/** Cancels an in-flight generation (the caller has checked `notCancelable`): it is not charged. */
+export function cancel(parts: PipelineParts, account: Account, g: Generation, atMs: number): void {
+  if (g.pending) account.scheduler.cancel(g.pending);
   g.pending = null;
   g.status = 'canceled';
   g.completedAt = atMs;
-  host.settled(g, 0);
-  host.changed(g);
-  host.resolved(g);
+  account.settle(g.fate.priceCents, 0);
+  parts.store.recordChange(g);
+  parts.store.recordResolved(g);
 }
 
-function enterStage(host: LifecycleHost, g: Generation, stageIndex: number, atMs: number): void {
+function enterStage(parts: PipelineParts, account: Account, g: Generation, stageIndex: number, atMs: number): void {
   const name = g.fate.stageNames[stageIndex];
   const durationMs = g.fate.durationsMs[stageIndex];
   if (name === undefined || durationMs === undefined) return;
   g.stageIndex = stageIndex;
   g.status = STAGE_BY_NAME.get(name)?.status ?? g.status;
-  g.pending = host.schedule(atMs + durationMs, g);
-  host.changed(g);
+  g.pending = account.scheduler.schedule(atMs + durationMs, g);
+  parts.store.recordChange(g);
 }
 
-function resolve(host: LifecycleHost, g: Generation, status: 'succeeded' | 'failed', chargeCents: number, atMs: number): void {
+function resolve(parts: PipelineParts, account: Account, g: Generation, status: 'succeeded' | 'failed', chargeCents: number, atMs: number): void {
   g.status = status;
   g.costCents = chargeCents;
   g.completedAt = atMs;
-  host.settled(g, chargeCents);
-  host.changed(g);
-  host.resolved(g);
+  account.settle(g.fate.priceCents, chargeCents);
+  parts.store.recordChange(g);
+  parts.store.recordResolved(g);
 }

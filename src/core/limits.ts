@@ -1,7 +1,7 @@
 /**
  * The global limits of a scenario's `limits`: what is stored is counted across accounts, and past a
- * bound the oldest goes first. This module holds the queue that finds "the oldest"; the simulator
- * applies the rules (see `Simulator.account`, `Simulator.onResolved`, `Simulator.onImageStored`).
+ * bound the oldest goes first. This module holds the queue that finds "the oldest"; the rules are
+ * applied by the store (`store.ts`: generations and images) and the accounts (`accounts.ts`).
  */
 
 /** What `GET /_sim/health` shows of the limits. */

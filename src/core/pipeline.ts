@@ -28,6 +28,8 @@ export interface StageDefinition {
   readonly failable: boolean;
   /** May a generation in this stage be canceled (interface document, section 4.3)? */
   readonly cancelable: boolean;
+  /** Why it may not, as a cancel's 400 says; null where it may (or the stage has no status). */
+  readonly notCancelableBecause: string | null;
   /**
    * The error codes a generation failed at this stage can carry, the usual one first (a scenario's
    * failure there may name another `api_error` code: see `stageFailureCodes` in fate.ts). Empty
@@ -38,12 +40,12 @@ export interface StageDefinition {
 
 /** The pipeline, in order. */
 export const PIPELINE = [
-  { name: 'claim_linking', status: null, fills: null, fillsOnFailure: false, failable: false, cancelable: false, failureCodes: ['claim_linking_rejected'] },
-  { name: 'queue', status: 'queued', fills: null, fillsOnFailure: false, failable: false, cancelable: true, failureCodes: [] },
-  { name: 'keyframe', status: 'processing', fills: 'keyframe', fillsOnFailure: false, failable: true, cancelable: true, failureCodes: ['keyframe_failed', 'upstream_timeout', 'internal_error'] },
-  { name: 'routing', status: 'processing', fills: 'routed_model', fillsOnFailure: false, failable: true, cancelable: true, failureCodes: ['routing_failed', 'upstream_timeout', 'internal_error'] },
-  { name: 'render', status: 'processing', fills: null, fillsOnFailure: false, failable: true, cancelable: true, failureCodes: ['render_failed', 'upstream_timeout', 'internal_error'] },
-  { name: 'output_verification', status: 'verifying', fills: 'compliance', fillsOnFailure: true, failable: false, cancelable: false, failureCodes: ['output_rejected'] },
+  { name: 'claim_linking', status: null, fills: null, fillsOnFailure: false, failable: false, cancelable: false, notCancelableBecause: null, failureCodes: ['claim_linking_rejected'] },
+  { name: 'queue', status: 'queued', fills: null, fillsOnFailure: false, failable: false, cancelable: true, notCancelableBecause: null, failureCodes: [] },
+  { name: 'keyframe', status: 'processing', fills: 'keyframe', fillsOnFailure: false, failable: true, cancelable: true, notCancelableBecause: null, failureCodes: ['keyframe_failed', 'upstream_timeout', 'internal_error'] },
+  { name: 'routing', status: 'processing', fills: 'routed_model', fillsOnFailure: false, failable: true, cancelable: true, notCancelableBecause: null, failureCodes: ['routing_failed', 'upstream_timeout', 'internal_error'] },
+  { name: 'render', status: 'processing', fills: null, fillsOnFailure: false, failable: true, cancelable: true, notCancelableBecause: null, failureCodes: ['render_failed', 'upstream_timeout', 'internal_error'] },
+  { name: 'output_verification', status: 'verifying', fills: 'compliance', fillsOnFailure: true, failable: false, cancelable: false, notCancelableBecause: 'the render has already happened', failureCodes: ['output_rejected'] },
 ] as const satisfies readonly StageDefinition[];
 
 export type PipelineStageName = (typeof PIPELINE)[number]['name'];
@@ -66,5 +68,16 @@ export const CANCELABLE_STATUSES: ReadonlySet<VideoStatus> = new Set(
 export const KEYFRAME_FIRST_STAGES: readonly TimedStage[] = Object.freeze([...TIMED_STAGES]);
 export const DIRECT_STAGES: readonly TimedStage[] = Object.freeze(TIMED_STAGES.filter((s) => s !== 'keyframe'));
 
-/** The statuses a generation ends in: nothing moves it out of them. */
+/** The statuses a generation ends in (section 3): nothing moves it out of them. */
 export const RESOLVED_STATUSES: ReadonlySet<VideoStatus> = new Set(['succeeded', 'failed', 'canceled']);
+
+/** The statuses of a generation in flight: those of the timed stages, in pipeline order. */
+export const IN_FLIGHT_STATUSES: ReadonlySet<VideoStatus> = new Set(
+  PIPELINE.flatMap((s) => (s.status === null ? [] : [s.status as VideoStatus])),
+);
+
+/** Statuses as a message names them: "queued and processing", "queued, processing or verifying". */
+export function statusesInWords(statuses: ReadonlySet<VideoStatus>, conjunction: 'and' | 'or'): string {
+  const list = [...statuses];
+  return list.length < 2 ? list.join('') : `${list.slice(0, -1).join(', ')} ${conjunction} ${list[list.length - 1]}`;
+}

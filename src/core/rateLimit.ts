@@ -1,8 +1,16 @@
 /**
- * Token buckets on an account's virtual clock: one per account, and one per route group the
- * scenario names. Every authenticated /v1 request, GETs included, spends one token; a bucket
- * refills continuously at `refill_per_second`; an empty bucket refuses with a Retry-After.
+ * Rate limits (interface document, section 8): token buckets on an account's virtual clock, one per
+ * account and one per route group the scenario names. Every authenticated /v1 request, GETs
+ * included, spends one token; a bucket refills continuously at `refill_per_second`; an empty bucket
+ * refuses with 429 `rate_limit_exceeded` and a Retry-After. Every answer to an authenticated /v1
+ * request carries the X-RateLimit-* headers of its bucket.
  */
+import { fail, type SimError } from './errors.js';
+import { matchesPath } from './pathPattern.js';
+import type { Scenario } from './scenario.js';
+
+/** The headers every answer to an authenticated /v1 request carries. */
+export const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -56,4 +64,76 @@ export class TokenBucket {
       this.updatedAt = nowMs;
     }
   }
+}
+
+/** One account's buckets: the main one, and those of the scenario's route groups (made on first use). */
+export class AccountBuckets {
+  readonly main: TokenBucket;
+  /** Most accounts never need one (memory per account bounds max_accounts). */
+  private groups: Map<string, TokenBucket> | undefined;
+
+  constructor(
+    private readonly spec: Scenario['rate_limits'],
+    nowMs: number,
+  ) {
+    this.main = new TokenBucket(spec.capacity, spec.refill_per_second, nowMs);
+  }
+
+  /** The bucket a request spends from: its route group's (the first that matches), else the main one. */
+  bucketFor(method: string, path: string, nowMs: number): TokenBucket {
+    const group = this.spec.groups?.find((g) => (g.method === undefined || g.method === method) && matchesPath(g.path, path));
+    if (!group) return this.main;
+    this.groups ??= new Map();
+    let bucket = this.groups.get(group.name);
+    if (!bucket) {
+      bucket = new TokenBucket(group.capacity, group.refill_per_second, nowMs);
+      this.groups.set(group.name, bucket);
+    }
+    return bucket;
+  }
+}
+
+/**
+ * Spends the request's token and adds the X-RateLimit-* headers to `headers`. Returns the 429 to
+ * answer when the bucket is empty.
+ */
+export function spendToken(
+  buckets: AccountBuckets,
+  method: string,
+  path: string,
+  nowMs: number,
+  headers: Record<string, string>,
+): SimError | undefined {
+  const limit = buckets.bucketFor(method, path, nowMs).take(nowMs);
+  setHeaders(headers, limit.limit, limit.remaining, limit.resetSeconds);
+  if (limit.allowed) return undefined;
+  return fail('rate_limit_exceeded', {
+    message: `Rate limit of ${limit.limit} requests exceeded. Retry after ${limit.retryAfterSeconds} s (of virtual time).`,
+    headers: { 'Retry-After': String(limit.retryAfterSeconds) },
+  });
+}
+
+/**
+ * Adds the X-RateLimit-* headers of an answer that spent no token (an injected fault answers
+ * instead) to `headers`. An injected 429 says the bucket is empty, and full again no sooner than
+ * its Retry-After.
+ */
+export function addUnspentHeaders(
+  buckets: AccountBuckets,
+  method: string,
+  path: string,
+  nowMs: number,
+  injected: SimError,
+  headers: Record<string, string>,
+): void {
+  const limit = buckets.bucketFor(method, path, nowMs).peek(nowMs);
+  if (injected.status !== 429) return setHeaders(headers, limit.limit, limit.remaining, limit.resetSeconds);
+  const retryAfter = Number(injected.headers['Retry-After'] ?? 1);
+  setHeaders(headers, limit.limit, 0, Math.max(limit.resetSeconds, retryAfter));
+}
+
+function setHeaders(headers: Record<string, string>, limit: number, remaining: number, resetSeconds: number): void {
+  headers['X-RateLimit-Limit'] = String(limit);
+  headers['X-RateLimit-Remaining'] = String(remaining);
+  headers['X-RateLimit-Reset'] = String(resetSeconds);
 }

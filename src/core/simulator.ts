@@ -1,32 +1,27 @@
 /**
- * The simulator's core: the whole service as plain operations on in-memory state, driven by a
- * virtual clock. No HTTP, no filesystem, no wall clock (the adapter injects `wallClock`).
+ * The simulator: the whole service as plain operations on in-memory state, driven by a virtual
+ * clock. No HTTP, no filesystem, no wall clock (the adapter injects `wallClock`).
  *
- * Every rule of the interface document lives either here or in the module this file names:
- * states and stages in `pipeline.ts`, fields in `generation.ts`, errors in `errors.ts`, accounts in
- * `account.ts`, rate limits in `rateLimit.ts`, idempotency in `idempotency.ts`.
+ * This file builds the parts and holds what spans them: the clock and its instants, the accounts
+ * and their request ids, catching an account up with its clock, and resets. The rules live in the
+ * parts, one concept each (docs/architecture.md lists where each rule of the interface document
+ * is): the endpoints in `videos.ts` and `image.ts`, authentication in `auth.ts`, the state machine
+ * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `store.ts`, the
+ * control views and live control in `control.ts`.
  */
-import { Account, type AccountHooks } from './account.js';
-import { imageView, type AspectRatio, type Image } from './image.js';
-import { VirtualClock, isoTime, secondsToMs, type ClockMode, type ClockState } from './clock.js';
+import { Account } from './account.js';
+import { Accounts } from './accounts.js';
+import { apiKeyOf } from './auth.js';
+import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
+import { controlGenerations, health, type GenerationsInput, type Health } from './control.js';
 import { SimError, fail } from './errors.js';
 import { FaultQueue } from './faults.js';
-import {
-  cancelView,
-  controlView,
-  videoView,
-  type Generation,
-  type VideoRequest,
-  type VideoView,
-} from './generation.js';
+import type { Generation } from './generation.js';
+import type { Image } from './image.js';
 import { Journal } from './journal.js';
-import { OldestFirst, type LimitsHealth } from './limits.js';
-import { matchesPath } from './pathPattern.js';
-import { createStream } from './random.js';
-import { firstAfter, takePage } from './paging.js';
-import { drawFate, failedFate, stageFailureCodes, type ForcedOutcome } from './fate.js';
-import { CANCELABLE_STATUSES, RESOLVED_STATUSES, type TimedStage, type VideoStatus } from './pipeline.js';
-import { sample, type Resolution, type Scenario } from './scenario.js';
+import * as lifecycle from './lifecycle.js';
+import type { Scenario } from './scenario.js';
+import { GenerationStore } from './store.js';
 
 export interface SimulatorOptions {
   scenario: Scenario;
@@ -42,84 +37,25 @@ export interface SimulatorOptions {
   cdnUrl: string;
 }
 
-export interface CreateVideoInput {
-  model: string;
-  prompt: string;
-  negative_prompt?: string | null;
-  duration_seconds?: number | null;
-  resolution?: Resolution | null;
-  keyframe_id?: string | null;
-}
-
-export interface CreateImageInput {
-  prompt: string;
-  aspect_ratio?: AspectRatio | null;
-}
-
-export interface ListInput {
-  limit?: number;
-  after?: string | null;
-  status?: VideoStatus | null;
-}
-
-export interface Health {
-  status: 'ok';
-  scenario: string;
-  seed: number;
-  clock: ClockState;
-  limits: LimitsHealth;
-}
-
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
-export const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
+const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
 
-/** What the simulator does to a request before handling it (see `Simulator.requestFate`). */
-export interface RequestFate {
-  /** An injected error to answer with instead. */
-  error: SimError | null;
-  /** Milliseconds to wait before answering (wall-clock time). */
-  delayMs: number;
-  /** An outcome forced on what the request creates. */
-  forcedOutcome: ForcedOutcome | null;
-  /** Why, for the journal. */
-  note: string | undefined;
-}
-
-/**
- * Everything a global reset drops: made anew by `reset`, so no field can be forgotten.
- */
+/** Everything a global reset drops: made anew by `reset`, so no field can be forgotten. */
 class SimulatorState {
   readonly faults = new FaultQueue();
-  /** In order of last use: the first is the least recently used (see `Simulator.account`). */
-  readonly accounts = new Map<string, Account>();
-  /** The key of the last account used (the last of `accounts`, unless it was dropped since). */
-  lastUsedKey: string | undefined;
+  readonly accounts: Accounts;
+  readonly store: GenerationStore;
   readonly journal: Journal;
-  /** Every stored generation across accounts, in creation order; evicted ones are dropped lazily. */
-  allGenerations: Generation[] = [];
-  /** Evicted generations still in `allGenerations`: the stored ones are the rest. */
-  removedFromAll = 0;
-  nextGlobalSeq = 0;
+  /** Requests answered without an account: the global request ids count them. */
   requestCount = 0;
-  /** Every change to a generation gets the next number. */
-  changeSeq = 0;
-  /** The change log as two parallel arrays (sequence numbers, generations), oldest first. */
-  changeSeqs: number[] = [];
-  changed: Generation[] = [];
-  /** Resolved generations across accounts in the order they resolved, and how many are stored. */
-  readonly resolved = new OldestFirst<Generation>((g) => !g.evicted);
-  storedResolved = 0;
-  /** Images across accounts in the order they were stored, and how many are stored. */
-  readonly images = new OldestFirst<Image>((image) => this.accounts.get(image.account)?.images.get(image.id) === image);
-  storedImages = 0;
-  evictedAccounts = 0;
-  evictedGenerations = 0;
 
   constructor(
     readonly clock: VirtualClock,
-    journalSize: number,
+    limits: Scenario['limits'],
   ) {
-    this.journal = new Journal(journalSize);
+    this.accounts = new Accounts(limits.max_accounts);
+    this.store = new GenerationStore(limits.max_stored_generations);
+    this.journal = new Journal(limits.journal_size);
   }
 }
 
@@ -128,12 +64,6 @@ export class Simulator {
   seed: number;
   cdnUrl: string;
   private state: SimulatorState;
-  /** One object for every account (not one per account: memory per account bounds max_accounts). */
-  private readonly accountHooks: AccountHooks = {
-    onChange: (g) => this.recordChange(g),
-    onResolved: (g) => this.onResolved(g),
-    onImageStored: (image) => this.onImageStored(image),
-  };
   /** The wall-clock reading that `atOneInstant` holds while it runs, if it runs. */
   private heldWallMs: number | undefined;
   private instantStartMs: number | undefined;
@@ -155,6 +85,14 @@ export class Simulator {
 
   get faults(): FaultQueue {
     return this.state.faults;
+  }
+
+  get store(): GenerationStore {
+    return this.state.store;
+  }
+
+  get accounts(): Accounts {
+    return this.state.accounts;
   }
 
   /**
@@ -188,58 +126,23 @@ export class Simulator {
     return this.heldWallMs ?? this.options.wallClock();
   }
 
-  // ---- accounts and authentication (interface document, section 5) ----
-
-  /** Resolves the `Authorization` header to an account, or throws the section-5 401. */
-  authenticate(authorization: string | undefined): Account {
-    if (authorization === undefined || authorization.trim() === '') throw fail('missing_api_key');
-    const match = /^Bearer +(\S+) *$/i.exec(authorization);
-    if (!match) {
-      throw fail('invalid_api_key', {
-        message: 'Malformed Authorization header. Use "Authorization: Bearer sk_test_..." (the scheme Bearer, one space, the key).',
-      });
-    }
-    const key = match[1] as string;
-    const { auth, accounts } = this.scenario;
-    // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
-    const spec = Object.hasOwn(accounts, key) ? accounts[key] : undefined;
-    if (auth.revoked_keys.includes(key) || spec?.revoked) throw fail('revoked_api_key');
-    const known = spec !== undefined || (auth.key_prefix !== null && key.startsWith(auth.key_prefix) && key.length > auth.key_prefix.length);
-    if (!known) {
-      throw fail('invalid_api_key', {
-        message:
-          auth.key_prefix !== null
-            ? `Invalid API key. This simulator accepts any key that starts with "${auth.key_prefix}", for example "Authorization: Bearer ${auth.key_prefix}123".`
-            : `Invalid API key. Scenario '${this.scenario.name}' accepts only the keys listed under its accounts.`,
-      });
-    }
-    return this.account(key);
+  /** The account an `Authorization` header names (see `auth.ts`), or the 401 to answer. */
+  authenticate(authorization: string | undefined): Account | SimError {
+    const key = apiKeyOf(this.scenario, authorization);
+    return key instanceof SimError ? key : this.account(key);
   }
 
   /**
-   * The account of a key, created on first use; this use makes it the most recently used. Past
-   * `limits.max_accounts`, the least recently used account is dropped whole, as a per-account reset
-   * drops it (its key starts afresh when it is used again).
+   * The account of a key, made on first use; this use makes it the most recently used. Past
+   * `limits.max_accounts`, the least recently used account is dropped whole (see `accounts.ts`).
    */
   account(key: string): Account {
-    const { state } = this;
-    let account = state.accounts.get(key);
-    if (account) {
-      // A Map keeps insertion order: moved to the end, it is the most recently used.
-      if (state.lastUsedKey !== key) {
-        state.accounts.delete(key);
-        state.accounts.set(key, account);
-        state.lastUsedKey = key;
-      }
-      return account;
-    }
-    account = new Account(key, this.scenario, this.seed, this.clock.now(), this.accountHooks);
-    state.accounts.set(key, account);
-    state.lastUsedKey = key;
-    if (state.accounts.size > this.scenario.limits.max_accounts) {
-      this.forgetAccount(state.accounts.keys().next().value as string);
-      state.evictedAccounts++;
-    }
+    const { accounts } = this.state;
+    const held = accounts.use(key);
+    if (held) return held;
+    const account = new Account(key, this.scenario, this.seed, this.clock.now());
+    const dropped = accounts.add(account);
+    if (dropped !== undefined) this.forgetAccount(dropped);
     return account;
   }
 
@@ -256,192 +159,22 @@ export class Simulator {
 
   /** The account's virtual time, once every transition due by then has been applied. */
   catchUp(account: Account): number {
-    const now = account.now(this.clock.now());
-    account.applyDueTransitions(now);
-    return now;
+    return this.catchUpAt(account, this.clock.now());
   }
 
   /** Every account caught up with its clock (see `catchUp`). */
   catchUpAll(): void {
     const global = this.clock.now();
-    for (const account of this.state.accounts.values()) account.applyDueTransitions(account.now(global));
+    for (const account of this.state.accounts.values()) this.catchUpAt(account, global);
   }
 
-  /**
-   * What the simulator itself does to a /v1 request before handling it: a queued fault (first), or
-   * one of the scenario's HTTP faults, and the latency to wait before answering. The account's
-   * request stream is drawn exactly twice per request, so a request's fate depends only on how many
-   * requests that account made before it. `documents` tells whether the request's operation
-   * documents a status (a queued error it does not document never matches it; undefined: not a
-   * route of the contract).
-   */
-  requestFate(account: Account, method: string, path: string, documents: ((status: number) => boolean) | undefined): RequestFate {
-    const faultDraw = account.requestStream.next();
-    const latencyDraw = account.requestStream.next();
-    const fate: RequestFate = { error: null, delayMs: 0, forcedOutcome: null, note: undefined };
-    const queued = this.faults.take(method, path, account.key, (status) => documents?.(status) ?? false);
-    if (queued) {
-      fate.delayMs += queued.latencyMs;
-      if (queued.error) {
-        const e = queued.error;
-        fate.note = `queued fault: ${e.status} ${e.code}`;
-        fate.error = new SimError(e.code, {
-          type: e.type,
-          status: e.status,
-          message: e.message,
-          headers: e.status === 429 ? { 'Retry-After': '1' } : {},
-        });
-      } else if (queued.outcome) {
-        fate.forcedOutcome = queued.outcome;
-        fate.note = `queued fault: forced outcome ${JSON.stringify(queued.outcome)}`;
-      } else if (queued.latencyMs > 0) {
-        fate.note = `queued fault: ${queued.latencyMs} ms latency`;
-      }
-    } else {
-      let cumulative = 0;
-      for (const rule of this.scenario.http.faults) {
-        if (rule.method && rule.method !== method) continue;
-        if (rule.path && !matchesPath(rule.path, path)) continue;
-        cumulative += rule.probability;
-        if (faultDraw < cumulative) {
-          fate.note = `scenario '${this.scenario.name}' fault: ${rule.status} with probability ${rule.probability}`;
-          fate.error =
-            rule.status === 429
-              ? fail('rate_limit_exceeded', {
-                  message: `Too many requests (injected by scenario '${this.scenario.name}'). Retry after the Retry-After header's seconds.`,
-                  headers: { 'Retry-After': '1' },
-                })
-              : fail('internal_error', {
-                  message: `An internal error occurred (injected by scenario '${this.scenario.name}'). Retry with exponential backoff.`,
-                });
-          break;
-        }
-      }
-    }
-    const latency = this.scenario.http.latency;
-    if (latency && this.clock.mode === 'realtime') {
-      fate.delayMs += Math.round(sample(latency, createStream(this.seed, 'latency', latencyDraw)));
-    }
-    return fate;
+  private catchUpAt(account: Account, globalNowMs: number): number {
+    const now = account.now(globalNowMs);
+    const { scheduler } = account;
+    const due = scheduler.peekDue();
+    if (due !== undefined && due <= now) scheduler.runUntil(now, (g, at) => lifecycle.endStage(this, account, g, at));
+    return now;
   }
-
-  // ---- videos (sections 2.1, 3, 4.1-4.4) ----
-
-  createVideo(account: Account, input: CreateVideoInput, forced?: ForcedOutcome | null): VideoView {
-    const now = this.catchUp(account);
-    const request: VideoRequest = {
-      model: input.model,
-      prompt: input.prompt,
-      negative_prompt: input.negative_prompt ?? null,
-      duration_seconds: input.duration_seconds ?? 8,
-      resolution: input.resolution ?? '1080p',
-      keyframe_id: input.keyframe_id ?? null,
-    };
-    if (!this.scenario.models.video.includes(request.model)) {
-      throw fail('model_not_found', {
-        param: 'model',
-        message: `Model '${request.model}' does not exist. Available models: ${this.scenario.models.video.join(', ')}.`,
-      });
-    }
-    if (request.keyframe_id !== null && !account.images.has(request.keyframe_id)) {
-      throw fail('keyframe_not_found', {
-        param: 'keyframe_id',
-        message: `No keyframe image '${request.keyframe_id}' exists. Create one with POST /v1/images and pass its id.`,
-      });
-    }
-    const index = account.videoDraws++;
-    const rng = account.streamFor('video', index);
-    const fate = drawFate(
-      this.scenario,
-      {
-        model: request.model,
-        resolution: request.resolution,
-        durationSeconds: request.duration_seconds,
-        keyframeId: request.keyframe_id,
-      },
-      rng,
-      forced ?? undefined,
-    );
-    this.checkBalance(account, fate.priceCents);
-    this.claimLinking(account, [request.prompt, request.negative_prompt], forced);
-    const generation: Generation = {
-      fate,
-      account: account.key,
-      globalSeq: this.state.nextGlobalSeq++,
-      index,
-      request,
-      createdAt: now,
-      status: 'queued',
-      stageIndex: 0,
-      keyframeReady: false,
-      routedModel: null,
-      compliance: null,
-      error: null,
-      costCents: null,
-      completedAt: null,
-      evicted: false,
-      changeSeq: 0,
-      pending: null,
-    };
-    this.state.allGenerations.push(generation);
-    account.addGeneration(generation);
-    return videoView(generation, this.cdnUrl);
-  }
-
-  getVideo(account: Account, id: string): VideoView {
-    this.catchUp(account);
-    return videoView(this.ownGeneration(account, id), this.cdnUrl);
-  }
-
-  listVideos(account: Account, input: ListInput): { object: 'list'; data: VideoView[]; has_more: boolean } {
-    this.catchUp(account);
-    const page = account.page(input.after ?? null, input.limit ?? 20, input.status ?? null);
-    if (!page) {
-      throw fail('invalid_parameter', {
-        param: 'after',
-        message: `'after' must be the id of one of your generations; '${input.after}' is not.`,
-      });
-    }
-    return { object: 'list', data: page.data.map((g) => videoView(g, this.cdnUrl)), has_more: page.hasMore };
-  }
-
-  cancelVideo(account: Account, id: string): ReturnType<typeof cancelView> {
-    const now = this.catchUp(account);
-    const generation = this.ownGeneration(account, id);
-    if (!CANCELABLE_STATUSES.has(generation.status)) {
-      const why =
-        generation.status === 'verifying'
-          ? 'the render has already happened'
-          : `it has already resolved as '${generation.status}'`;
-      throw fail('not_cancelable', {
-        message: `Generation ${id} is '${generation.status}' and cannot be canceled: ${why}. Only queued and processing generations can be canceled.`,
-      });
-    }
-    account.cancel(generation, now);
-    return cancelView(generation);
-  }
-
-  // ---- images (sections 2.2, 4.5) ----
-
-  createImage(account: Account, input: CreateImageInput, forced?: ForcedOutcome | null): ReturnType<typeof imageView> {
-    const now = this.catchUp(account);
-    const rng = account.streamFor('image', account.imageDraws++);
-    const image: Image = {
-      id: rng.token(24, 'img_'),
-      account: account.key,
-      prompt: input.prompt,
-      aspectRatio: input.aspect_ratio ?? '16:9',
-      model: this.scenario.models.keyframe,
-      costCents: this.scenario.pricing.keyframe_cents,
-      createdAt: now,
-    };
-    this.checkBalance(account, image.costCents);
-    this.claimLinking(account, [input.prompt], forced);
-    account.addImage(image);
-    return imageView(image, this.cdnUrl);
-  }
-
-  // ---- the clock and the control API ----
 
   /** Moves time forward (one account's, with `apiKey`) and applies every transition that falls due. */
   advance(seconds: number, apiKey?: string | null): ClockState {
@@ -459,24 +192,7 @@ export class Simulator {
 
   /** The global clock, or an account's (the global one for a key never used). */
   clockState(apiKey?: string | null): ClockState {
-    const account = apiKey ? this.state.accounts.get(apiKey) : undefined;
-    return this.clock.state(account?.offsetMs ?? 0);
-  }
-
-  health(): Health {
-    const { state } = this;
-    return {
-      status: 'ok',
-      scenario: this.scenario.name,
-      seed: this.seed,
-      clock: this.clockState(),
-      limits: {
-        accounts: state.accounts.size,
-        stored_generations: state.allGenerations.length - state.removedFromAll,
-        evicted_accounts: state.evictedAccounts,
-        evicted_generations: state.evictedGenerations,
-      },
-    };
+    return this.clock.state(apiKey ? (this.state.accounts.peek(apiKey)?.offsetMs ?? 0) : 0);
   }
 
   /**
@@ -511,296 +227,37 @@ export class Simulator {
     return this.health();
   }
 
-  /**
-   * Generations across accounts (or of one), for the control API: in creation order, or, with
-   * `changedSince`, those changed after that cursor, in the order of their latest change (what a
-   * live view needs to fetch, and nothing more). `cursor` is where the next `changedSince` starts.
-   */
-  controlGenerations(input: {
-    apiKey?: string | null;
-    status?: VideoStatus | null;
-    limit?: number;
-    after?: string | null;
-    changedSince?: number | null;
-  }) {
-    this.catchUpAll();
-    const limit = input.limit ?? 20;
-    // `after` names a stored generation; only those created after it are listed.
-    let afterSeq = -1;
-    if (input.after != null) {
-      const anchor = this.storedGeneration(input.after);
-      if (!anchor) {
-        throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
-      }
-      afterSeq = anchor.globalSeq;
-    }
-    const keep = (g: Generation): boolean =>
-      !g.evicted &&
-      g.globalSeq > afterSeq &&
-      (!input.apiKey || g.account === input.apiKey) &&
-      (!input.status || g.status === input.status);
-    if (input.changedSince != null) {
-      // What changed since the cursor, filtered like a page. The change log holds an entry per
-      // change; only a generation's latest one counts.
-      const page = takePage(
-        this.state.changed,
-        firstAfter(this.state.changeSeqs, input.changedSince, (seq) => seq),
-        limit,
-        (g, i) => g.changeSeq === this.state.changeSeqs[i] && keep(g),
-      );
-      return {
-        object: 'list' as const,
-        data: page.data.map((g) => controlView(g, this.cdnUrl)),
-        has_more: page.hasMore,
-        cursor: page.hasMore ? (this.state.changeSeqs[page.last] as number) : this.state.changeSeq,
-      };
-    }
-    const start = afterSeq < 0 ? 0 : firstAfter(this.state.allGenerations, afterSeq, (g) => g.globalSeq);
-    const page = takePage(this.state.allGenerations, start, limit, keep);
-    return {
-      object: 'list' as const,
-      data: page.data.map((g) => controlView(g, this.cdnUrl)),
-      has_more: page.hasMore,
-      cursor: this.state.changeSeq,
-    };
-  }
-
-  controlGeneration(id: string) {
-    this.catchUpAll();
-    const g = this.storedGeneration(id);
-    if (!g) throw fail('resource_not_found', { param: 'id', message: `No generation '${id}' is stored in the simulator.` });
-    return controlView(g, this.cdnUrl);
-  }
-
-  // ---- live control of one generation (forced transitions, through the generation's state machine) ----
-
-  /** Its current stage ends now: it enters the next one, or resolves to its fate. Nothing else moves. */
-  advanceGeneration(id: string) {
-    return this.forceTransition(id, (account, g, now) => account.endStageNow(g, now));
-  }
-
-  /** It walks all its remaining stages now and resolves to its fate. */
-  finishGeneration(id: string) {
-    return this.forceTransition(id, (account, g, now) => account.finishNow(g, now));
-  }
-
-  /**
-   * It fails now at its current stage, with `code` or the code a scenario failure there gives (at
-   * output verification, an output rejection); 400 `invalid_parameter` when the stage cannot fail or
-   * the code is not one of the stage's.
-   */
-  failGeneration(id: string, code?: string | null) {
-    return this.forceTransition(id, (account, g, now) => {
-      const stage = g.fate.stageNames[g.stageIndex] as TimedStage;
-      account.failNow(g, failedFate(this.scenario, g.fate, stage, code ?? null), now);
-    });
-  }
-
-  /** Cancels it as `DELETE /v1/videos/{id}` would (400 `not_cancelable` while verifying), answering the whole generation. */
-  cancelGeneration(id: string) {
-    return this.forceTransition(id, (account, g, now) => {
-      if (!CANCELABLE_STATUSES.has(g.status)) {
-        throw fail('not_cancelable', {
-          message: `Generation ${id} is '${g.status}' and cannot be canceled: the render has already happened. Only queued and processing generations can be canceled.`,
-        });
-      }
-      account.cancel(g, now);
-    });
-  }
-
-  /** The codes a generation failed at `stage` can carry under the current scenario (see `GET /_sim/pipeline`). */
-  stageFailureCodes(stage: string): string[] {
-    return stageFailureCodes(this.scenario, stage);
-  }
-
-  /**
-   * Applies a forced transition to an in-flight generation at its account's current time, once
-   * every transition due by then has been applied; answers the generation as the control API shows
-   * it. 404 for an unknown id, 400 `generation_resolved` for a resolved one.
-   */
-  private forceTransition(id: string, transition: (account: Account, g: Generation, nowMs: number) => void) {
-    const found = this.storedGeneration(id);
-    const account = found && this.account(found.account);
-    const now = account ? this.catchUp(account) : 0;
-    if (!found || !account || found.evicted) {
-      throw fail('resource_not_found', { param: 'id', message: `No generation '${id}' is stored in the simulator.` });
-    }
-    if (RESOLVED_STATUSES.has(found.status)) {
-      throw fail('generation_resolved', {
-        message: `Generation ${id} has already resolved as '${found.status}'; only a queued, processing or verifying generation can be moved.`,
-      });
-    }
-    transition(account, found, now);
-    return controlView(found, this.cdnUrl);
-  }
-
-  /** A stored video by id, whatever its account (media files). Applies due transitions first. */
+  /** A stored video by id, whatever its account (media files), once its account caught up. */
   findGeneration(id: string): Generation | undefined {
-    const g = this.storedGeneration(id);
+    const g = this.store.get(id);
     if (!g) return undefined;
     // A media file is not a use of the account: it is not made the most recently used.
-    this.catchUp(this.state.accounts.get(g.account) as Account);
+    this.catchUp(this.state.accounts.peek(g.account) as Account);
     return g.evicted ? undefined : g; // the transitions just applied may have evicted it
   }
 
   /** A stored image by id, whatever its account (media files). */
   findImage(id: string): Image | undefined {
-    return this.acrossAccounts((account) => account.images.get(id));
+    return this.store.image(id);
   }
 
-  /** Time in the journal's terms, in milliseconds: an account's clock, or the global one. */
-  timeMsOf(apiKey: string | null): number {
-    const account = apiKey ? this.state.accounts.get(apiKey) : undefined;
-    return this.clock.now() + (account?.offsetMs ?? 0);
+  // ---- the control API's views, also for inspection in-process (see `control.ts`) ----
+
+  health(): Health {
+    return health(this);
   }
 
-  // ---- internals ----
-
-  /** A stored generation by id, whatever its account. */
-  private storedGeneration(id: string): Generation | undefined {
-    return this.acrossAccounts((account) => account.byId.get(id));
+  controlGenerations(input: GenerationsInput) {
+    return controlGenerations(this, input);
   }
 
-  /**
-   * The first account's answer to `find`. Accounts are usually few and each indexes its own
-   * generations and images, so asking each beats a second, global index of everything (which cost
-   * 70-90 bytes a generation); at `limits.max_accounts`' default of 10,000 a lookup takes about
-   * 0.1 ms.
-   */
-  private acrossAccounts<T>(find: (account: Account) => T | undefined): T | undefined {
-    for (const account of this.state.accounts.values()) {
-      const found = find(account);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
-
-  private ownGeneration(account: Account, id: string): Generation {
-    const g = account.byId.get(id);
-    if (!g) {
-      throw fail('resource_not_found', { param: 'id', message: `No video generation with id '${id}' exists.` });
-    }
-    return g;
-  }
-
-  private checkBalance(account: Account, priceCents: number): void {
-    const available = account.available();
-    if (available !== null && available < priceCents) {
-      throw fail('insufficient_balance', {
-        message: `This request costs ${priceCents} cents; the account has ${Math.max(0, available)} cents available (balance minus in-flight reservations).`,
-      });
-    }
-  }
-
-  /**
-   * Claim linking (stage 1, synchronous): a matching rule, or the scenario's probability, rejects.
-   * It judges the request, not the attempt: the draw comes from a stream keyed by the account and
-   * the request's content (prompt and negative prompt, normalised for case and white space), so an
-   * unchanged retry of a rejected create is rejected again, and a changed prompt is judged anew.
-   */
-  private claimLinking(account: Account, content: (string | null)[], forced?: ForcedOutcome | null): void {
-    const { rules, probability } = this.scenario.compliance.claim_linking;
-    const prompt = content[0] as string;
-    if (forced?.claim_linking_rejected) {
-      throw new SimError('claim_linking_rejected', {
-        stage: 'claim_linking',
-        message: 'The prompt was rejected by claim linking (forced by a queued fault).',
-      });
-    }
-    for (const rule of rules) {
-      if (new RegExp(rule.pattern, 'i').test(prompt)) {
-        throw new SimError('claim_linking_rejected', {
-          stage: 'claim_linking',
-          message: rule.message ?? `The prompt was rejected by claim linking (it matches the scenario rule /${rule.pattern}/i).`,
-        });
-      }
-    }
-    const normalised = content.map((text) => (text ?? '').trim().replace(/\s+/g, ' ').toLowerCase());
-    if (probability > 0 && createStream(this.seed, account.key, 'claim_linking', ...normalised).next() < probability) {
-      throw new SimError('claim_linking_rejected', {
-        stage: 'claim_linking',
-        message: `The prompt was rejected by claim linking (injected by scenario '${this.scenario.name}', probability ${probability}).`,
-      });
-    }
-  }
-
-  private recordChange(g: Generation): void {
-    g.changeSeq = ++this.state.changeSeq;
-    this.state.changeSeqs.push(g.changeSeq);
-    this.state.changed.push(g);
-    if (this.state.changeSeqs.length > 4096 && this.state.changeSeqs.length > 2 * (this.state.allGenerations.length - this.state.removedFromAll)) {
-      const seqs: number[] = [];
-      const gens: Generation[] = [];
-      for (let i = 0; i < this.state.changeSeqs.length; i++) {
-        const gen = this.state.changed[i] as Generation;
-        if (gen.changeSeq === this.state.changeSeqs[i] && !gen.evicted) {
-          seqs.push(gen.changeSeq);
-          gens.push(gen);
-        }
-      }
-      this.state.changeSeqs = seqs;
-      this.state.changed = gens;
-    }
-  }
-
-  /** Drops an account and everything of it: a per-account reset, or the account evicted. */
+  /** Drops an account and everything of it: a per-account reset, or the account dropped for the limit. */
   private forgetAccount(key: string): void {
     const { state } = this;
-    const account = state.accounts.get(key);
-    if (account) {
-      for (const g of account.generations()) {
-        if (g.completedAt !== null) state.storedResolved--;
-        this.forgetGeneration(g);
-      }
-      state.storedImages -= account.images.size;
-      state.accounts.delete(key);
-      state.resolved.prune(state.storedResolved);
-      state.images.prune(state.storedImages);
-    }
-    this.journal.forget(key);
-    this.faults.forget(key);
-  }
-
-  /**
-   * A generation resolved: it joins the resolved ones of every account; past
-   * `limits.max_stored_generations`, the one that resolved first goes, whatever its account.
-   */
-  private onResolved(g: Generation): void {
-    const { state } = this;
-    state.resolved.push(g);
-    state.storedResolved++;
-    while (state.storedResolved > this.scenario.limits.max_stored_generations) {
-      const oldest = state.resolved.take();
-      if (!oldest) break;
-      if ((state.accounts.get(oldest.account) as Account).evict(oldest)) state.storedImages--;
-      this.forgetGeneration(oldest);
-      state.storedResolved--;
-      state.evictedGenerations++;
-    }
-    state.resolved.prune(state.storedResolved);
-  }
-
-  /** Images count against the same cap, separately from videos: past it, the oldest image goes, whatever its account. */
-  private onImageStored(image: Image): void {
-    const { state } = this;
-    state.images.push(image);
-    state.storedImages++;
-    while (state.storedImages > this.scenario.limits.max_stored_generations) {
-      const oldest = state.images.take();
-      if (!oldest) break;
-      (state.accounts.get(oldest.account) as Account).images.delete(oldest.id);
-      state.storedImages--;
-    }
-    state.images.prune(state.storedImages);
-  }
-
-  private forgetGeneration(g: Generation): void {
-    g.evicted = true;
-    this.state.removedFromAll++;
-    if (this.state.removedFromAll > 1024 && this.state.removedFromAll * 2 > this.state.allGenerations.length) {
-      this.state.allGenerations = this.state.allGenerations.filter((x) => !x.evicted);
-      this.state.removedFromAll = 0;
-    }
+    state.accounts.delete(key);
+    state.store.forgetAccount(key);
+    state.journal.forget(key);
+    state.faults.forget(key);
   }
 
   private newState(): SimulatorState {
@@ -814,15 +271,6 @@ export class Simulator {
       start === null ? Math.round(this.heldWallMs ?? this.options.wallClock()) : Date.parse(start),
       () => this.heldWallMs ?? this.options.wallClock(),
     );
-    return new SimulatorState(clock, this.scenario.limits.journal_size);
+    return new SimulatorState(clock, this.scenario.limits);
   }
-}
-
-/**
- * Section 4.1: the request's negative prompt is merged with the account's default, not replacing
- * it. The simulator renders nothing, so the merged prompt shows in the journal only.
- */
-export function mergeNegativePrompts(accountDefault: string | null, requested: string | null): string | null {
-  const parts = [accountDefault, requested].filter((p): p is string => p !== null && p.trim() !== '');
-  return parts.length > 0 ? parts.join(', ') : null;
 }

@@ -9,13 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { closestMatch } from '../closestMatch.js';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../core/errors.js';
 import { FAILABLE_STAGES } from '../core/pipeline.js';
-import {
-  BASE_SCENARIO,
-  checkScenario,
-  mergeScenario,
-  type Scenario,
-  type ScenarioFile,
-} from '../core/scenario.js';
+import { BASE_SCENARIO, mergeScenario, type Scenario, type ScenarioFile } from '../core/scenario.js';
+import { checkScenario } from '../core/scenarioChecks.js';
 import { describeSchemaErrors, describeYamlError, formatProblems } from './problems.js';
 import { scenarioFileValidator } from './schemaValidator.js';
 

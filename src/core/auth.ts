@@ -1,0 +1,33 @@
+/**
+ * Authentication (interface document, section 5): every /v1 request carries
+ * `Authorization: Bearer <API_KEY>`; a missing, malformed, unknown or revoked key is 401
+ * `authentication_error`. Which keys exist is the scenario's: those under `accounts`, and any key
+ * with `auth.key_prefix` (each an account of its own); `auth.revoked_keys` and an account's
+ * `revoked` are refused.
+ */
+import { fail, type SimError } from './errors.js';
+import type { Scenario } from './scenario.js';
+
+/** The API key an `Authorization` header names, or the 401 to answer. */
+export function apiKeyOf(scenario: Scenario, authorization: string | undefined): string | SimError {
+  if (authorization === undefined || authorization.trim() === '') return fail('missing_api_key');
+  const match = /^Bearer +(\S+) *$/i.exec(authorization);
+  if (!match) {
+    return fail('invalid_api_key', {
+      message: 'Malformed Authorization header. Use "Authorization: Bearer sk_test_..." (the scheme Bearer, one space, the key).',
+    });
+  }
+  const key = match[1] as string;
+  const { auth, accounts } = scenario;
+  // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
+  const spec = Object.hasOwn(accounts, key) ? accounts[key] : undefined;
+  if (auth.revoked_keys.includes(key) || spec?.revoked) return fail('revoked_api_key');
+  const known = spec !== undefined || (auth.key_prefix !== null && key.startsWith(auth.key_prefix) && key.length > auth.key_prefix.length);
+  if (known) return key;
+  return fail('invalid_api_key', {
+    message:
+      auth.key_prefix !== null
+        ? `Invalid API key. This simulator accepts any key that starts with "${auth.key_prefix}", for example "Authorization: Bearer ${auth.key_prefix}123".`
+        : `Invalid API key. Scenario '${scenario.name}' accepts only the keys listed under its accounts.`,
+  });
+}

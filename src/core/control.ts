@@ -1,0 +1,141 @@
+/**
+ * What the control API shows and does beyond the service: the generations across accounts
+ * (`/_sim/generations`), the simulator's health, and live control of one generation (advance,
+ * finish, fail, cancel: forced transitions through its state machine, at its account's current
+ * time).
+ */
+import type { Account } from './account.js';
+import type { ClockState } from './clock.js';
+import { fail } from './errors.js';
+import { failedFate } from './fate.js';
+import { controlView, type Generation } from './generation.js';
+import * as lifecycle from './lifecycle.js';
+import type { LimitsHealth } from './limits.js';
+import { IN_FLIGHT_STATUSES, RESOLVED_STATUSES, statusesInWords, type TimedStage, type VideoStatus } from './pipeline.js';
+import type { Simulator } from './simulator.js';
+
+export interface Health {
+  status: 'ok';
+  scenario: string;
+  seed: number;
+  clock: ClockState;
+  limits: LimitsHealth;
+}
+
+export interface GenerationsInput {
+  apiKey?: string | null;
+  status?: VideoStatus | null;
+  limit?: number;
+  after?: string | null;
+  changedSince?: number | null;
+}
+
+export function health(sim: Simulator): Health {
+  return {
+    status: 'ok',
+    scenario: sim.scenario.name,
+    seed: sim.seed,
+    clock: sim.clockState(),
+    limits: {
+      accounts: sim.accounts.size,
+      stored_generations: sim.store.storedGenerations,
+      evicted_accounts: sim.accounts.evicted,
+      evicted_generations: sim.store.evictedGenerations,
+    },
+  };
+}
+
+/**
+ * Generations across accounts (or of one): in creation order, or, with `changedSince`, those
+ * changed after that cursor, in the order of their latest change (what a live view needs to fetch,
+ * and nothing more). `cursor` is where the next `changedSince` starts.
+ */
+export function controlGenerations(sim: Simulator, input: GenerationsInput) {
+  sim.catchUpAll();
+  // `after` names a stored generation; only those created after it are listed.
+  let afterSeq = -1;
+  if (input.after != null) {
+    const anchor = sim.store.get(input.after);
+    if (!anchor) {
+      throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
+    }
+    afterSeq = anchor.globalSeq;
+  }
+  const page = sim.store.list(
+    { account: input.apiKey || null, status: input.status || null, afterSeq, changedSince: input.changedSince ?? null },
+    input.limit ?? 20,
+  );
+  return {
+    object: 'list' as const,
+    data: page.data.map((g) => controlView(g, sim.cdnUrl)),
+    has_more: page.hasMore,
+    cursor: page.cursor,
+  };
+}
+
+export function controlGeneration(sim: Simulator, id: string) {
+  sim.catchUpAll();
+  return controlView(storedGeneration(sim, id), sim.cdnUrl);
+}
+
+/** Its current stage ends now: it enters the next one, or resolves to its fate. Nothing else moves. */
+export function advanceGeneration(sim: Simulator, id: string) {
+  return forceTransition(sim, id, (account, g, now) => lifecycle.endStageNow(sim, account, g, now));
+}
+
+/** It walks all its remaining stages now and resolves to its fate. */
+export function finishGeneration(sim: Simulator, id: string) {
+  return forceTransition(sim, id, (account, g, now) => lifecycle.finishNow(sim, account, g, now));
+}
+
+/**
+ * It fails now at its current stage, with `code` or the code a scenario failure there gives (at
+ * output verification, an output rejection); 400 `invalid_parameter` when the stage cannot fail or
+ * the code is not one of the stage's.
+ */
+export function failGeneration(sim: Simulator, id: string, code: string | null) {
+  return forceTransition(sim, id, (account, g, now) => {
+    const stage = g.fate.stageNames[g.stageIndex] as TimedStage;
+    lifecycle.failNow(sim, account, g, failedFate(sim.scenario, g.fate, stage, code), now);
+  });
+}
+
+/** Cancels it as `DELETE /v1/videos/{id}` would (the same cancel table), answering the whole generation. */
+export function cancelGeneration(sim: Simulator, id: string) {
+  return forceTransition(sim, id, (account, g, now) => {
+    const refused = lifecycle.notCancelable(g);
+    if (refused) throw refused;
+    lifecycle.cancel(sim, account, g, now);
+  });
+}
+
+/**
+ * Applies a forced transition to an in-flight generation at its account's current time, once
+ * every transition due by then has been applied; answers the generation as the control API shows
+ * it. 404 for an unknown id, 400 `generation_resolved` for a resolved one.
+ */
+function forceTransition(sim: Simulator, id: string, transition: (account: Account, g: Generation, nowMs: number) => void) {
+  const found = sim.store.get(id);
+  const account = found && sim.account(found.account);
+  const now = account ? sim.catchUp(account) : 0;
+  if (!found || !account || found.evicted) throw notStored(id);
+  if (RESOLVED_STATUSES.has(found.status)) {
+    throw fail('generation_resolved', {
+      message: `Generation ${id} has already resolved as '${found.status}'; only a ${IN_FLIGHT_IN_WORDS} generation can be moved.`,
+    });
+  }
+  transition(account, found, now);
+  return controlView(found, sim.cdnUrl);
+}
+
+const IN_FLIGHT_IN_WORDS = statusesInWords(IN_FLIGHT_STATUSES, 'or');
+
+function storedGeneration(sim: Simulator, id: string): Generation {
+  const g = sim.store.get(id);
+  if (!g) throw notStored(id);
+  return g;
+}
+
+function notStored(id: string) {
+  return fail('resource_not_found', { param: 'id', message: `No generation '${id}' is stored in the simulator.` });
+}

@@ -1,0 +1,106 @@
+/**
+ * Request injection: what the simulator itself does to a /v1 request before handling it. A fault
+ * queued through `POST /_sim/faults` (`faults.ts`) comes first; otherwise one of the scenario's HTTP
+ * faults may answer instead (`http.faults`, each with its probability); and in realtime mode the
+ * scenario's `http.latency` adds a wait before the answer is sent. A queued fault may also force
+ * the outcome of what the request creates (`ForcedOutcome`, applied by `fate.ts` and claim linking).
+ *
+ * An injected error answers in place of the request: it spends no rate-limit token, and nothing is
+ * created or stored.
+ */
+import type { Account } from './account.js';
+import type { ClockMode } from './clock.js';
+import { SimError, fail } from './errors.js';
+import type { ForcedOutcome } from './fate.js';
+import type { FaultQueue } from './faults.js';
+import { matchesPath } from './pathPattern.js';
+import { createStream } from './random.js';
+import { sample } from './distribution.js';
+import type { Scenario } from './scenario.js';
+
+/** What the simulator does to one request. */
+export interface RequestInjection {
+  /** An injected error to answer with instead. */
+  error: SimError | null;
+  /** Milliseconds to wait before answering (wall-clock time). */
+  delayMs: number;
+  /** An outcome forced on what the request creates. */
+  forcedOutcome: ForcedOutcome | null;
+  /** Why, for the journal. */
+  note: string | undefined;
+}
+
+/** What injection reads of the simulator. */
+export interface InjectionSource {
+  readonly faults: FaultQueue;
+  readonly scenario: Scenario;
+  readonly seed: number;
+  readonly clock: { readonly mode: ClockMode };
+}
+
+/**
+ * Draws a request's injection. The account's request stream is drawn exactly twice per request,
+ * so what a request gets depends only on how many requests that account made before it.
+ * `documented`: the statuses the request's operation documents (a queued error it does not
+ * document never matches it; empty for a route the contract does not have).
+ */
+export function drawInjection(
+  source: InjectionSource,
+  account: Account,
+  method: string,
+  path: string,
+  documented: readonly number[],
+): RequestInjection {
+  const faultDraw = account.requestStream.next();
+  const latencyDraw = account.requestStream.next();
+  const injection: RequestInjection = { error: null, delayMs: 0, forcedOutcome: null, note: undefined };
+  const queued = source.faults.take(method, path, account.key, documented);
+  if (queued) {
+    injection.delayMs += queued.latencyMs;
+    if (queued.error) {
+      const e = queued.error;
+      injection.note = `queued fault: ${e.status} ${e.code}`;
+      injection.error = new SimError(e.code, {
+        type: e.type,
+        status: e.status,
+        message: e.message,
+        headers: e.status === 429 ? { 'Retry-After': '1' } : {},
+      });
+    } else if (queued.outcome) {
+      injection.forcedOutcome = queued.outcome;
+      injection.note = `queued fault: forced outcome ${JSON.stringify(queued.outcome)}`;
+    } else if (queued.latencyMs > 0) {
+      injection.note = `queued fault: ${queued.latencyMs} ms latency`;
+    }
+  } else {
+    scenarioFault(source.scenario, method, path, faultDraw, injection);
+  }
+  const latency = source.scenario.http.latency;
+  if (latency && source.clock.mode === 'realtime') {
+    injection.delayMs += Math.round(sample(latency, createStream(source.seed, 'latency', latencyDraw)));
+  }
+  return injection;
+}
+
+/** The scenario's HTTP fault the draw falls on, if any: the rules that match share [0, 1) in order. */
+function scenarioFault(scenario: Scenario, method: string, path: string, draw: number, injection: RequestInjection): void {
+  let cumulative = 0;
+  for (const rule of scenario.http.faults) {
+    if (rule.method && rule.method !== method) continue;
+    if (rule.path && !matchesPath(rule.path, path)) continue;
+    cumulative += rule.probability;
+    if (draw < cumulative) {
+      injection.note = `scenario '${scenario.name}' fault: ${rule.status} with probability ${rule.probability}`;
+      injection.error =
+        rule.status === 429
+          ? fail('rate_limit_exceeded', {
+              message: `Too many requests (injected by scenario '${scenario.name}'). Retry after the Retry-After header's seconds.`,
+              headers: { 'Retry-After': '1' },
+            })
+          : fail('internal_error', {
+              message: `An internal error occurred (injected by scenario '${scenario.name}'). Retry with exponential backoff.`,
+            });
+      return;
+    }
+  }
+}
