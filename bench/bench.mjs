@@ -206,7 +206,7 @@ async function benchThroughput(kinds) {
     const created = await createOne(sim.url, KEY);
     const polled = await request(`${sim.url}/v1/videos/${created.id}`, { headers: AUTH });
     if (polled.status !== 200) throw new Error(`GET /v1/videos/${created.id}: ${polled.status}`);
-    const express = await startServer(PLAIN_EXPRESS, ['--port', '0', '--app-prototypes'], { name: 'express', env: { BENCH_BODY: polled.text } });
+    const express = await startServer(PLAIN_EXPRESS, ['--port', '0'], { name: 'express', env: { BENCH_BODY: polled.text } });
     started.push(express);
     // The same simulator recording a transcript (--record), for the cost of recording on polls.
     const recording = await startServer(CLI, [...SIM_ARGS, '--record', join(transcriptDir, 'transcript.jsonl')], { name: 'sim --record' });
@@ -221,7 +221,7 @@ async function benchThroughput(kinds) {
       const spec = specs[kind];
       const targets = kind === 'poll' ? { sim, express, recording } : { sim, express };
       const pathOf = (name) => (name === 'recording' ? `/v1/videos/${recorded.id}` : spec.path);
-      log(`${kind} throughput: ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s, ${c} connections, the simulator and plain Express on the app's prototypes`);
+      log(`${kind} throughput: ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s, ${c} connections, the simulator and plain Express`);
       for (const [name, server] of Object.entries(targets)) {
         await autocannon(`${server.url}${pathOf(name)}`, [...spec.args, '-d', String(CONFIG.warmupSeconds)]);
         log(`  warmed up ${name}`);
@@ -255,7 +255,7 @@ async function benchThroughput(kinds) {
         unit: 'req/s',
         display: `${value.toFixed(0)} req/s`,
         baseline: ex,
-        baselineDisplay: `${ex.toFixed(0)} req/s (plain Express on the app's prototypes)`,
+        baselineDisplay: `${ex.toFixed(0)} req/s (plain Express)`,
         ratio: value / ex,
         target: `ratio >= ${spec.threshold}`,
         pass: value / ex >= spec.threshold && !invalid,

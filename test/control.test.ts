@@ -319,19 +319,19 @@ describe('GET /_sim/scenarios', () => {
 });
 
 describe('GET /_sim/pipeline', () => {
-  it('answers the six stages in order with the status shown in each, the field each fills, whether it can fail and the codes of a failure there', async () => {
+  it('answers the six stages in order with the status shown in each, the field each fills, whether it can fail or be canceled and the codes of a failure there', async () => {
     const sim = makeSim();
     const res = await request(sim.app).get('/_sim/pipeline');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       object: 'list',
       data: [
-        { name: 'claim_linking', status: null, fills: null, failable: false, failure_codes: ['claim_linking_rejected'] },
-        { name: 'queue', status: 'queued', fills: null, failable: false, failure_codes: [] },
-        { name: 'keyframe', status: 'processing', fills: 'keyframe', failable: true, failure_codes: ['keyframe_failed', 'upstream_timeout', 'internal_error'] },
-        { name: 'routing', status: 'processing', fills: 'routed_model', failable: true, failure_codes: ['routing_failed', 'upstream_timeout', 'internal_error'] },
-        { name: 'render', status: 'processing', fills: null, failable: true, failure_codes: ['render_failed', 'upstream_timeout', 'internal_error'] },
-        { name: 'output_verification', status: 'verifying', fills: 'compliance', failable: false, failure_codes: ['output_rejected'] },
+        { name: 'claim_linking', status: null, fills: null, failable: false, cancelable: false, failure_codes: ['claim_linking_rejected'] },
+        { name: 'queue', status: 'queued', fills: null, failable: false, cancelable: true, failure_codes: [] },
+        { name: 'keyframe', status: 'processing', fills: 'keyframe', failable: true, cancelable: true, failure_codes: ['keyframe_failed', 'upstream_timeout', 'internal_error'] },
+        { name: 'routing', status: 'processing', fills: 'routed_model', failable: true, cancelable: true, failure_codes: ['routing_failed', 'upstream_timeout', 'internal_error'] },
+        { name: 'render', status: 'processing', fills: null, failable: true, cancelable: true, failure_codes: ['render_failed', 'upstream_timeout', 'internal_error'] },
+        { name: 'output_verification', status: 'verifying', fills: 'compliance', failable: false, cancelable: false, failure_codes: ['output_rejected'] },
       ],
     });
   });

@@ -38,9 +38,11 @@ describe('one simulator for exact settings: clock, name, fixed durations, models
     s.http.latency = { type: 'fixed', value: 10_000 };
   });
   let sim: Sim;
+  // The host's wall clock, injected: a test moves it instead of waiting.
+  let wallMs = Date.parse('2030-01-01T00:00:00.000Z');
   beforeAll(() => {
     // clock: undefined, so that the scenario's own clock.mode applies.
-    sim = makeSim({ scenario, clock: undefined });
+    sim = makeSim({ scenario, clock: undefined, now: () => wallMs });
   });
 
   it('clock.start sets the clock and created_at of the first generation', async () => {
@@ -56,8 +58,7 @@ describe('one simulator for exact settings: clock, name, fixed durations, models
   it('clock.mode manual: the scenario clock stands still while wall time passes', async () => {
     const before = await request(sim.app).get('/_sim/clock');
     expect(before.body.mode).toBe('manual');
-    // A little real wall time (createSimulator takes no injected wall clock).
-    await new Promise((r) => setTimeout(r, 20));
+    wallMs += 60_000;
     expect((await request(sim.app).get('/_sim/clock')).body.now).toBe(before.body.now);
   });
 
@@ -172,10 +173,12 @@ describe('seed', () => {
 
 describe('clock.speed and http.latency in realtime mode', () => {
   let sim: Sim;
-  // The latency waits go through an injected sleep: recorded, not slept.
+  // The latency waits go through an injected sleep: recorded, not slept. The wall clock is injected too.
   const { sleep, slept } = recordSleeps();
+  let wallMs = Date.parse('2030-01-01T00:00:00.000Z');
   beforeAll(() => {
     sim = makeSim({
+      now: () => wallMs,
       scenario: fastWith((s) => {
         s.clock.mode = 'realtime';
         s.clock.speed = 1000;
@@ -187,12 +190,11 @@ describe('clock.speed and http.latency in realtime mode', () => {
   });
 
   it('clock.speed 1000: the virtual clock runs ahead of the wall clock', async () => {
-    // Realtime mode itself, on the real wall clock: a short wait, a lower bound.
     const c0 = await request(sim.app).get('/_sim/clock');
     expect(c0.body).toMatchObject({ mode: 'realtime', speed: 1000 });
-    await new Promise((r) => setTimeout(r, 30));
+    wallMs += 30;
     const c1 = await request(sim.app).get('/_sim/clock');
-    // At least 30 ms of wall time went by: 30 virtual seconds at speed 1000 (liveness, not timing).
+    // 30 ms of wall time: 30 virtual seconds at speed 1000.
     expect(ms(c1.body.now) - ms(c0.body.now)).toBeGreaterThanOrEqual(30_000);
   });
 

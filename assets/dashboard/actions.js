@@ -2,16 +2,17 @@
 // stage, from GET /_sim/pipeline) and Cancel, each one control request
 // (POST /_sim/generations/{id}/advance, /finish, /fail, /cancel) that answers the generation.
 import { currentStage, stageLabel } from './format.js';
+import { failureCodesOf, isCancelable } from './pipeline.js';
 import { h } from './views.js';
 
 /** The code picked for a generation's stage, kept while the panel is redrawn: `${id}|${stage}` → code. */
 let picked = { key: '', code: '' };
 
 /**
- * Draws the action bar of generation `g` (hidden without one). `pipeline` is GET /_sim/pipeline's
- * list; `onAction(action, body)` sends the control request.
+ * Draws the action bar of generation `g` (hidden without one); `onAction(action, body)` sends the
+ * control request.
  */
-export function renderGenerationActions(container, g, pipeline, onAction) {
+export function renderGenerationActions(container, g, onAction) {
   container.hidden = !g;
   if (!g) {
     container.replaceChildren();
@@ -22,7 +23,7 @@ export function renderGenerationActions(container, g, pipeline, onAction) {
     container.replaceChildren(h('p', { class: 'muted hint', 'data-testid': 'action-hint' }, `Resolved as ${g.status}: nothing left to move.`));
     return;
   }
-  const codes = pipeline.find((s) => s.name === stage)?.failure_codes ?? [];
+  const codes = failureCodesOf(stage);
   const key = `${g.id}|${stage}`;
   if (picked.key !== key || !codes.includes(picked.code)) picked = { key, code: codes[0] ?? '' };
   const codeSelect = h(
@@ -35,7 +36,7 @@ export function renderGenerationActions(container, g, pipeline, onAction) {
     },
     codes.map((code) => h('option', { value: code, selected: code === picked.code }, code)),
   );
-  const cancelable = g.status === 'queued' || g.status === 'processing';
+  const cancelable = isCancelable(g);
   container.replaceChildren(
     h('span', { class: 'muted' }, `In ${stageLabel(stage)}:`),
     h('button', { type: 'button', 'data-testid': 'action-advance', title: 'End the current stage now; the next one starts', onclick: () => onAction('advance') }, 'Advance stage'),
@@ -63,7 +64,7 @@ export function renderGenerationActions(container, g, pipeline, onAction) {
         type: 'button',
         'data-testid': 'action-cancel',
         disabled: !cancelable,
-        title: cancelable ? 'Cancel it, as DELETE /v1/videos/{id} would' : 'A verifying generation cannot be canceled (the render has happened)',
+        title: cancelable ? 'Cancel it, as DELETE /v1/videos/{id} would' : `A ${g.status} generation cannot be canceled`,
         onclick: () => onAction('cancel'),
       },
       'Cancel',

@@ -14,7 +14,8 @@ import './state-panel.js';
 import { renderGenerationActions } from './actions.js';
 import { api, learnCdn, newMediaView } from './api.js';
 import { renderModels, wireCreateForm } from './create-form.js';
-import { IN_FLIGHT, clockText, durationText, isInFlight, ms, signature, stageLabel } from './format.js';
+import { clockText, durationText, ms, signature, stageLabel } from './format.js';
+import { inFlightStatuses, isInFlight, learnPipeline, pipelineStages, timedStages } from './pipeline.js';
 import { generationRow, h, journalRow, renderDetail, renderMissing, renderReport, scaleTimelines } from './views.js';
 
 const POLL_MS = 1500;
@@ -29,7 +30,6 @@ const state = {
   nowMs: 0, // the clock times are read against: the filtered account's, else the global one
   accountClock: null, // the filtered account's clock: { account, clock: { mode, now, speed } }
   scenarios: [], // the bundled scenarios, [{ name, purpose }]
-  pipeline: [], // the pipeline's stages in order, [{ name, status, fills, failable, failure_codes }]
   scenarioChoice: null, // the scenario picked in the "Switch to" list, kept until switched or reset
   firstId: undefined, // the oldest stored generation: when it vanishes, the simulator was reset
   cursor: null,
@@ -171,7 +171,8 @@ async function reload(message) {
   ]);
   state.firstId = first.data[0]?.id ?? null;
   state.scenarios = scenarios.data;
-  state.pipeline = pipeline.data;
+  learnPipeline(pipeline.data);
+  renderStatusFilter();
   applyHealth(health, accountClock);
   renderScenario(scenario);
   renderModels(scenario.models?.video ?? []);
@@ -248,7 +249,7 @@ function renderScenario(scenario) {
   $('scenario-description').textContent = scenario.description ?? '';
   const stages = scenario.stages ?? {};
   $('scenario-stages').replaceChildren(
-    ...state.pipeline
+    ...pipelineStages()
       .filter((stage) => stages[stage.name])
       .map((stage) => {
         const s = stages[stage.name];
@@ -265,10 +266,18 @@ function renderScenario(scenario) {
   );
 }
 
+/** The status filter: the in-flight statuses, from the pipeline, before the resolved ones the page lists. */
+function renderStatusFilter() {
+  const select = $('filter-status');
+  for (const option of select.querySelectorAll('option[data-in-flight]')) option.remove();
+  select.querySelector('option[value=""]').after(...inFlightStatuses().map((status) => h('option', { 'data-in-flight': true }, status)));
+  select.value = state.filter.status;
+}
+
 /** The colour key of the timelines: the stages a generation spends time in (all but claim linking). */
 function renderLegend() {
   $('legend').replaceChildren(
-    ...state.pipeline.filter((stage) => stage.status !== null).flatMap((stage) => [h('i', { class: `seg seg-${stage.name}` }), `${stageLabel(stage.name)} `]),
+    ...timedStages().flatMap((stage) => [h('i', { class: `seg seg-${stage.name}` }), `${stageLabel(stage.name)} `]),
   );
 }
 
@@ -328,7 +337,7 @@ function renderSelected(force = false) {
   selectedSig = sig;
   if (!g && state.missing) renderMissing($('detail'), state.missing.id, state.missing.error);
   else renderDetail($('detail'), g, state.nowMs);
-  renderGenerationActions($('generation-actions'), g, state.pipeline, moveSelected);
+  renderGenerationActions($('generation-actions'), g, moveSelected);
   $('detail-close').hidden = !g && !state.missing;
 }
 
@@ -485,7 +494,7 @@ async function run(action) {
 }
 
 async function anyInFlight() {
-  const answers = await Promise.all(IN_FLIGHT.map((status) => api.generations({ status, limit: 1 })));
+  const answers = await Promise.all(inFlightStatuses().map((status) => api.generations({ status, limit: 1 })));
   return answers.some((a) => a.data.length > 0);
 }
 

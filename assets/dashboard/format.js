@@ -1,4 +1,5 @@
-// Small pure helpers: times, durations, statuses and stages.
+// Small helpers: times, durations and stages.
+import { isInFlight } from './pipeline.js';
 
 /** Shorter names for the pipeline's stages (the list itself comes from GET /_sim/pipeline). */
 const STAGE_LABELS = { output_verification: 'verification' };
@@ -7,8 +8,6 @@ const STAGE_LABELS = { output_verification: 'verification' };
 export function stageLabel(name) {
   return STAGE_LABELS[name] ?? name.replaceAll('_', ' ');
 }
-export const IN_FLIGHT = ['queued', 'processing', 'verifying'];
-export const STATUSES = [...IN_FLIGHT, 'succeeded', 'failed', 'canceled'];
 
 export const ms = (iso) => Date.parse(iso);
 
@@ -31,8 +30,6 @@ export function durationText(milliseconds) {
   if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
   return `${Math.floor(s / 86400)} d ${Math.round((s % 86400) / 3600)} h`;
 }
-
-export const isInFlight = (g) => IN_FLIGHT.includes(g.status);
 
 /** The stage a generation is in now (null once resolved). */
 export function currentStage(g) {

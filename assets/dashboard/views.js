@@ -164,8 +164,21 @@ export function renderDetail(container, g, nowMs) {
     container.append(h('p', { class: 'muted empty' }, 'Select a generation to see its stages, media and flags.'));
     return;
   }
+  const parts = [
+    ...detailHead(g),
+    detailMedia(g, oldVideo),
+    g.error ? detailError(g.error) : null,
+    g.compliance ? detailCompliance(g.compliance) : null,
+    detailFields(g),
+    ...detailStages(g, nowMs),
+  ];
+  container.append(...parts.filter((part) => part !== null));
+}
+
+/** Its id, status and current stage, and its prompt. */
+function detailHead(g) {
   const stage = currentStage(g);
-  container.append(
+  return [
     h(
       'div',
       { class: 'detail-head' },
@@ -174,8 +187,11 @@ export function renderDetail(container, g, nowMs) {
       stage ? h('span', { class: 'stage' }, stageLabel(stage)) : null,
     ),
     h('p', { class: 'prompt-full' }, g.prompt),
-  );
+  ];
+}
 
+/** Its video (the playing `oldVideo` when its source is the same) and its keyframe; null when it has neither. */
+function detailMedia(g, oldVideo) {
   const media = h('div', { class: 'media' });
   if (g.output?.url) {
     const src = mediaUrl(g.output.url);
@@ -207,33 +223,31 @@ export function renderDetail(container, g, nowMs) {
       ),
     );
   }
-  if (media.childElementCount) container.append(media);
+  return media.childElementCount ? media : null;
+}
 
-  if (g.error) {
-    container.append(
-      h(
-        'div',
-        { class: 'callout danger', role: 'note', 'data-testid': 'detail-error' },
-        h('strong', {}, `${g.error.type} · ${g.error.code}`),
-        g.error.stage ? ` at ${stageLabel(g.error.stage)}` : '',
-        h('div', {}, g.error.message),
-      ),
-    );
-  }
-  if (g.compliance) {
-    const flags = g.compliance.flags;
-    container.append(
-      h(
-        'div',
-        { class: `callout ${g.compliance.verified ? (flags.length ? 'warning' : 'ok') : 'danger'}`, 'data-testid': 'detail-compliance' },
-        h('strong', {}, g.compliance.verified ? 'Output verified' : 'Output not verified'),
-        flags.length
-          ? h('ul', { class: 'flag-list' }, flags.map((f) => h('li', {}, h('span', { class: `flag sev-${f.severity}` }, f.severity), ' ', h('code', {}, f.code), ' — ', f.message)))
-          : h('span', { class: 'muted' }, ' · no flags'),
-      ),
-    );
-  }
+function detailError(error) {
+  return h(
+    'div',
+    { class: 'callout danger', role: 'note', 'data-testid': 'detail-error' },
+    h('strong', {}, `${error.type} · ${error.code}`),
+    error.stage ? ` at ${stageLabel(error.stage)}` : '',
+    h('div', {}, error.message),
+  );
+}
 
+function detailCompliance({ verified, flags }) {
+  return h(
+    'div',
+    { class: `callout ${verified ? (flags.length ? 'warning' : 'ok') : 'danger'}`, 'data-testid': 'detail-compliance' },
+    h('strong', {}, verified ? 'Output verified' : 'Output not verified'),
+    flags.length
+      ? h('ul', { class: 'flag-list' }, flags.map((f) => h('li', {}, h('span', { class: `flag sev-${f.severity}` }, f.severity), ' ', h('code', {}, f.code), ' — ', f.message)))
+      : h('span', { class: 'muted' }, ' · no flags'),
+  );
+}
+
+function detailFields(g) {
   const fields = [
     ['account', h('code', { class: 'mono' }, g.account)],
     ['model', g.routed_model ? `${g.model} → ${g.routed_model}` : g.model],
@@ -243,41 +257,39 @@ export function renderDetail(container, g, nowMs) {
     ['completed', clockText(g.completed_at)],
   ];
   if (g.negative_prompt) fields.push(['negative', g.negative_prompt]);
-  container.append(h('dl', { class: 'fields' }, fields.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));
+  return h('dl', { class: 'fields' }, fields.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
 
-  // The stage timeline on a shared axis, from creation to completion (or now).
+/** The stage timeline on a shared axis, from creation to completion (or now): a heading and a table. */
+function detailStages(g, nowMs) {
   const end = timelineEnd(g, nowMs);
   const start = ms(g.created_at);
   const total = Math.max(1, end - start);
-  container.append(
+  const row = (s) =>
+    h(
+      'tr',
+      { class: s.open ? 'open' : undefined },
+      h('td', {}, stageLabel(s.stage)),
+      h('td', { class: 'mono' }, `+${durationText(s.start - start)}`),
+      h('td', { class: 'mono' }, s.open ? `${durationText(s.duration)} …` : durationText(s.duration)),
+      h(
+        'td',
+        { class: 'gantt' },
+        h('span', {
+          class: `seg seg-${s.stage}${s.open ? ' open' : ''}`,
+          style: { left: `${(100 * (s.start - start)) / total}%`, width: `max(2px, ${(100 * s.duration) / total}%)` },
+        }),
+      ),
+    );
+  return [
     h('h3', {}, 'Stages ', h('span', { class: 'muted' }, `(${durationText(end - start)} on the virtual clock)`)),
     h(
       'table',
       { class: 'stages', 'data-testid': 'detail-stages' },
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'stage'), h('th', { scope: 'col' }, 'entered'), h('th', { scope: 'col' }, 'time'), h('th', { scope: 'col', class: 'gantt-col' }, h('span', { class: 'sr-only' }, 'bar')))),
-      h(
-        'tbody',
-        {},
-        stageSpans(g, end).map((s) =>
-          h(
-            'tr',
-            { class: s.open ? 'open' : undefined },
-            h('td', {}, stageLabel(s.stage)),
-            h('td', { class: 'mono' }, `+${durationText(s.start - start)}`),
-            h('td', { class: 'mono' }, s.open ? `${durationText(s.duration)} …` : durationText(s.duration)),
-            h(
-              'td',
-              { class: 'gantt' },
-              h('span', {
-                class: `seg seg-${s.stage}${s.open ? ' open' : ''}`,
-                style: { left: `${(100 * (s.start - start)) / total}%`, width: `max(2px, ${(100 * s.duration) / total}%)` },
-              }),
-            ),
-          ),
-        ),
-      ),
+      h('tbody', {}, stageSpans(g, end).map(row)),
     ),
-  );
+  ];
 }
 
 export function journalRow(entry) {

@@ -118,7 +118,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simScenarios: ({ control }) => ({ object: 'list', data: control.scenarios() }),
   simPipeline: ({ sim }) => ({
     object: 'list',
-    data: PIPELINE.map(({ name, status, fills, failable }) => ({ name, status, fills, failable, failure_codes: stageFailureCodes(sim.scenario, name) })),
+    data: PIPELINE.map(({ name, status, fills, failable, cancelable }) => ({ name, status, fills, failable, cancelable, failure_codes: stageFailureCodes(sim.scenario, name) })),
   }),
   simRequests({ sim, query }) {
     const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);

@@ -7,7 +7,7 @@
  */
 let serving = false;
 
-/** Called by the server: a closed stdout or stderr no longer stops the process. */
+/** Called by the server: a closed stdout or stderr does not stop the process. */
 export function keepServingWhenOutputCloses(): void {
   serving = true;
 }

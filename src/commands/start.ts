@@ -36,12 +36,12 @@ export interface StartOptions {
 
 /**
  * V8's heap policy: how far the heap may grow past what is live before a full collection. V8's own
- * adaptive policy (0) lets it grow to up to four times what is live. Measured with 100,000 stored
- * generations (about 0.9 KB each of live heap; bench/README.md): V8's policy holds 1.60-1.65 KB
- * of resident memory per generation, 30% holds 1.14-1.21 KB and 10% 1.30-1.34 KB, and creates and
- * polls ran as fast with 30% as with V8's policy (10% cost about 5% of creates and more of polls).
- * So the simulator starts with 30%. A process started with node's own `--heap-growing-percent`
- * (on its command line or in NODE_OPTIONS) keeps that unless the flag or its variable is given.
+ * adaptive policy (0) lets it grow to up to four times what is live; since the store keeps every
+ * generation live, most of that growth is resident memory held for nothing. 30% keeps resident
+ * memory per stored generation about a quarter lower at about the same throughput, where 10%
+ * collects a large heap so often that creates and polls slow down (bench/README.md, "Memory: V8's
+ * heap policy"). A process started with node's own `--heap-growing-percent` (on its command line
+ * or in NODE_OPTIONS) keeps that unless the flag or its variable is given.
  */
 const DEFAULT_HEAP_GROWING_PERCENT = 30;
 
@@ -174,8 +174,8 @@ function lockedFileMessage(e: FileLockedError, opts: StartOptions): string {
 }
 
 /**
- * What the server prints once listening. The first line's shape is for scripts to parse and stays
- * as it is: `sim listening on http://HOST:PORT (scenario NAME, seed N, clock MODE)`. The second
+ * What the server prints once listening. The first line is for scripts to parse, so its shape is
+ * fixed: `sim listening on http://HOST:PORT (scenario NAME, seed N, clock MODE)`. The second
  * names the dashboard at the base URL the simulator writes into responses. A token generated at
  * start is in the dashboard's address (`#token=`, which the page takes and hides) and on a third
  * line, `control token: TOKEN (...)`.

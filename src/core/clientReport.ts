@@ -52,8 +52,11 @@
  *
  * Each finding counts its occurrences and gives the request ids of the first five.
  */
+import stableStringify from 'safe-stable-stringify';
+
 import type { ClockMode } from './clock.js';
 import type { JournalRecord } from './journal.js';
+import { CANCELABLE_STATUSES, RESOLVED_STATUSES } from './pipeline.js';
 
 /** What the report reads of a journal record. */
 export type ReportedRequest = Pick<
@@ -135,11 +138,12 @@ export const MIN_POLL_INTERVAL_MS = 2000;
 export const BACKOFF_GROWTH = 1.25;
 
 const NOT_RETRYABLE = new Set([400, 401, 402, 422]);
-const UNRESOLVED = new Set(['queued', 'processing', 'verifying']);
-const RESOLVED = new Set(['succeeded', 'failed', 'canceled']);
 const CREATES = new Set(['createVideo', 'createImage']);
 
 const isRetryableFailure = (status: number): boolean => status === 429 || status >= 500;
+/** The pipeline's own status sets, asked with a status as the journal records it (a string). */
+const isResolved = (status: string): boolean => (RESOLVED_STATUSES as ReadonlySet<string>).has(status);
+const isCancelable = (status: string): boolean => (CANCELABLE_STATUSES as ReadonlySet<string>).has(status);
 
 /** One finding as it is collected. */
 interface Tally {
@@ -147,131 +151,180 @@ interface Tally {
   examples: string[];
 }
 
+/** The findings as they are collected: occurrences per code, and the first request ids of each. */
+class Tallies {
+  private readonly byCode = new Map<FindingCode, Tally>();
+
+  note(code: FindingCode, requestId?: string): void {
+    let tally = this.byCode.get(code);
+    if (!tally) this.byCode.set(code, (tally = { count: 0, examples: [] }));
+    tally.count++;
+    if (requestId !== undefined && tally.examples.length < MAX_EXAMPLES) tally.examples.push(requestId);
+  }
+
+  /** The findings in the report's order, each with its message. */
+  findings(facts: MessageFacts): ClientFinding[] {
+    const findings: ClientFinding[] = [];
+    for (const code of Object.keys(FINDING_SEVERITY) as FindingCode[]) {
+      const tally = this.byCode.get(code);
+      if (!tally) continue;
+      findings.push({ code, severity: FINDING_SEVERITY[code], count: tally.count, message: messageOf(code, tally.count, facts), examples: tally.examples });
+    }
+    return findings;
+  }
+}
+
+/** What the judging shares: the records, the time the rules read, the tallies and the facts the messages quote. */
+interface Judging {
+  readonly records: readonly ReportedRequest[];
+  readonly timeOf: (r: ReportedRequest) => number;
+  readonly tallies: Tallies;
+  readonly facts: Omit<MessageFacts, 'flatWaits'>;
+}
+
+/** A request and the attempt it repeats (undefined when it repeats none), as each per-request rule sees them. */
+interface Repeat {
+  readonly request: ReportedRequest;
+  readonly before: ReportedRequest | undefined;
+  /** Whether the client got the answer to the attempt it repeats. */
+  readonly answered: boolean;
+}
+
 /**
  * The report of one account from its journal records, oldest first. `clock` is the simulator's
  * clock mode: it says which time the timing rules read (see the words above).
  */
 export function clientReport(account: string, records: readonly ReportedRequest[], clock: ClockMode = 'manual'): ClientReport {
-  const timeOf = clock === 'realtime' ? (r: ReportedRequest): number => r.hostMs : (r: ReportedRequest): number => r.atMs;
-  const tallies = new Map<FindingCode, Tally>();
-  const note = (code: FindingCode, requestId?: string): void => {
-    let tally = tallies.get(code);
-    if (!tally) tallies.set(code, (tally = { count: 0, examples: [] }));
-    tally.count++;
-    if (requestId !== undefined && tally.examples.length < MAX_EXAMPLES) tally.examples.push(requestId);
+  const judging: Judging = {
+    records,
+    timeOf: clock === 'realtime' ? (r) => r.hostMs : (r) => r.atMs,
+    tallies: new Tallies(),
+    facts: { notRetryableStatuses: new Set<number>(), shortestWait: Infinity, waitAskedFor: 0, fastestPoll: Infinity },
   };
-  const facts = { notRetryableStatuses: new Set<number>(), shortestWait: Infinity, waitAskedFor: 0, fastestPoll: Infinity };
+  const previous = previousAttempts(records);
+  judgeEachRequest(judging, previous);
+  const flatWaits = judgeBackoff(judging, retryChains(records, previous));
+  if (records.length === 0) judging.tallies.note('no_requests');
+  return {
+    account,
+    requests: records.length,
+    coverage: coverageOf(records),
+    findings: judging.tallies.findings({ ...judging.facts, flatWaits: flatWaits ?? { own: [], dictated: false } }),
+  };
+}
 
-  // The attempt each request repeats (the previous same request), found by one pass over them.
+/** For each request, the index of the attempt it repeats (the previous same request), or -1. */
+function previousAttempts(records: readonly ReportedRequest[]): number[] {
   const lastOf = new Map<string, number>();
-  const previous: number[] = records.map((r, i) => {
+  return records.map((r, i) => {
     const identity = identityOf(r);
     const before = lastOf.get(identity);
     lastOf.set(identity, i);
     return before ?? -1;
   });
+}
 
-  // Retry chains: each request that repeats a delivered 429 or 5xx joins its attempt's chain.
+/** Retry chains: each request that repeats a delivered 429 or 5xx joins its attempt's chain (indexes, in order). */
+function retryChains(records: readonly ReportedRequest[], previous: readonly number[]): number[][] {
   const chainOf = new Map<number, number[]>();
   const chains: number[][] = [];
+  previous.forEach((p, i) => {
+    const before = p >= 0 ? records[p] : undefined;
+    if (before === undefined || before.undelivered || !isRetryableFailure(before.status)) return;
+    let chain = chainOf.get(p);
+    if (!chain) {
+      chain = [p];
+      chains.push(chain);
+    }
+    chain.push(i);
+    chainOf.set(i, chain);
+  });
+  return chains;
+}
 
+/** Every rule judged request by request, in order: what the client had seen so far is carried along. */
+function judgeEachRequest(judging: Judging, previous: readonly number[]): void {
   // Generations the client has seen resolved, and seen past the point of cancelation.
   const seenResolved = new Set<string>();
   const seenNotCancelable = new Set<string>();
-
-  records.forEach((r, i) => {
+  judging.records.forEach((request, i) => {
     const p = previous[i] as number;
-    const before = p >= 0 ? (records[p] as ReportedRequest) : undefined;
-    const answered = before !== undefined && !before.undelivered;
-
-    if (before && answered && NOT_RETRYABLE.has(before.status)) {
-      const newKeyForKeyError = before.errorParam === 'Idempotency-Key' && r.idempotencyKey !== before.idempotencyKey;
-      if (!newKeyForKeyError) {
-        note('retry_not_retryable', r.request_id);
-        facts.notRetryableStatuses.add(before.status);
-      }
+    const before = p >= 0 ? judging.records[p] : undefined;
+    const repeat: Repeat = { request, before, answered: before !== undefined && !before.undelivered };
+    judgeRetryOfRefused(judging, repeat);
+    judgeRetryAfterRateLimit(judging, repeat);
+    judgeCreateRetryKey(judging, repeat);
+    if (request.operation === 'retrieveVideo') judgePoll(judging, repeat, seenResolved);
+    if (request.operation === 'cancelVideo') {
+      const id = videoIdInPath(request.path);
+      if (id !== undefined && seenNotCancelable.has(id)) judging.tallies.note('cancel_not_cancelable', request.request_id);
     }
-
-    if (before && answered && before.status === 429 && before.retryAfter !== undefined) {
-      const waited = timeOf(r) - timeOf(before);
-      if (waited < before.retryAfter * 1000) {
-        note('retry_too_soon', r.request_id);
-        if (waited < facts.shortestWait) {
-          facts.shortestWait = waited;
-          facts.waitAskedFor = before.retryAfter;
-        }
-      }
-    }
-
-    if (before && answered && isRetryableFailure(before.status)) {
-      let chain = chainOf.get(p);
-      if (!chain) {
-        chain = [p];
-        chains.push(chain);
-      }
-      chain.push(i);
-      chainOf.set(i, chain);
-    }
-
-    if (
-      before &&
-      r.operation !== null &&
-      CREATES.has(r.operation) &&
-      (before.undelivered || isRetryableFailure(before.status)) &&
-      !(r.idempotencyKey !== undefined && r.idempotencyKey === before.idempotencyKey)
-    ) {
-      note('post_retry_without_idempotency_key', r.request_id);
-    }
-
-    if (r.operation === 'retrieveVideo') {
-      if (before && answered && before.status === 200 && before.videoStatus !== undefined && UNRESOLVED.has(before.videoStatus)) {
-        const gap = timeOf(r) - timeOf(before);
-        if (gap < MIN_POLL_INTERVAL_MS) {
-          note('poll_too_fast', r.request_id);
-          facts.fastestPoll = Math.min(facts.fastestPoll, gap);
-        }
-      }
-      const id = videoIdInPath(r.path);
-      if (id !== undefined && seenResolved.has(id)) note('poll_after_resolved', r.request_id);
-    }
-
-    if (r.operation === 'cancelVideo') {
-      const id = videoIdInPath(r.path);
-      if (id !== undefined && seenNotCancelable.has(id)) note('cancel_not_cancelable', r.request_id);
-    }
-
     // What this answer showed the client, for the requests after it.
-    if (!r.undelivered && r.status === 200 && r.videoId !== undefined && r.videoStatus !== undefined) {
-      if (RESOLVED.has(r.videoStatus)) seenResolved.add(r.videoId);
-      if (RESOLVED.has(r.videoStatus) || r.videoStatus === 'verifying') seenNotCancelable.add(r.videoId);
+    if (!request.undelivered && request.status === 200 && request.videoId !== undefined && request.videoStatus !== undefined) {
+      if (isResolved(request.videoStatus)) seenResolved.add(request.videoId);
+      if (!isCancelable(request.videoStatus)) seenNotCancelable.add(request.videoId);
     }
   });
+}
 
-  const flatWaits: FlatWaits[] = [];
+/** `retry_not_retryable`: a repeat of a request answered 400, 401, 402 or 422, unless it only changed a refused Idempotency-Key. */
+function judgeRetryOfRefused({ tallies, facts }: Judging, { request, before, answered }: Repeat): void {
+  if (!before || !answered || !NOT_RETRYABLE.has(before.status)) return;
+  const newKeyForKeyError = before.errorParam === 'Idempotency-Key' && request.idempotencyKey !== before.idempotencyKey;
+  if (newKeyForKeyError) return;
+  tallies.note('retry_not_retryable', request.request_id);
+  facts.notRetryableStatuses.add(before.status);
+}
+
+/** `retry_too_soon`: a repeat of a 429 sooner than its Retry-After. */
+function judgeRetryAfterRateLimit({ tallies, facts, timeOf }: Judging, { request, before, answered }: Repeat): void {
+  if (!before || !answered || before.status !== 429 || before.retryAfter === undefined) return;
+  const waited = timeOf(request) - timeOf(before);
+  if (waited >= before.retryAfter * 1000) return;
+  tallies.note('retry_too_soon', request.request_id);
+  if (waited < facts.shortestWait) {
+    facts.shortestWait = waited;
+    facts.waitAskedFor = before.retryAfter;
+  }
+}
+
+/** `post_retry_without_idempotency_key`: a create repeated after a 429, a 5xx or no answer without one key on both attempts. */
+function judgeCreateRetryKey({ tallies }: Judging, { request, before }: Repeat): void {
+  if (!before || request.operation === null || !CREATES.has(request.operation)) return;
+  if (!before.undelivered && !isRetryableFailure(before.status)) return;
+  const sameKey = request.idempotencyKey !== undefined && request.idempotencyKey === before.idempotencyKey;
+  if (!sameKey) tallies.note('post_retry_without_idempotency_key', request.request_id);
+}
+
+/** `poll_too_fast` and `poll_after_resolved`, for a retrieve. */
+function judgePoll({ tallies, facts, timeOf }: Judging, { request, before, answered }: Repeat, seenResolved: ReadonlySet<string>): void {
+  const unresolvedBefore = before !== undefined && answered && before.status === 200 && before.videoStatus !== undefined && !isResolved(before.videoStatus);
+  if (unresolvedBefore) {
+    const gap = timeOf(request) - timeOf(before);
+    if (gap < MIN_POLL_INTERVAL_MS) {
+      tallies.note('poll_too_fast', request.request_id);
+      facts.fastestPoll = Math.min(facts.fastestPoll, gap);
+    }
+  }
+  const id = videoIdInPath(request.path);
+  if (id !== undefined && seenResolved.has(id)) tallies.note('poll_after_resolved', request.request_id);
+}
+
+/**
+ * `retry_without_backoff`, once per chain of three or more attempts whose waits never grow; gives
+ * the waits of the first such chain, for the message.
+ */
+function judgeBackoff({ records, timeOf, tallies }: Judging, chains: readonly number[][]): FlatWaits | undefined {
+  let first: FlatWaits | undefined;
   for (const chain of chains) {
     if (chain.length < 3) continue;
     const attempts = chain.map((i) => records[i] as ReportedRequest);
     const flat = backoffOf(attempts, timeOf);
-    if (flat !== undefined) {
-      note('retry_without_backoff', (attempts[0] as ReportedRequest).request_id);
-      if (flatWaits.length === 0) flatWaits.push(flat);
-    }
+    if (flat === undefined) continue;
+    tallies.note('retry_without_backoff', (attempts[0] as ReportedRequest).request_id);
+    first ??= flat;
   }
-  if (records.length === 0) note('no_requests');
-
-  const findings: ClientFinding[] = [];
-  for (const code of Object.keys(FINDING_SEVERITY) as FindingCode[]) {
-    const tally = tallies.get(code);
-    if (!tally) continue;
-    findings.push({
-      code,
-      severity: FINDING_SEVERITY[code],
-      count: tally.count,
-      message: messageOf(code, tally.count, { ...facts, flatWaits: flatWaits[0] ?? { own: [], dictated: false } }),
-      examples: tally.examples,
-    });
-  }
-  return { account, requests: records.length, coverage: coverageOf(records), findings };
+  return first;
 }
 
 /**
@@ -315,8 +368,8 @@ function identityOf(r: ReportedRequest): string {
 const utf8 = new TextDecoder();
 
 /**
- * A body as the report compares bodies: its JSON value as canonical text (object keys sorted), or,
- * when it is not JSON, its text. The journal keeps only a digest of this (see
+ * A body as the report compares bodies: its JSON value as canonical text (object keys sorted at
+ * every depth, by safe-stable-stringify), or, when it is not JSON, its text. The journal keeps only a digest of this (see
  * `JournalRecord.bodyFingerprint`), so equal identities mean the same body.
  */
 export function bodyIdentity(bytes: Uint8Array): string {
@@ -328,24 +381,11 @@ export function bodyIdentity(bytes: Uint8Array): string {
     return `text:${text}`;
   }
   try {
-    return `json:${canonicalJson(value)}`;
+    return `json:${stableStringify(value)}`;
   } catch {
     // Nested too deep to walk: compared as text.
     return `text:${text}`;
   }
-}
-
-/** JSON text with object keys in sorted order, so that equal JSON values give equal text. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const object = value as Record<string, unknown>;
-    return `{${Object.keys(object)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(object[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /** The id in `/v1/videos/{id}` (percent-decoded), undefined for another path. */

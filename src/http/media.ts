@@ -11,7 +11,7 @@
  * (`src/media/mp4.ts`, no re-encoding), kept in a small LRU. PNGs are drawn in memory
  * (`src/media/png.ts`) and kept in a small LRU. Every file answer carries a strong ETag
  * (SHA-256 of the bytes) and `Cache-Control: no-cache`, and supports If-Match (412),
- * If-None-Match (304) and a single byte range (206 / 416). Anything else under the router is a
+ * If-None-Match (304, by `fresh`) and a single byte range (206 / 416, by `range-parser`). Anything else under the router is a
  * 404 in the section-7 shape.
  *
  * Never immutable: ids repeat across runs by design (same seed, same ids), so after a restart or a
@@ -24,6 +24,9 @@ import { readFile } from 'node:fs/promises';
 
 import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
+import fresh from 'fresh';
+import { LRUCache } from 'lru-cache';
+import parseRange from 'range-parser';
 
 import { SimError } from '../core/errors.js';
 import { loopClip, parseClip, type Mp4Clip } from '../media/mp4.js';
@@ -89,49 +92,24 @@ async function loadVideo(resolution: keyof typeof CLIP_NAMES, durationSeconds: n
   return file;
 }
 
-/** A Map-based LRU: reads move an entry to the back, inserts evict from the front. */
-class LruCache<V> {
-  private readonly entries = new Map<string, V>();
-  constructor(private readonly cap: number) {}
-
-  get(key: string): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: string, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    while (this.entries.size > this.cap) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done) break;
-      this.entries.delete(oldest.value);
-    }
-  }
-}
-
-const videoCache = new LruCache<MediaFile>(VIDEO_CACHE_CAP);
+const videoCache = new LRUCache<string, MediaFile>({ max: VIDEO_CACHE_CAP });
 
 // ---------------------------------------------------------------------------------------------
 // Conditional and range requests.
 
-/** If-None-Match uses the weak comparison (RFC 9110, 13.1.2). */
-function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  if (header.trim() === '*') return true;
-  return header
-    .split(',')
-    .map((tag) => tag.trim().replace(/^W\//, ''))
-    .some((tag) => tag === etag);
+/**
+ * If-None-Match, by `fresh` (Express's own check, weak comparison as RFC 9110 13.1.2 asks). Only
+ * that header is handed over: a request's `Cache-Control: no-cache` does not turn a matching tag
+ * into a full answer, and If-Modified-Since never matches a file without Last-Modified.
+ */
+function notModified(req: Request, etag: string): boolean {
+  return fresh({ 'if-none-match': req.headers['if-none-match'] }, { etag });
 }
 
 /**
  * If-Match uses the strong comparison (RFC 9110, 13.1.1): a weak tag never matches. (There is no
- * Last-Modified, so If-Unmodified-Since is ignored, as 13.1.4 says.)
+ * Last-Modified, so If-Unmodified-Since is ignored, as 13.1.4 says.) `fresh` only compares
+ * weakly, so this stays here.
  */
 function ifMatchHolds(header: string | undefined, etag: string): boolean {
   if (header === undefined || header.trim() === '*') return true;
@@ -152,26 +130,32 @@ type RangeDecision =
   | { kind: 'unsatisfiable' }
   | { kind: 'partial'; start: number; end: number };
 
+const WHOLE: RangeDecision = { kind: 'whole' };
+const UNSATISFIABLE: RangeDecision = { kind: 'unsatisfiable' };
+
 /**
- * Parses a single `bytes=a-b`, `bytes=a-` or `bytes=-n` range (RFC 9110, 14.1.2). A malformed
- * header, another unit or several ranges are ignored (whole file); a well-formed range that
- * does not overlap the file is unsatisfiable. A suffix longer than the file means the whole file.
+ * One `bytes=a-b`, `bytes=a-` or `bytes=-n` range (RFC 9110, 14.1.2), read by `range-parser`
+ * (the parser Express's static files use). A malformed header, another unit or several ranges
+ * are ignored (whole file), as 14.2 allows; a well-formed range that does not overlap the file is
+ * unsatisfiable.
+ *
+ * range-parser 1.x answers -1 for three cases RFC 9110 tells apart, so they are sorted here: a
+ * range whose last position is below its first is invalid (ignored: whole file), a suffix longer
+ * than the file means the whole file, and only the rest is unsatisfiable. (range-parser 2 makes
+ * these distinctions itself but needs Node 22.)
  */
 export function parseByteRange(header: string, size: number): RangeDecision {
-  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
-  if (!m) return { kind: 'whole' };
-  const [, first = '', last = ''] = m;
-  if (first === '' && last === '') return { kind: 'whole' };
-  if (first === '') {
-    const suffix = Number(last);
-    if (suffix === 0 || size === 0) return { kind: 'unsatisfiable' };
-    return { kind: 'partial', start: Math.max(0, size - suffix), end: size - 1 };
+  const equals = header.indexOf('=');
+  if (equals === -1 || header.includes(',') || header.slice(0, equals).trim().toLowerCase() !== 'bytes') return WHOLE;
+  const ranges = parseRange(size, header);
+  if (ranges === -2) return WHOLE;
+  if (ranges !== -1) {
+    const [range] = ranges;
+    return range === undefined ? WHOLE : { kind: 'partial', start: range.start, end: range.end };
   }
-  const start = Number(first);
-  if (last !== '' && Number(last) < start) return { kind: 'whole' };
-  if (start >= size) return { kind: 'unsatisfiable' };
-  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
-  return { kind: 'partial', start, end };
+  const [first = '', last = ''] = header.slice(equals + 1).split('-').map((part) => part.trim());
+  if (first === '') return Number(last) > 0 && size > 0 ? { kind: 'partial', start: 0, end: size - 1 } : UNSATISFIABLE;
+  return last !== '' && Number(last) < Number(first) ? WHOLE : UNSATISFIABLE;
 }
 
 function sendMediaFile(req: Request, res: Response, file: MediaFile): void {
@@ -192,7 +176,7 @@ function sendMediaFile(req: Request, res: Response, file: MediaFile): void {
     return;
   }
 
-  if (ifNoneMatchHits(req.get('If-None-Match'), file.etag)) {
+  if (notModified(req, file.etag)) {
     res.status(304).set(cacheHeaders).end();
     return;
   }
@@ -279,7 +263,7 @@ type Placeholders = (kind: string, seed: string, label: string, size: { width: n
 
 /** Draws placeholder PNGs, keeping the last PNG_CACHE_CAP drawn. */
 function placeholderCache(): Placeholders {
-  const pngCache = new LruCache<MediaFile>(PNG_CACHE_CAP);
+  const pngCache = new LRUCache<string, MediaFile>({ max: PNG_CACHE_CAP });
   return (kind, seed, label, size) => {
     const key = `${kind}\u0000${size.width}x${size.height}\u0000${seed}\u0000${label}`;
     let file = pngCache.get(key);

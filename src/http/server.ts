@@ -1,22 +1,10 @@
 /**
- * The HTTP server in front of the Express app.
- *
- * Express 5 re-prototypes every request and response (`Object.setPrototypeOf(req, app.request)`
- * and the same for `res`, in `app.handle`). On Node 20 that costs far more than it looks: each
- * object so changed leaves several kilobytes that outlive a young-generation collection, so a
- * trivial Express app promotes about 7 KB to the old generation per request (a bare `node:http`
- * server: none), runs a full collection every few thousand requests, and answers at about a third
- * of the rate it does without the change (`--trace-gc-nvp`, 32 connections; see
- * bench/README.md).
- *
- * Node lets a server build its requests and responses from given classes (`http.createServer`'s
- * `IncomingMessage` and `ServerResponse` options). Building them on the app's own prototypes from
- * the start makes Express's `setPrototypeOf` a no-op (the prototype is already the one it sets)
- * and leaves the objects exactly as Express would have made them.
+ * The HTTP server in front of the Express app: `http.createServer(app)`, as Express's own
+ * `app.listen` makes it, plus what Express leaves to the server: answers in the service's error
+ * shape for malformed HTTP, an unmet `Expect` and `CONNECT`, and a graceful drain.
  */
-import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { fail } from '../core/errors.js';
 import { answerConnect, answerExpectation } from './errorAnswers.js';
@@ -32,12 +20,11 @@ export type AppServer = Server & {
 };
 
 /**
- * A `node:http` server for `app` whose requests and responses are born with the app's prototypes,
- * and which answers malformed HTTP, an unmet `Expect` and `CONNECT` in the service's error shape.
- * `requestId` gives those answers their `X-Request-Id`.
+ * A `node:http` server for `app` that answers malformed HTTP, an unmet `Expect` and `CONNECT` in
+ * the service's error shape; `requestId` gives those answers their `X-Request-Id`.
  */
 export function createAppServer(app: Express, requestId: () => string = () => 'req_malformed'): AppServer {
-  const server = hostApp(app);
+  const server = createServer(app);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectation(req, res, requestId));
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket, requestId));
@@ -98,34 +85,4 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, requestId: 
       body,
     ].join('\r\n'),
   );
-}
-
-function hostApp(app: Express): Server {
-  // Node's own constructors are plain functions; a later Node that made them classes could not be
-  // called this way, and then Express's default (re-prototyping each request) is kept.
-  if (isClass(IncomingMessage) || isClass(ServerResponse)) return createServer(app);
-  const initRequest = IncomingMessage as unknown as (this: IncomingMessage, socket: Socket) => void;
-  const initResponse = ServerResponse as unknown as (this: ServerResponse, req: IncomingMessage, options?: unknown) => void;
-  // Function constructors, because `prototype` must be exactly `app.request` / `app.response`:
-  // V8 skips Express's `setPrototypeOf` only when the prototype is already the one it sets.
-  // (`Reflect.construct` with these as the new target would do the same, at a fifth of the speed.)
-  function AppRequest(this: IncomingMessage, socket: Socket) {
-    initRequest.call(this, socket);
-  }
-  AppRequest.prototype = app.request;
-  function AppResponse(this: ServerResponse, req: IncomingMessage, options?: unknown) {
-    initResponse.call(this, req, options);
-  }
-  AppResponse.prototype = app.response;
-  return createServer(
-    {
-      IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
-      ServerResponse: AppResponse as unknown as typeof ServerResponse,
-    },
-    app,
-  );
-}
-
-function isClass(constructor: unknown): boolean {
-  return Function.prototype.toString.call(constructor).startsWith('class');
 }
