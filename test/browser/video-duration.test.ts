@@ -117,10 +117,19 @@ function playInPage(src: string, seekTo: number[]): Promise<Playback> {
       video.src = src;
       await loaded;
       const seeks: { at: number; frame: string }[] = [];
+      // A seek's 'seeked' can come before the frame at the new time is on screen; the frame
+      // callback says when it is (a second at most, should the callback not come).
+      const presented = () =>
+        new Promise<void>((resolve) => {
+          video.requestVideoFrameCallback(() => resolve());
+          setTimeout(resolve, 1000);
+        });
       for (const at of seekTo) {
         const seeked = once('seeked');
+        const shown = presented();
         video.currentTime = at;
         await seeked;
+        await shown;
         seeks.push({ at: video.currentTime, frame: fingerprint() });
       }
       const seeked = once('seeked');
