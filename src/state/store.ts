@@ -24,7 +24,8 @@
  * is tried again once the tail has doubled).
  */
 import { Readable } from 'node:stream';
-import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Exchange, StreamedBody } from '../api/handleRequest.js';
 import type { VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
@@ -126,6 +127,7 @@ export class StateStore {
     if (this.phase !== 'new') return;
     const { file, existing } = this.options;
     this.lock = acquireFileLock(file, this.options.warn);
+    removeStaleTemporaryFiles(file);
     try {
       if (existing) {
         this.fd = openSync(file, 'a');
@@ -393,6 +395,18 @@ export function replaceFile(file: string, text: string): void {
       // never made, or already renamed
     }
     throw e;
+  }
+}
+
+/** Removes what a holder of `file` killed while replacing it left (`FILE.PID.tmp`): only the lock's holder writes them. */
+function removeStaleTemporaryFiles(file: string): void {
+  const name = basename(file);
+  try {
+    for (const entry of readdirSync(dirname(file))) {
+      if (entry.startsWith(`${name}.`) && /^\.\d+\.tmp$/.test(entry.slice(name.length))) unlinkSync(join(dirname(file), entry));
+    }
+  } catch {
+    // an unreadable directory: nothing is lost by leaving them
   }
 }
 
