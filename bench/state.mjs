@@ -5,18 +5,20 @@
 //   node bench/state.mjs [--requests N] [--runs N] [--seconds N] [--only restore,throughput]
 //
 // restore:    a state file of N requests (default 100,000: creates, polls and clock advances over
-//             many accounts) is made in-process, then `sim --state FILE` is started on it, and
-//             started without it, interleaved; the restore is the difference of the times to the
-//             "listening" line. Also the in-process restore (createSimulator) alone. Target: < 3 s.
+//             many accounts) is made in-process (compacted past its bound as it grows: a snapshot
+//             and the tail of lines after it), then compacted whole with `sim state compact`; for
+//             each file, `sim --state FILE` is started on it, and started without it, interleaved;
+//             the restore is the difference of the times to the "listening" line. Also the
+//             in-process restore (createSimulator) alone. Target: < 3 s.
 // throughput: creates and polls against the same simulator with and without --state, interleaved
 //             rounds of autocannon (32 connections); the ratio is the cost.
 //
 // Needs the built code (`npm run build --silent`) and autocannon in node_modules.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CLI, ROOT, acHeaders, autocannon, cpuMs, fmtBytes, log, median, now, request, requireAutocannon, requireBuilt, startServer, stopServer } from './lib.mjs';
+import { CLI, ROOT, acHeaders, autocannon, cpuMs, fmtBytes, log, median, now, request, requireAutocannon, requireBuilt, runToExit, startServer, stopServer } from './lib.mjs';
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -79,9 +81,20 @@ async function benchRestore() {
   const file = join(dir, 'state.jsonl');
   const t0 = now();
   const port = await makeState(file, REQUESTS);
-  const size = statSync(file).size;
-  log(`made a state of ${REQUESTS} requests in ${((now() - t0) / 1000).toFixed(1)} s: ${fmtBytes(size)}`);
+  log(`made a state of ${REQUESTS} requests in ${((now() - t0) / 1000).toFixed(1)} s: ${fmtBytes(statSync(file).size)}, ${tailOf(file)} request lines after its snapshot`);
+  await measureRestore(file, port, 'as kept (a snapshot and its tail)');
+  const compact = await runToExit(CLI, ['state', 'compact', file], { timeoutMs: 120_000 });
+  log(`sim state compact: ${compact.stdout.trim()}`);
+  await measureRestore(file, port, 'compacted (sim state compact)');
+}
 
+/** Request lines after the snapshot (or all of them without one). */
+function tailOf(file) {
+  return readFileSync(file, 'utf8').split('\n').filter((line) => line.startsWith('{"seq"')).length;
+}
+
+async function measureRestore(file, port, what) {
+  const size = statSync(file).size;
   const inProcess = [];
   const cpu = [];
   for (let i = 0; i < RUNS; i++) {
@@ -94,7 +107,7 @@ async function benchRestore() {
     if (sim.stateRestored !== REQUESTS) throw new Error(`restored ${sim.stateRestored} requests, not ${REQUESTS}`);
     await sim.close();
   }
-  log(`in-process restore (createSimulator): ${inProcess.map((ms) => `${ms.toFixed(0)} ms`).join(', ')}; median ${median(inProcess).toFixed(0)} ms (${median(cpu).toFixed(0)} ms of CPU)`);
+  log(`${what}: in-process restore (createSimulator): ${inProcess.map((ms) => `${ms.toFixed(0)} ms`).join(', ')}; median ${median(inProcess).toFixed(0)} ms (${median(cpu).toFixed(0)} ms of CPU)`);
 
   const times = { with: [], without: [] };
   for (let i = 0; i < RUNS; i++) {
@@ -106,7 +119,7 @@ async function benchRestore() {
     log(`  run ${i + 1}: start-up with the state ${times.with.at(-1).toFixed(0)} ms, without ${times.without.at(-1).toFixed(0)} ms`);
   }
   const restore = median(times.with) - median(times.without);
-  log(`=> restore of ${REQUESTS} requests (log-only replay, ${fmtBytes(size)}): start-up ${median(times.with).toFixed(0)} ms against ${median(times.without).toFixed(0)} ms without: ${restore.toFixed(0)} ms (target < 3000 ms: ${restore < 3000 ? 'PASS' : 'MISS'})`);
+  log(`=> restore of ${REQUESTS} requests, ${what}, ${fmtBytes(size)}: start-up ${median(times.with).toFixed(0)} ms against ${median(times.without).toFixed(0)} ms without: ${restore.toFixed(0)} ms (target < 3000 ms: ${restore < 3000 ? 'PASS' : 'MISS'})`);
 }
 
 async function benchThroughput() {

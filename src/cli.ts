@@ -14,6 +14,7 @@
  *                          put the simulator's assumptions to the real service (exit 1 on a contradiction)
  *   sim report --url URL --api-key KEY [--control-token TOKEN]
  *                          the client report of a key (exit 1 on an error finding, 2 unreachable)
+ *   sim state compact FILE rewrite a state file as its header and a snapshot (exit 1 held, 2 unreadable)
  *   sim help [COMMAND]     print the help of sim or of one command
  *
  * Each command lives in its own module under commands/ and is registered here with one line.
@@ -31,6 +32,7 @@ import { addValidateCommand } from './commands/validate.js';
 import { registerDriftCommand } from './commands/drift.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerReportCommand } from './commands/report.js';
+import { registerStateCommand } from './commands/state.js';
 import { SIMULATOR_VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -47,6 +49,7 @@ export function buildProgram(): Command {
   registerReplayCommand(program);
   registerDriftCommand(program);
   registerReportCommand(program);
+  registerStateCommand(program);
   addHelpCommand(program);
 
   refuseUnknownCommands(program);

@@ -24,7 +24,8 @@ import { controlMethods, queryString, type ControlMethods, type SimClock } from 
 import { SimulatorControlError } from './control/client.js';
 import type { Exchange } from './api/handleRequest.js';
 import { attachState, prepareState } from './state/durable.js';
-import type { StateStore } from './state/store.js';
+import { compactedStateText } from './state/snapshot.js';
+import { textBody, type StateStore } from './state/store.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
@@ -201,10 +202,11 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   let port: number | undefined;
   const recording = options.record === undefined ? undefined : startRecording(options.record, options.recordMaxBytes, core, () => url ?? options.baseUrl ?? null, log);
   // Restored now, before anything is answered; the file is taken once the port is bound.
+  const overrides = withoutUndefined({ seed: options.seed, clock: options.clock, speed: options.speed });
   const durable =
     prepared &&
     attachState(prepared, core, {
-      overrides: withoutUndefined({ seed: options.seed, clock: options.clock, speed: options.speed }),
+      overrides,
       explicitCdn: explicitCdn !== undefined,
       log,
     });
@@ -242,10 +244,9 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       transcript: () => recording.transcript(),
       recording: () => recording.status(),
     }),
-    ...(durable && {
-      state: () => durable.store.contents(),
-      stateStatus: () => durable.store.status(),
-    }),
+    // GET /_sim/state: the state as a compacted file, whether or not it is kept in one.
+    state: durable ? () => durable.store.compacted() : () => textBody(compactedStateText(core, overrides, core.clock.wallStartMs, 0)),
+    ...(durable && { stateStatus: () => durable.store.status() }),
   });
 
   // The control methods: each the control request it names, through the app's request path.

@@ -4,11 +4,13 @@
  * on the same file, and checks what the clients see.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createSimulator } from '../src/index.js';
 import { PROMPT } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -251,7 +253,8 @@ describe('a state file handed over', () => {
     await advance(first, 2);
     const download = await call(first, 'GET', '/_sim/state');
     expect(download.headers.get('content-disposition')).toBe('attachment; filename="state.jsonl"');
-    expect(download.body).toBe(readFileSync(file, 'utf8'));
+    // The compacted state: its header and a snapshot.
+    expect(download.body.split('\n').map((line) => Object.keys(line === '' ? {} : JSON.parse(line))[0])).toEqual(['state', 'snapshot', undefined]);
     const copy = join(dir, 'copied.jsonl');
     writeFileSync(copy, download.body);
     const before = (await call(first, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).body;
@@ -324,5 +327,171 @@ describe('resets and the state file', () => {
     expect(third.stdout).toContain(`state: ${file} (0 requests restored)`);
     expect((await call(third, 'GET', `/v1/videos/${idOf(kept)}`, { key: 'sk_test_kept' })).status).toBe(404);
     await third.stop();
+  });
+});
+
+/** Every read a client or a test makes of the state, as answered (addresses fixed by BASE). */
+async function readsOf(sim: Running, ids: string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {
+    list: (await call(sim, 'GET', '/v1/videos?limit=100', { key: KEY })).body,
+    generations: (await call(sim, 'GET', '/_sim/generations?limit=100')).body,
+    journal: (await call(sim, 'GET', '/_sim/requests?limit=1000')).body,
+    report: (await call(sim, 'GET', `/_sim/report?api_key=${KEY}`)).body,
+    faults: (await call(sim, 'GET', '/_sim/faults')).body,
+    clock: (await call(sim, 'GET', `/_sim/clock?api_key=${KEY}`)).body,
+  };
+  for (const id of ids) out[id] = (await call(sim, 'GET', `/v1/videos/${id}`, { key: KEY })).body;
+  return out;
+}
+
+/** A state with a bit of everything: creates (one under a key), an image, polls, an advance, a queued fault. */
+async function someState(sim: Running): Promise<{ keyed: { body: string }; ids: string[] }> {
+  const keyed = await createVideo(sim, KEY, 'create-once');
+  const ids = [idOf(keyed)];
+  for (let i = 0; i < 5; i++) {
+    ids.push(idOf(await createVideo(sim)));
+    await call(sim, 'GET', `/v1/videos/${ids[i]}`, { key: KEY });
+  }
+  await call(sim, 'POST', '/v1/images', { key: KEY, body: { prompt: PROMPT }, idempotencyKey: 'image-once' });
+  await advance(sim, 3);
+  await call(sim, 'POST', '/_sim/faults', { body: { path: '/v1/videos', method: 'POST', api_key: KEY, status: 500 } });
+  return { keyed, ids };
+}
+
+describe('sim state compact FILE', () => {
+  it('rewrites the file as its header and a snapshot (exit 0, the sizes), and a restart on it is invisible to clients', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
+    const { keyed, ids } = await someState(first);
+    for (let i = 0; i < 200; i++) await call(first, 'GET', `/v1/videos/${ids[0]}`, { key: KEY });
+    // (On demand it is written whatever its size: here, 214 requests and their 214 journal entries.)
+    await first.stop();
+    const logged = readFileSync(file, 'utf8');
+    const reference = await startCli(['--state', file, ...BASE]);
+    const before = await readsOf(reference, ids);
+    await reference.stop();
+    writeFileSync(file, logged);
+
+    const compacted = await runCli(['state', 'compact', file]);
+    expect(compacted.stderr).toBe('');
+    expect(compacted.status).toBe(0);
+    const after = readFileSync(file, 'utf8');
+    expect(compacted.stdout).toBe(
+      `${file}: compacted from ${Buffer.byteLength(logged).toLocaleString('en-US')} bytes to ${Buffer.byteLength(after).toLocaleString('en-US')} bytes (a snapshot of 214 requests)\n`,
+    );
+    expect(after.split('\n').map((line) => Object.keys(line === '' ? {} : JSON.parse(line))[0])).toEqual(['state', 'snapshot', undefined]);
+
+    const second = await startCli(['--state', file, ...BASE]);
+    expect(second.stdout).toContain(`state: ${file} (214 requests restored)`);
+    const health = JSON.parse((await call(second, 'GET', '/_sim/health')).body) as { state: { compacted_at: string; lines: number } };
+    expect(health.state.lines).toBe(0);
+    expect(Date.now() - Date.parse(health.state.compacted_at)).toBeLessThan(60_000);
+    expect(await readsOf(second, ids)).toEqual(before);
+    // The queued fault is still there; then a stored key replays, and the next create gets a new id.
+    expect((await createVideo(second)).status).toBe(500);
+    const replayed = await createVideo(second, KEY, 'create-once');
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body).toBe(keyed.body);
+    const next = await createVideo(second);
+    expect(ids).not.toContain(idOf(next));
+    await second.stop();
+  });
+
+  it('restores there from a copy on another port while the first still runs', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
+    const { ids } = await someState(first);
+    await first.stop();
+    const log = join(dir, 'log-copy.jsonl');
+    copyFileSync(file, log);
+    const reference = await startCli(['--state', log, ...BASE]);
+    const before = await readsOf(reference, ids);
+    await reference.stop();
+    expect((await runCli(['state', 'compact', file])).status).toBe(0);
+    const again = await startCli(['--state', file, ...BASE]);
+    const copy = join(dir, 'compacted-copy.jsonl');
+    copyFileSync(file, copy);
+    const other = await startCli(['--state', copy, ...BASE]);
+    expect(other.url).not.toBe(again.url);
+    expect(await readsOf(other, ids)).toEqual(before);
+    await Promise.all([again.stop(), other.stop()]);
+  });
+
+  it('refuses a file a running simulator holds (exit 1, naming its pid) and one it cannot read (exit 2)', async () => {
+    const file = stateFile();
+    const running = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
+    await createVideo(running);
+    const held = await runCli(['state', 'compact', file]);
+    expect(held.status).toBe(1);
+    expect(held.stderr).toContain(`sim: cannot compact: ${file} is held by another running simulator (pid ${running.child.pid}`);
+    await running.stop();
+
+    const missing = await runCli(['state', 'compact', join(dir, 'missing.jsonl')]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe(`sim: ${join(dir, 'missing.jsonl')} holds no state to compact (no such file, or an empty one)\n`);
+    const notState = join(dir, 'not-state.jsonl');
+    writeFileSync(notState, '{"transcript":1}\n');
+    const refused = await runCli(['state', 'compact', notState]);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('this is a transcript (written by --record), not a state file');
+    const directory = await runCli(['state', 'compact', dir]);
+    expect(directory.status).toBe(2);
+    expect(directory.stderr).toContain(`${dir} is not a regular file`);
+  });
+
+  it('leaves a snapshot of a format this version does not read to the version that wrote it: exit 2, saying what to do', async () => {
+    const file = stateFile();
+    const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
+    await createVideo(first);
+    await first.stop();
+    expect((await runCli(['state', 'compact', file])).status).toBe(0);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('{"snapshot":{"format":1,"version":"0.1.0"', '{"snapshot":{"format":2,"version":"0.9.0"'));
+    const refused = await runCli(['--port', '0', '--state', file]);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toBe(
+      `sim: ${file} is not a state file this simulator can restore: line 2: a snapshot in format 2 (compacted by version 0.9.0 of the simulator); ` +
+        'this version reads snapshot format 1. A snapshot is tied to its format: open the file with version 0.9.0 (npx video-service-sim@0.9.0 --state FILE), ' +
+        'or start with a new state file. Choose another --state file, or remove this one to start anew.\n',
+    );
+    expect((await runCli(['state', 'compact', file])).status).toBe(2);
+  });
+
+  it('killed with kill -9 while it writes, leaves a file that restores the same state', async () => {
+    const file = stateFile();
+    // A state big enough that writing its snapshot takes a while.
+    const maker = createSimulator({ scenario: 'fast', clock: 'manual', state: file, baseUrl: 'http://localhost:9999', log: () => {} });
+    for (let i = 0; i < 12_000; i++) {
+      maker.app.answer({
+        method: 'POST',
+        path: '/v1/videos',
+        query: '',
+        headers: { authorization: `Bearer sk_test_kill${i % 40}`, 'content-type': 'application/json' },
+        body: Buffer.from(JSON.stringify({ model: 'video-3.2', prompt: `${PROMPT} ${i}` })),
+      });
+    }
+    await maker.close();
+    const original = readFileSync(file);
+    const reference = createSimulator({ state: file, log: () => {} });
+    const expected = JSON.stringify(reference.core.toState());
+    await reference.close();
+
+    const child = spawn(process.execPath, [CLI, 'state', 'compact', file], { stdio: 'ignore' });
+    const temporary = `${file}.${child.pid}.tmp`;
+    // Killed as soon as its temporary file appears: while it writes it, or just after the rename.
+    const watcher = watch(dir, (_event, name) => {
+      if (name === basename(temporary)) child.kill('SIGKILL');
+    });
+    const [, signal] = (await once(child, 'exit')) as [number | null, string | null];
+    watcher.close();
+    expect(signal).toBe('SIGKILL');
+    const after = readFileSync(file);
+    // The old file, whole, or the new one, whole: never a mix.
+    if (!after.equals(original)) expect(after.toString().split('\n').map((line) => Object.keys(line === '' ? {} : JSON.parse(line))[0])).toEqual(['state', 'snapshot', undefined]);
+    const restored = createSimulator({ state: file, log: () => {} });
+    expect(JSON.stringify(restored.core.toState())).toBe(expected);
+    await restored.listen(0);
+    // The file is taken again: what the killed compaction left beside it is gone.
+    expect(existsSync(temporary)).toBe(false);
+    await restored.close();
   });
 });

@@ -1,6 +1,7 @@
 // Durable state (`--state FILE`): a line under the top bar saying whether a restart keeps what the
-// simulator holds, and, when it does, the file, its size, its last compaction and a link that
-// downloads it (GET /_sim/state, sent with the control token like every control request). It reads
+// simulator holds, and, when it does, the file, its size and its last compaction; in either case a
+// link that downloads the state as a compacted state file (GET /_sim/state, sent with the control
+// token like every control request), which `sim --state FILE` opens anywhere. It reads
 // GET /_sim/health on its own slow cadence, so the rest of the page is untouched by it.
 import { api } from './api.js';
 import { h } from './views.js';
@@ -34,8 +35,9 @@ async function download(event) {
 
 function render(state) {
   panel.dataset.durable = state ? 'true' : 'false';
+  const link = h('a', { href: 'state', 'data-testid': 'state-download', onclick: download, text: 'download state' });
   if (!state) {
-    panel.replaceChildren('State: in memory only; a restart loses it (start with --state FILE to keep it).');
+    panel.replaceChildren('State: in memory only; a restart loses it (start with --state FILE to keep it) · ', link);
     return;
   }
   panel.replaceChildren(
@@ -47,7 +49,7 @@ function render(state) {
     h('span', { 'data-testid': 'state-compacted', text: state.compacted_at ? `compacted ${state.compacted_at}` : 'never compacted' }),
     state.write_failed ? h('strong', { 'data-testid': 'state-failed', text: ` · no longer kept: a write failed (${state.write_failed})` }) : null,
     ' · ',
-    h('a', { href: 'state', 'data-testid': 'state-download', onclick: download, text: 'download state' }),
+    link,
   );
 }
 

@@ -24,7 +24,7 @@ export interface Control {
   transcript(): StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the recording, or undefined when recording is off. */
   recording(): RecordingStatus | undefined;
-  /** The state file as it is now (NDJSON, to be streamed), or undefined when state is off. */
+  /** The state as a compacted state file (NDJSON), or undefined where there is none (a restore's own request path). */
   state?(): StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the state file, or undefined when state is off. */
   stateStatus?(): StateStatus | undefined;
@@ -167,7 +167,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simState({ control }) {
     const stream = control.state?.();
     if (stream === undefined) {
-      throw fail('unknown_route', { message: 'State is off: GET /_sim/state answers only when the simulator was started with --state FILE.' });
+      throw fail('unknown_route', { message: 'GET /_sim/state is not served here.' });
     }
     // A download: a browser saves it as a file rather than showing it.
     return new StreamAnswer(stream, 'application/x-ndjson', { 'Content-Disposition': 'attachment; filename="state.jsonl"' });

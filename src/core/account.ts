@@ -8,12 +8,32 @@
 import { fail } from './errors.js';
 import type { Generation } from './generation.js';
 import { fnv1a32 } from './hash.js';
-import { IdempotencyStore } from './idempotency.js';
+import { IdempotencyStore, type IdempotencyEntryState } from './idempotency.js';
 import { TIMED_STAGES } from './pipeline.js';
 import { createStream, type RandomStream } from './random.js';
-import { AccountBuckets } from './rateLimit.js';
+import { AccountBuckets, type BucketsState } from './rateLimit.js';
 import type { Scenario } from './scenario.js';
 import { Scheduler } from './scheduler.js';
+
+/**
+ * An account's state as plain data (a snapshot). The tag and the negative prompt follow from the
+ * key and the scenario; the scheduled transitions from its generations (`scheduled`: the ids of
+ * its in-flight generations in the order their current stages end).
+ */
+export interface AccountState {
+  key: string;
+  offset_ms: number;
+  requests: number;
+  video_draws: number;
+  image_draws: number;
+  /** Numbers drawn from the account's request stream. */
+  request_draws: number;
+  balance_cents: number | null;
+  reserved_cents: number;
+  buckets: BucketsState;
+  idempotency: IdempotencyEntryState[];
+  scheduled: string[];
+}
 
 export class Account {
   /** Milliseconds this account's clock runs ahead of the global clock. */
@@ -50,6 +70,40 @@ export class Account {
     this.requestStream = createStream(seed, key, 'requests');
     this.buckets = new AccountBuckets(scenario.rate_limits, globalNowMs);
     this.idempotency = new IdempotencyStore(Math.round(scenario.idempotency.retention_seconds * 1000));
+  }
+
+  toState(): AccountState {
+    return {
+      key: this.key,
+      offset_ms: this.offsetMs,
+      requests: this.requestCount,
+      video_draws: this.videoDraws,
+      image_draws: this.imageDraws,
+      request_draws: this.requestStream.drawn(),
+      balance_cents: this.balanceCents,
+      reserved_cents: this.reservedCents,
+      buckets: this.buckets.toState(),
+      idempotency: this.idempotency.toState(),
+      scheduled: this.scheduler.pending().map((g) => g.fate.id),
+    };
+  }
+
+  /**
+   * The account a state of `toState` describes, but for its scheduled transitions (the caller
+   * schedules them once the generations are back). `storedText` maps each stored answer's body.
+   */
+  static fromState(state: AccountState, scenario: Scenario, seed: number, storedText?: (body: string) => string): Account {
+    const account = new Account(state.key, scenario, seed, state.buckets.main.updated_at);
+    account.offsetMs = state.offset_ms;
+    account.requestCount = state.requests;
+    account.videoDraws = state.video_draws;
+    account.imageDraws = state.image_draws;
+    account.requestStream.skip(state.request_draws);
+    account.balanceCents = state.balance_cents;
+    account.reservedCents = state.reserved_cents;
+    account.buckets.fromState(state.buckets);
+    account.idempotency.fromState(state.idempotency, storedText);
+    return account;
   }
 
   now(globalNowMs: number): number {

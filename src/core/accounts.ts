@@ -49,6 +49,15 @@ export class Accounts {
     this.byKey.delete(key);
   }
 
+  /** Puts back accounts in order of last use (the first the least recently used) and the eviction count. */
+  restore(accounts: readonly Account[], evicted: number): void {
+    this.byKey.clear();
+    for (const account of accounts) this.byKey.set(account.key, account);
+    this.lastUsedKey = accounts[accounts.length - 1]?.key;
+    this.evicted = evicted;
+  }
+
+  /** In order of last use, the least recently used first. */
   values(): IterableIterator<Account> {
     return this.byKey.values();
   }

@@ -33,6 +33,20 @@ export class VirtualClock {
     return this.startMs + this.jumpedMs + Math.floor((this.wallClock() - this.wallStart) * this.speed);
   }
 
+  /** The milliseconds every advance added (a snapshot keeps them: the rest follows from the start and the wall clock). */
+  get advancedMs(): number {
+    return this.jumpedMs;
+  }
+
+  set advancedMs(ms: number) {
+    this.jumpedMs = ms;
+  }
+
+  /** The wall-clock reading at which the clock began (realtime time counts from it). */
+  get wallStartMs(): number {
+    return this.wallStart;
+  }
+
   /** Moves global time forward by `ms` (a jump in realtime mode). */
   advance(ms: number): void {
     this.jumpedMs += ms;

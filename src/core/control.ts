@@ -116,7 +116,9 @@ export function cancelGeneration(sim: Simulator, id: string) {
  */
 function forceTransition(sim: Simulator, id: string, transition: (account: Account, g: Generation, nowMs: number) => void) {
   const found = sim.store.get(id);
-  const account = found && sim.account(found.account);
+  // Not a use of the account by its client (as a media file or a control view is not): it is not
+  // made the most recently used, so a refused call (not kept in a state file) changes no eviction order.
+  const account = found && sim.accounts.peek(found.account);
   const now = account ? sim.catchUp(account) : 0;
   if (!found || !account || found.evicted) throw notStored(id);
   if (RESOLVED_STATUSES.has(found.status)) {

@@ -105,6 +105,15 @@ export class FaultQueue {
     }));
   }
 
+  /** The faults waiting, as plain data, in the order they match (a snapshot). */
+  toState(): QueuedFault[] {
+    return this.faults.map((f) => structuredClone(f));
+  }
+
+  fromState(faults: readonly QueuedFault[]): void {
+    this.faults = faults.map((f) => structuredClone(f));
+  }
+
   waiting(): number {
     return this.faults.reduce((sum, f) => sum + f.remaining, 0);
   }

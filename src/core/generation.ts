@@ -3,8 +3,8 @@
  */
 import { isoTime } from './clock.js';
 import { errorObject, type ErrorObject, type PipelineStageName } from './errors.js';
-import type { Compliance, Fate } from './fate.js';
-import type { VideoStatus } from './pipeline.js';
+import type { Compliance, Fate, KeyframeMode, PlannedFailure } from './fate.js';
+import { DIRECT_STAGES, KEYFRAME_FIRST_STAGES, type VideoStatus } from './pipeline.js';
 import type { Resolution } from './scenario.js';
 import type { ScheduledEntry } from './scheduler.js';
 
@@ -48,6 +48,114 @@ export interface Generation {
   changeSeq: number;
   /** The scheduled end of the current stage, while in flight. */
   pending: ScheduledEntry<Generation> | null;
+}
+
+/**
+ * A stored generation as plain data (a snapshot), with what follows from the rest left out: its
+ * scheduled transition (its account schedules it again from `stage` and the fate's durations), its
+ * stage list (from the keyframe mode), its error (a generation fails only as its fate says), the
+ * routed model and compliance report it shows (the fate's, once shown), and null fields.
+ */
+export interface GenerationState {
+  id: string;
+  account: string;
+  seq: number;
+  index: number;
+  /** The request, without its null fields. */
+  request: Partial<VideoRequest> & Pick<VideoRequest, 'model' | 'prompt' | 'duration_seconds' | 'resolution'>;
+  created_at: number;
+  status: VideoStatus;
+  stage: number;
+  keyframe_ready?: true;
+  routed_model_shown?: true;
+  compliance_shown?: true;
+  cost_cents?: number;
+  completed_at?: number;
+  change: number;
+  fate: {
+    keyframe_mode: KeyframeMode;
+    keyframe_image_id?: string;
+    routed_model: string;
+    durations_ms: number[];
+    failure?: PlannedFailure;
+    /** Left out when verification passed with no flag. */
+    compliance?: Compliance;
+    price_cents: number;
+    failure_cost_cents?: number;
+  };
+}
+
+export function generationToState(g: Generation): GenerationState {
+  const { fate } = g;
+  const request: GenerationState['request'] = { model: g.request.model, prompt: g.request.prompt, duration_seconds: g.request.duration_seconds, resolution: g.request.resolution };
+  if (g.request.negative_prompt !== null) request.negative_prompt = g.request.negative_prompt;
+  if (g.request.keyframe_id !== null) request.keyframe_id = g.request.keyframe_id;
+  const state: GenerationState = {
+    id: fate.id,
+    account: g.account,
+    seq: g.globalSeq,
+    index: g.index,
+    request,
+    created_at: g.createdAt,
+    status: g.status,
+    stage: g.stageIndex,
+    change: g.changeSeq,
+    fate: { keyframe_mode: fate.keyframeMode, routed_model: fate.routedModel, durations_ms: fate.durationsMs, price_cents: fate.priceCents },
+  };
+  if (g.keyframeReady) state.keyframe_ready = true;
+  if (g.routedModel !== null) state.routed_model_shown = true;
+  if (g.compliance !== null) state.compliance_shown = true;
+  if (g.costCents !== null) state.cost_cents = g.costCents;
+  if (g.completedAt !== null) state.completed_at = g.completedAt;
+  if (fate.keyframeImageId !== null) state.fate.keyframe_image_id = fate.keyframeImageId;
+  if (fate.failure !== null) state.fate.failure = fate.failure;
+  if (!fate.compliance.verified || fate.compliance.flags.length > 0) state.fate.compliance = fate.compliance;
+  if (fate.failureCostCents !== 0) state.fate.failure_cost_cents = fate.failureCostCents;
+  return state;
+}
+
+/** The generation a state of `generationToState` describes, with nothing scheduled yet. */
+export function generationFromState(s: GenerationState): Generation {
+  const f = s.fate;
+  const fate: Fate = {
+    id: s.id,
+    keyframeMode: f.keyframe_mode,
+    keyframeImageId: f.keyframe_image_id ?? null,
+    routedModel: f.routed_model,
+    stageNames: f.keyframe_mode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES,
+    durationsMs: f.durations_ms,
+    failure: f.failure ?? null,
+    compliance: f.compliance ?? { verified: true, flags: [] },
+    priceCents: f.price_cents,
+    failureCostCents: f.failure_cost_cents ?? 0,
+  };
+  return {
+    fate,
+    account: s.account,
+    globalSeq: s.seq,
+    index: s.index,
+    request: {
+      model: s.request.model,
+      prompt: s.request.prompt,
+      negative_prompt: s.request.negative_prompt ?? null,
+      duration_seconds: s.request.duration_seconds,
+      resolution: s.request.resolution,
+      keyframe_id: s.request.keyframe_id ?? null,
+    },
+    createdAt: s.created_at,
+    status: s.status,
+    stageIndex: s.stage,
+    keyframeReady: s.keyframe_ready === true,
+    // Shown fields are the fate's (one object, as when they were filled).
+    routedModel: s.routed_model_shown ? fate.routedModel : null,
+    compliance: s.compliance_shown ? fate.compliance : null,
+    error: s.status === 'failed' ? failureError(fate) : null,
+    costCents: s.cost_cents ?? null,
+    completedAt: s.completed_at ?? null,
+    evicted: false,
+    changeSeq: s.change,
+    pending: null,
+  };
 }
 
 /** The video object of section 2.1. */

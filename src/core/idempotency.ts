@@ -17,6 +17,15 @@ export interface StoredResponse {
   expiresAt: number;
 }
 
+/** A stored answer as a snapshot keeps it; `key` is `<endpoint> <Idempotency-Key>`. */
+export interface IdempotencyEntryState {
+  key: string;
+  fingerprint: string;
+  status: number;
+  text: string;
+  expires_at: number;
+}
+
 export type IdempotencyLookup =
   | { kind: 'miss' }
   | { kind: 'replay'; status: number; text: string }
@@ -38,6 +47,16 @@ export class IdempotencyStore {
 
   store(endpoint: string, key: string, fingerprint: string, status: number, text: string, nowMs: number): void {
     this.entries.set(`${endpoint} ${key}`, { fingerprint, status, text, expiresAt: nowMs + this.retentionMs });
+  }
+
+  /** The stored answers as plain data, in expiry order (a snapshot). */
+  toState(): IdempotencyEntryState[] {
+    return [...this.entries].map(([filed, v]) => ({ key: filed, fingerprint: v.fingerprint, status: v.status, text: v.text, expires_at: v.expiresAt }));
+  }
+
+  /** Puts back what `toState` gave; `text` maps each stored body (a restore on another media address rewrites it). */
+  fromState(entries: readonly IdempotencyEntryState[], text: (body: string) => string = (body) => body): void {
+    this.entries = new Map(entries.map((e) => [e.key, { fingerprint: e.fingerprint, status: e.status, text: text(e.text), expiresAt: e.expires_at }]));
   }
 
   private prune(nowMs: number): void {

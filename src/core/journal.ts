@@ -214,6 +214,22 @@ export class Journal {
     return { data: out.reverse(), has_more: more };
   }
 
+  /** The records shown, oldest first (a snapshot: hidden ones are never shown again). */
+  toState(): JournalRecord[] {
+    const out: JournalRecord[] = [];
+    for (let i = this.start; i < this.entries.length; i++) {
+      const e = this.entries[i] as JournalRecord;
+      // `undelivered` is left out when false (nearly always).
+      if (this.isVisible(e, i)) out.push(e.undelivered ? e : { ...e, undelivered: undefined as unknown as boolean });
+    }
+    return out;
+  }
+
+  /** Puts back the records `toState` gave, into an empty journal. */
+  fromState(records: readonly JournalRecord[]): void {
+    for (const record of records) this.record({ ...record, undelivered: record.undelivered === true });
+  }
+
   /** Drops one account's entries (a per-account reset, or the account dropped). */
   forget(account: string): void {
     const count = this.perAccount.get(account);

@@ -112,6 +112,18 @@ export function cancel(parts: PipelineParts, account: Account, g: Generation, at
   parts.store.recordResolved(g);
 }
 
+/** When an in-flight generation's current stage ends: its stages follow each other without gaps from its creation. */
+export function currentStageEnd(g: Generation): number {
+  let end = g.createdAt;
+  for (let i = 0; i <= g.stageIndex; i++) end += g.fate.durationsMs[i] ?? 0;
+  return end;
+}
+
+/** Schedules the end of an in-flight generation's current stage again (its account restored from a snapshot). */
+export function scheduleAgain(account: Account, g: Generation): void {
+  g.pending = account.scheduler.schedule(currentStageEnd(g), g);
+}
+
 function enterStage(parts: PipelineParts, account: Account, g: Generation, stageIndex: number, atMs: number): void {
   const name = g.fate.stageNames[stageIndex];
   const durationMs = g.fate.durationsMs[stageIndex];

@@ -32,6 +32,11 @@ export class OldestFirst<T> {
     this.items.push(item);
   }
 
+  /** The entries still stored, oldest first, without taking them. */
+  peekAll(): T[] {
+    return this.items.slice(this.head).filter(this.isStored);
+  }
+
   /** Removes and returns the oldest entry still stored; undefined when there is none. */
   take(): T | undefined {
     while (this.head < this.items.length) {

@@ -18,6 +18,10 @@ export interface RandomStream {
   weighted<T>(items: readonly T[], weight: (item: T) => number): T;
   /** A standard normal deviate (Box-Muller). */
   normal(): number;
+  /** How many numbers were drawn so far (a snapshot keeps it; `skip` brings a new stream there). */
+  drawn(): number;
+  /** Draws `n` numbers and drops them. */
+  skip(n: number): void;
 }
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -25,8 +29,16 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 /** Creates a stream from a seed and a purpose; the same arguments always give the same sequence. */
 export function createStream(seed: number, ...purpose: (string | number)[]): RandomStream {
   const prng = seedrandom.alea(`${seed}\u0000${purpose.join('\u0000')}`);
-  const next = (): number => prng();
+  let drawn = 0;
+  const next = (): number => {
+    drawn++;
+    return prng();
+  };
   return {
+    drawn: () => drawn,
+    skip(n) {
+      for (let i = 0; i < n; i++) next();
+    },
     next,
     int: (n) => Math.floor(next() * n),
     chance: (p) => p > 0 && next() < p,

@@ -21,6 +21,18 @@ export interface RateLimitResult {
   retryAfterSeconds: number | null;
 }
 
+/** A bucket's state: its tokens (fractional) and the account time (ms) they were counted at. */
+export interface BucketState {
+  tokens: number;
+  updated_at: number;
+}
+
+/** An account's buckets: the main one, and those of the route groups used so far, by group name. */
+export interface BucketsState {
+  main: BucketState;
+  groups?: Record<string, BucketState>;
+}
+
 export class TokenBucket {
   private tokens: number;
   private updatedAt: number;
@@ -32,6 +44,17 @@ export class TokenBucket {
   ) {
     this.tokens = capacity;
     this.updatedAt = nowMs;
+  }
+
+  /** The bucket's state as plain data (a snapshot). */
+  toState(): BucketState {
+    return { tokens: this.tokens, updated_at: this.updatedAt };
+  }
+
+  /** Puts back a state `toState` gave. */
+  fromState(state: BucketState): void {
+    this.tokens = state.tokens;
+    this.updatedAt = state.updated_at;
   }
 
   /** Spends one token if there is one. */
@@ -77,6 +100,24 @@ export class AccountBuckets {
     nowMs: number,
   ) {
     this.main = new TokenBucket(spec.capacity, spec.refill_per_second, nowMs);
+  }
+
+  toState(): BucketsState {
+    const state: BucketsState = { main: this.main.toState() };
+    if (this.groups) state.groups = Object.fromEntries([...this.groups].map(([name, bucket]) => [name, bucket.toState()]));
+    return state;
+  }
+
+  /** Puts back a state `toState` gave (a group the scenario no longer names is left out). */
+  fromState(state: BucketsState): void {
+    this.main.fromState(state.main);
+    for (const [name, bucket] of Object.entries(state.groups ?? {})) {
+      const group = this.spec.groups?.find((g) => g.name === name);
+      if (!group) continue;
+      const made = new TokenBucket(group.capacity, group.refill_per_second, bucket.updated_at);
+      made.fromState(bucket);
+      (this.groups ??= new Map()).set(name, made);
+    }
   }
 
   /** The bucket a request spends from: its route group's (the first that matches), else the main one. */

@@ -43,6 +43,18 @@ export class Scheduler<T> {
     }
   }
 
+  /**
+   * The payloads of the live entries in the order they would run (due time, then the order they
+   * were scheduled in): a snapshot keeps this order, and scheduling them again in it gives back
+   * the same runs.
+   */
+  pending(): T[] {
+    return this.heap
+      .filter((e) => !e.cancelled)
+      .sort((a, b) => (this.less(a, b) ? -1 : 1))
+      .map((e) => e.payload);
+  }
+
   /** Due time of the earliest live entry, or undefined when none is scheduled. */
   peekDue(): number | undefined {
     this.dropCancelled();

@@ -9,19 +9,19 @@
  * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `store.ts`, the
  * control views and live control in `control.ts`.
  */
-import { Account } from './account.js';
+import { Account, type AccountState } from './account.js';
 import { Accounts } from './accounts.js';
 import { apiKeyOf } from './auth.js';
 import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
 import { controlGenerations, health, type GenerationsInput, type Health } from './control.js';
 import { SimError, fail } from './errors.js';
-import { FaultQueue } from './faults.js';
+import { FaultQueue, type QueuedFault } from './faults.js';
 import type { Generation } from './generation.js';
 import type { Image } from './image.js';
-import { Journal } from './journal.js';
+import { Journal, type JournalRecord } from './journal.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
-import { GenerationStore } from './store.js';
+import { GenerationStore, type StoreState } from './store.js';
 
 export interface SimulatorOptions {
   scenario: Scenario;
@@ -35,6 +35,24 @@ export interface SimulatorOptions {
   wallClock: () => number;
   /** The address written into `output.url`, `thumbnail_url` and image `url`. */
   cdnUrl: string;
+}
+
+/**
+ * Everything a global reset drops, as plain data (see `Simulator.toState`): the state a snapshot
+ * holds. The scenario, the seed and the clock's start, mode and speed are the run's, kept beside it.
+ */
+export interface CoreState {
+  /** What every clock advance added to the global clock. */
+  clock_advanced_ms: number;
+  /** Global request ids given out (`req_0000000012`: 12). */
+  requests: number;
+  /** In order of last use, the least recently used first. */
+  accounts: AccountState[];
+  evicted_accounts: number;
+  store: StoreState;
+  /** The journal's records shown, oldest first. */
+  journal: JournalRecord[];
+  faults: QueuedFault[];
 }
 
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
@@ -249,6 +267,47 @@ export class Simulator {
 
   controlGenerations(input: GenerationsInput) {
     return controlGenerations(this, input);
+  }
+
+  /**
+   * The state as plain data, as it stands (nothing caught up: a transition due but not yet applied
+   * is applied after a restore as it would have been here).
+   */
+  toState(): CoreState {
+    const { state } = this;
+    return {
+      clock_advanced_ms: state.clock.advancedMs,
+      requests: state.requestCount,
+      accounts: [...state.accounts.values()].map((account) => account.toState()),
+      evicted_accounts: state.accounts.evicted,
+      store: state.store.toState(),
+      journal: state.journal.toState(),
+      faults: state.faults.toState(),
+    };
+  }
+
+  /**
+   * Replaces the state with one `toState` gave, keeping the clock (made for the run: its start and
+   * wall-clock anchor) and moving it by the state's advances. `storedText` maps each body stored
+   * under an Idempotency-Key (a restore on another media address rewrites the address in it).
+   */
+  fromState(data: CoreState, storedText?: (body: string) => string): void {
+    const clock = this.state.clock;
+    const state = new SimulatorState(clock, this.scenario.limits);
+    clock.advancedMs = data.clock_advanced_ms;
+    state.requestCount = data.requests;
+    const accounts = data.accounts.map((a) => Account.fromState(a, this.scenario, this.seed, storedText));
+    state.accounts.restore(accounts, data.evicted_accounts);
+    state.store.fromState(data.store);
+    data.accounts.forEach((a, i) => {
+      for (const id of a.scheduled) {
+        const g = state.store.get(id);
+        if (g) lifecycle.scheduleAgain(accounts[i] as Account, g);
+      }
+    });
+    state.journal.fromState(data.journal);
+    state.faults.fromState(data.faults);
+    this.state = state;
   }
 
   /** Drops an account and everything of it: a per-account reset, or the account dropped for the limit. */

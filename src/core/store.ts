@@ -9,7 +9,7 @@
  * `storedResolved`, `evictedGenerations`); every other field is an index over them, in the order
  * they were added, resolved or changed.
  */
-import type { Generation } from './generation.js';
+import { generationFromState, generationToState, type Generation, type GenerationState } from './generation.js';
 import type { Image } from './image.js';
 import { OldestFirst } from './limits.js';
 import { firstAfter, takePage } from './paging.js';
@@ -29,6 +29,20 @@ export interface GenerationPage {
   hasMore: boolean;
   /** Where the next `changedSince` starts. */
   cursor: number;
+}
+
+/**
+ * The store's state as plain data (a snapshot): the stored generations in creation order, the
+ * stored images in the order they were stored, and the counters. The indexes follow from them:
+ * a resolved generation never changes again, so the order generations resolved in is the order of
+ * their latest change.
+ */
+export interface StoreState {
+  next_seq: number;
+  change_seq: number;
+  evicted_generations: number;
+  generations: GenerationState[];
+  images: Image[];
 }
 
 /** Lists with fewer entries than this are never compacted. */
@@ -210,6 +224,39 @@ export class GenerationStore {
     this.storedImages -= held.images.size;
     this.resolvedQueue.prune(this.storedResolved);
     this.imageQueue.prune(this.storedImages);
+  }
+
+  toState(): StoreState {
+    return {
+      next_seq: this.nextSeq,
+      change_seq: this.changeSeq,
+      evicted_generations: this.evictedGenerations,
+      generations: this.order.filter((g) => !g.evicted).map(generationToState),
+      images: this.imageQueue.peekAll(),
+    };
+  }
+
+  /** Fills an empty store with what `toState` gave; answers the generations, for their accounts to schedule. */
+  fromState(state: StoreState): Generation[] {
+    const generations = state.generations.map(generationFromState);
+    for (const g of generations) this.add(g);
+    this.nextSeq = state.next_seq;
+    this.changeSeq = state.change_seq;
+    this.evictedGenerations = state.evicted_generations;
+    const byChange = generations.slice().sort((a, b) => a.changeSeq - b.changeSeq);
+    this.changeSeqs = byChange.map((g) => g.changeSeq);
+    this.changed = byChange;
+    for (const g of byChange) {
+      if (g.completedAt === null) continue;
+      this.resolvedQueue.push(g);
+      this.storedResolved++;
+    }
+    for (const image of state.images) {
+      this.holdingsOf(image.account).images.set(image.id, { ...image });
+      this.imageQueue.push(this.holdings.get(image.account)?.images.get(image.id) as Image);
+      this.storedImages++;
+    }
+    return generations;
   }
 
   private holdingsOf(account: string): Holdings {

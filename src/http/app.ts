@@ -13,7 +13,8 @@ import { pipeline } from 'node:stream';
 import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
-import type { StateStatus } from '../state/store.js';
+import { compactedStateText } from '../state/snapshot.js';
+import { textBody, type StateStatus } from '../state/store.js';
 import { createControlGuard, isControlPath, type AccessPolicy } from './controlGuard.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorShapeHandler } from './errorAnswers.js';
@@ -33,7 +34,7 @@ export interface AppOptions {
   transcript?: () => StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the recording; undefined when recording is off. */
   recording?: () => RecordingStatus | undefined;
-  /** The state file as it is now (for `GET /_sim/state`, streamed); undefined when state is off. */
+  /** The state as a compacted state file (for `GET /_sim/state`). Default: the core's state now, with no overrides recorded. */
   state?: () => StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the state file; undefined when state is off. */
   stateStatus?: () => StateStatus | undefined;
@@ -96,7 +97,8 @@ export function createApp(sim: Simulator, options: AppOptions = {}): SimulatorAp
     control: {
       transcript: options.transcript ?? (() => undefined),
       recording: options.recording ?? (() => undefined),
-      state: options.state ?? (() => undefined),
+      // Any simulator hands over its state as a file; one with --state says which run it continues.
+      state: options.state ?? (() => textBody(compactedStateText(sim, {}, sim.clock.wallStartMs, 0))),
       stateStatus: options.stateStatus ?? (() => undefined),
       scenarios: listBundledScenarios,
     },

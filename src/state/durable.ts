@@ -12,10 +12,10 @@
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
 import type { Simulator } from '../core/simulator.js';
-import type { StateHeader } from './format.js';
-import { readStateFile, type AskedState, type ReadState } from './open.js';
+import { StateFormatError, formatStateHeader, type StateHeader } from './format.js';
+import { StateRefusedError, readStateFile, type AskedState, type ReadState } from './open.js';
 import { watchGlobalRequestIds } from './requestIds.js';
-import { HeldWall, restoreState } from './restore.js';
+import { HeldWall, restoreState, type RestoreResult } from './restore.js';
 import { StateStore } from './store.js';
 
 /** How many replayed answers that differ from the recorded ones are named one by one. */
@@ -34,7 +34,7 @@ export interface PreparedState {
 
 export interface DurableState {
   store: StateStore;
-  /** Requests restored from the file. */
+  /** Requests restored from the file (those its snapshot stands for included). */
   restored: number;
   /** Once the port is bound and the addresses known: restores again if the media address moved, then takes the file. */
   listening(): void;
@@ -74,14 +74,31 @@ export function attachState(
     ids,
     overrides: read ? read.file.header.overrides : options.overrides,
     anchor: prepared.anchor,
-    existing: read && { size: read.size, wholeBytes: read.file.wholeBytes, lines: read.lines, lastSeq: read.lastSeq, lastIds: read.lastIds },
+    existing: read && {
+      size: read.size,
+      wholeBytes: read.file.wholeBytes,
+      lines: read.lines,
+      lastSeq: read.lastSeq,
+      lastIds: read.lastIds,
+      // Without a snapshot, the header is what the tail is weighed against.
+      snapshotBytes: read.snapshotBytes || Buffer.byteLength(`${formatStateHeader(read.file.header)}\n`),
+      compactedAt: read.file.snapshot?.compacted_at ?? null,
+    },
     warn: options.log,
   });
   const kept = store;
   let restoredWith: string | undefined;
   const restore = (): number => {
     if (!read) return 0;
-    const result = restoreState(core, read.file, { wall, ids, cdnUrl: core.cdnUrl, log: options.log });
+    let result: RestoreResult;
+    try {
+      result = restoreState(core, read.file, { wall, ids, cdnUrl: core.cdnUrl, log: options.log });
+    } catch (e) {
+      if (e instanceof StateFormatError) {
+        throw new StateRefusedError(`${path} is not a state file this simulator can restore: ${e.message}. Choose another --state file, or remove this one to start anew.`);
+      }
+      throw e;
+    }
     const { divergences } = result;
     for (const divergence of divergences.slice(0, DIVERGENCES_SHOWN)) {
       options.log(`state: ${path}: ${divergence} (the state was written by a simulator that answers differently: version ${read.file.header.version})`);
@@ -89,7 +106,8 @@ export function attachState(
     if (divergences.length > DIVERGENCES_SHOWN) options.log(`state: ${path}: and ${divergences.length - DIVERGENCES_SHOWN} more lines answered differently`);
     restoredWith = core.cdnUrl;
     kept.restored();
-    return result.requests;
+    // The requests the snapshot stands for, and those replayed after it.
+    return (read.file.snapshot?.seq ?? 0) + result.requests;
   };
   // The answers stored under Idempotency-Keys hold the media address: restored with the file's.
   if (read && !options.explicitCdn) core.cdnUrl = read.file.header.cdn_url;

@@ -15,14 +15,17 @@
  * A `{"ids":N}` line says that the simulator's global request ids (those of control requests, media
  * and requests without a key) had reached `req_N` by then, though no request line says so.
  *
- * Room is kept for compaction: a `{"snapshot":...}` line right after the header will stand for
- * every request before it (see docs/state.md).
+ * A compacted file has a `{"snapshot":{...}}` line right after the header: the core's state as
+ * plain data (snapshot.ts), standing for every request before it; the request lines after it are
+ * replayed on top of it. The header's format number stays 1 either way: a file without a snapshot
+ * is what it always was, and the snapshot carries its own format number (`SNAPSHOT_FORMAT`).
  */
 import type { Exchange } from '../api/handleRequest.js';
 import type { ClockMode } from '../core/clock.js';
 import { isoTime } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
 import { RECORDED_REQUEST_HEADERS } from '../transcript/format.js';
+import { parseSnapshot, type Snapshot } from './snapshot.js';
 
 export const STATE_FORMAT = 1;
 
@@ -74,6 +77,8 @@ export interface StateLine {
 
 export interface StateFile {
   header: StateHeader;
+  /** The snapshot line's value (line 2), when the file was compacted. */
+  snapshot?: Snapshot;
   /** Request lines, and the global request ids reached (`ids`), in file order. */
   entries: ({ line: StateLine; row: number } | { ids: number; row: number })[];
   /** Complete lines' bytes: a torn last line (a process killed while writing it) starts there. */
@@ -141,6 +146,7 @@ export function parseStateFile(text: string): StateFile {
   if (rows.length === 0) throw new StateFormatError(1, 'expected the header line, got none (the file was cut while its header was written)');
   const header = parseHeader(parseJson(rows[0] as string, 1));
   const entries: StateFile['entries'] = [];
+  let snapshot: Snapshot | undefined;
   for (let i = 1; i < rows.length; i++) {
     const row = rows[i] as string;
     if (row.trim() === '') continue;
@@ -149,10 +155,9 @@ export function parseStateFile(text: string): StateFile {
       throw new StateFormatError(i + 1, 'a second header: this file holds two runs (files joined together, or two simulators writing one file)');
     }
     if ('snapshot' in value) {
-      throw new StateFormatError(
-        i + 1,
-        'a snapshot (a compacted state file), which this version of the simulator cannot restore: use the version that compacted it',
-      );
+      if (i !== 1) throw new StateFormatError(i + 1, 'a snapshot after the second line: a snapshot stands for every request before it, so only line 2 may hold one');
+      snapshot = parseSnapshot(value.snapshot, i + 1);
+      continue;
     }
     if ('ids' in value) {
       if (!Number.isSafeInteger(value.ids) || (value.ids as number) < 0) {
@@ -161,7 +166,7 @@ export function parseStateFile(text: string): StateFile {
       entries.push({ ids: value.ids as number, row: i + 1 });
     } else entries.push({ line: parseLine(value, i + 1), row: i + 1 });
   }
-  return { header, entries, wholeBytes, ...(torn !== undefined && { torn }) };
+  return { header, ...(snapshot !== undefined && { snapshot }), entries, wholeBytes, ...(torn !== undefined && { torn }) };
 }
 
 function parseJson(text: string, line: number): Record<string, unknown> {

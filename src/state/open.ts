@@ -38,10 +38,13 @@ export interface ReadState {
   scenario: Scenario;
   /** The file's size when read. */
   size: number;
+  /** Request lines (after the snapshot, if any). */
   lines: number;
   lastSeq: number;
   /** The highest global request id it accounts for. */
   lastIds: number;
+  /** The bytes of the header and the snapshot line (0 without a snapshot). */
+  snapshotBytes: number;
 }
 
 /**
@@ -89,8 +92,8 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
     warn(`state: ${path}: line ${file.torn} was cut short (the simulator was stopped while writing it): dropped`);
   }
   let lines = 0;
-  let lastSeq = 0;
-  let lastIds = 0;
+  let lastSeq = file.snapshot?.seq ?? 0;
+  let lastIds = file.snapshot?.state.requests ?? 0;
   for (const entry of file.entries) {
     if ('ids' in entry) {
       lastIds = Math.max(lastIds, entry.ids);
@@ -100,7 +103,8 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
     lastSeq = entry.line.seq;
     lastIds = Math.max(lastIds, globalIdNumber(entry.line.id) ?? 0);
   }
-  return { file, scenario, size: Buffer.byteLength(text), lines, lastSeq, lastIds };
+  const snapshotBytes = file.snapshot ? Buffer.byteLength(text.slice(0, text.indexOf('\n', text.indexOf('\n') + 1) + 1)) : 0;
+  return { file, scenario, size: Buffer.byteLength(text), lines, lastSeq, lastIds, snapshotBytes };
 }
 
 /** A scenario, seed or clock asked for that differs from the file's is refused, saying what to do. */

@@ -16,6 +16,8 @@ export interface GlobalRequestIds {
   forwardTo(n: number): void;
   /** After a global reset: the count starts again. */
   restart(): void;
+  /** After a snapshot was loaded into the core: the count is the core's, `n`. */
+  resume(n: number): void;
 }
 
 /** Watches `core`'s global ids; `onGiven` is told of each (after it is given out). */
@@ -37,6 +39,9 @@ export function watchGlobalRequestIds(core: Simulator, onGiven: () => void): Glo
     },
     restart() {
       last = 0;
+    },
+    resume(n) {
+      last = n;
     },
   };
 }

@@ -4,6 +4,8 @@
  * clock where it was), without waiting any injected latency. Every draw depends only on an account's
  * own sequence of requests and its virtual time, so every generation, image, idempotency key,
  * balance, rate-limit bucket, queued fault, account clock, journal entry and id comes back as it was.
+ * A compacted file begins from its snapshot (the state as plain data) and replays only the lines
+ * after it.
  */
 import { handleRequest, type ApiState } from '../api/handleRequest.js';
 import type { Simulator } from '../core/simulator.js';
@@ -11,6 +13,7 @@ import { listBundledScenarios } from '../scenarios/load.js';
 import { recordedRequest } from '../transcript/replay.js';
 import { globalIdNumber, type StateFile } from './format.js';
 import type { GlobalRequestIds } from './requestIds.js';
+import { loadSnapshot } from './snapshot.js';
 
 /** The wall clock a simulator with state reads: the real one, or a reading held while restoring. */
 export class HeldWall {
@@ -30,7 +33,7 @@ export class HeldWall {
 }
 
 export interface RestoreResult {
-  /** Request lines replayed. */
+  /** Request lines replayed (after the snapshot, if any). */
   requests: number;
   /** Lines whose replayed status differs from the recorded one: `line N: ...`. */
   divergences: string[];
@@ -38,8 +41,9 @@ export interface RestoreResult {
 
 /**
  * Brings `core` (made from the file's header: its scenario, seed, overrides, and the wall held at
- * the clock's anchor) to the state the file holds: a fresh state, then every line replayed. May be
- * run again on the same core (it starts with a global reset of the core).
+ * the clock's anchor) to the state the file holds: a fresh state (or the snapshot's), then every
+ * line replayed. May be run again on the same core (it starts with a global reset of the core).
+ * Throws a `StateFormatError` when the snapshot's state is damaged.
  */
 export function restoreState(
   core: Simulator,
@@ -62,6 +66,10 @@ export function restoreState(
     core.seed = header.seed;
     core.cdnUrl = context.cdnUrl;
     ids.restart();
+    if (file.snapshot) {
+      loadSnapshot(core, file.snapshot, header.cdn_url, 2);
+      ids.resume(file.snapshot.state.requests);
+    }
     for (const entry of file.entries) {
       if ('ids' in entry) {
         ids.forwardTo(entry.ids);

@@ -10,18 +10,28 @@
  * the polls of the last second. The same timer writes an `{"ids":N}` line when global request ids
  * were given out that no line shows (reads of the control API, media).
  *
- * A global reset makes a new run: the file is replaced (a temporary file renamed over it) by a new
- * header. A write that fails (a full disk) never costs a client its answer: the state stops being
- * kept, a warning says so, and `GET /_sim/health` shows it.
+ * Compaction: once the request lines after the last snapshot (the tail) pass `COMPACT_MIN_TAIL_BYTES`
+ * and outweigh the header and snapshot before them, the file is rewritten as the header and a
+ * snapshot of the core's state now (the smallest file that restores the same state): written to a
+ * temporary file beside it, flushed to the disk, and renamed over it, so that a crash at any moment
+ * leaves the old file or the new one. The tail's size is bounded by the snapshot's, so a restore
+ * replays at most about as much as it loads, and compaction costs at most one snapshot written per
+ * snapshot's worth of lines.
+ *
+ * A global reset makes a new run: the file is replaced (the same way) by a new header. A write
+ * that fails (a full disk) never costs a client its answer: the state stops being kept, a warning
+ * says so, and `GET /_sim/health` shows it (a compaction that fails leaves the file as it was and
+ * is tried again once the tail has doubled).
  */
 import { Readable } from 'node:stream';
-import { closeSync, createReadStream, fstatSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Exchange, StreamedBody } from '../api/handleRequest.js';
-import { isoTime, type VirtualClock } from '../core/clock.js';
+import type { VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { acquireFileLock, type FileLock } from '../fileLock.js';
-import { SIMULATOR_VERSION } from '../version.js';
-import { STATE_FORMAT, formatIds, formatStateHeader, formatStateLine, globalIdNumber, type StateHeader } from './format.js';
+import { formatIds, formatStateHeader, formatStateLine, globalIdNumber, type StateHeader } from './format.js';
+import { compactedStateText, compactedText, stateHeaderOf, takeSnapshot } from './snapshot.js';
 import type { GlobalRequestIds } from './requestIds.js';
 import { StateRefusedError } from './open.js';
 
@@ -41,6 +51,18 @@ export interface StateStatus {
 /** How long a poll's line may wait in memory before it is written. */
 export const POLL_FLUSH_MS = 1000;
 
+/**
+ * The tail (request lines after the snapshot) is compacted once it is at least this big and bigger
+ * than the header and snapshot before it. 4 MiB is about 13,000 lines, which restore in about 0.25 s;
+ * below it a compaction would cost more than the replay it saves (see docs/state.md, "Compaction").
+ */
+export const COMPACT_MIN_TAIL_BYTES = 4 * 1024 * 1024;
+
+/** The file's size past which it is compacted, `base` bytes being its header and snapshot. */
+function compactionBound(base: number): number {
+  return base + Math.max(COMPACT_MIN_TAIL_BYTES, base + 1);
+}
+
 export interface StoreOptions {
   file: string;
   core: Simulator;
@@ -49,8 +71,14 @@ export interface StoreOptions {
   /** The wall-clock reading at which the core's clock began (the new file's anchor). */
   anchor: number;
   /** What an existing file held when it was read (it is appended to), or undefined: a new file. */
-  existing?: { size: number; wholeBytes: number; lines: number; lastSeq: number; lastIds: number };
+  existing?: { size: number; wholeBytes: number; lines: number; lastSeq: number; lastIds: number; snapshotBytes: number; compactedAt: string | null };
   warn: (line: string) => void;
+}
+
+/** What a compaction did: the file's size before and after. */
+export interface Compaction {
+  before: number;
+  after: number;
 }
 
 export class StateStore {
@@ -63,6 +91,9 @@ export class StateStore {
   /** Bytes and request lines in the file. */
   private bytes = 0;
   private lines = 0;
+  /** The file's size at which compaction is tried next (see `COMPACT_MIN_TAIL_BYTES`). */
+  private compactAt = Infinity;
+  private compactedAt: string | null = null;
   private seq = 0;
   /** The highest global request id the file (with what is pending) accounts for. */
   private idsKept = 0;
@@ -78,6 +109,7 @@ export class StateStore {
       this.lines = options.existing.lines;
       this.seq = options.existing.lastSeq;
       this.idsKept = options.existing.lastIds;
+      this.compactedAt = options.existing.compactedAt;
     }
   }
 
@@ -95,6 +127,7 @@ export class StateStore {
     if (this.phase !== 'new') return;
     const { file, existing } = this.options;
     this.lock = acquireFileLock(file, this.options.warn);
+    removeStaleTemporaryFiles(file);
     try {
       if (existing) {
         this.fd = openSync(file, 'a');
@@ -107,11 +140,13 @@ export class StateStore {
         // A torn last line was dropped when restoring: the file drops it too.
         if (existing.wholeBytes < size) ftruncateSync(this.fd, existing.wholeBytes);
         this.bytes = existing.wholeBytes;
+        this.compactAt = compactionBound(existing.snapshotBytes);
       } else {
         this.fd = openSync(file, 'w');
         const header = `${formatStateHeader(this.header())}\n`;
         writeAll(this.fd, header);
         this.bytes = Buffer.byteLength(header);
+        this.compactAt = compactionBound(this.bytes);
       }
     } catch (e) {
       if (this.fd !== undefined) closeSync(this.fd);
@@ -171,6 +206,56 @@ export class StateStore {
     }
     this.bytes += Buffer.byteLength(text);
     this.lines += lines;
+    if (this.bytes >= this.compactAt) this.compact({ onlySmaller: true });
+  }
+
+  /**
+   * Rewrites the file as the header and a snapshot of the core's state now (what is held in memory
+   * is part of that state: it is not written). Atomic: a temporary file beside it, flushed to the
+   * disk, renamed over it; the lock (a file of its own) stays held. With `onlySmaller` (compaction
+   * past the bound), a snapshot that would not make the file smaller is not written (a state of
+   * few requests can be bigger than their lines; the next try waits until the tail outweighs it).
+   * Answers the sizes (equal when nothing was written), or undefined when the state is not kept or
+   * the compaction failed (a warning says why; the file is as it was).
+   */
+  compact(options: { onlySmaller?: boolean } = {}): Compaction | undefined {
+    if (!this.opened()) return undefined;
+    const { core, file, ids } = this.options;
+    const before = this.bytes + Buffer.byteLength(this.pending);
+    const wall = core.hostTimeMs();
+    const text = compactedText(this.header(), takeSnapshot(core, this.seq, wall));
+    const after = Buffer.byteLength(text);
+    if (options.onlySmaller && after >= before) {
+      // Tried again once the file has grown by as much again.
+      this.compactAt = before + Math.max(COMPACT_MIN_TAIL_BYTES, after);
+      return { before, after: before };
+    }
+    try {
+      replaceFile(file, text);
+    } catch (e) {
+      // The file is as it was, and still appended to; tried again once it has doubled.
+      this.compactAt = compactionBound(this.bytes);
+      this.options.warn(`state: cannot compact ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); it is kept as it was, and grows`);
+      return undefined;
+    }
+    this.pending = '';
+    this.pendingLines = 0;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.idsKept = ids.last();
+    try {
+      closeSync(this.fd as number);
+      this.fd = openSync(file, 'a');
+    } catch (e) {
+      this.fd = undefined;
+      this.fail(e);
+      return undefined;
+    }
+    this.bytes = after;
+    this.compactAt = compactionBound(after);
+    this.lines = 0;
+    this.compactedAt = new Date(wall).toISOString();
+    return { before, after: this.bytes };
   }
 
   status(): StateStatus {
@@ -178,12 +263,21 @@ export class StateStore {
       file: this.options.file,
       bytes: this.bytes + Buffer.byteLength(this.pending),
       lines: this.lines + this.pendingLines,
-      compacted_at: null,
+      compacted_at: this.compactedAt,
       ...(this.writeFailed !== undefined && { write_failed: this.writeFailed }),
     };
   }
 
-  /** The state file as it is now (what is held in memory written first), streamed, for `GET /_sim/state`. */
+  /**
+   * The state as a compacted file (the header and a snapshot of the state now, no request line:
+   * the smallest file that restores it), for `GET /_sim/state`. The file itself is left as it is.
+   */
+  compacted(): StreamedBody {
+    const { core, overrides } = this.options;
+    return textBody(compactedStateText(core, overrides, this.anchor, this.seq));
+  }
+
+  /** The state file as it is now (what is held in memory written first), streamed. */
   contents(): StreamedBody {
     this.opened();
     this.flush();
@@ -226,16 +320,7 @@ export class StateStore {
   }
 
   private header(): StateHeader {
-    const { core, overrides } = this.options;
-    return {
-      state: STATE_FORMAT,
-      version: SIMULATOR_VERSION,
-      scenario: core.scenario,
-      seed: core.seed,
-      overrides,
-      clock: { mode: core.clock.mode, speed: core.clock.speed, start: isoTime(core.clock.startMs), anchor: this.anchor },
-      cdn_url: core.cdnUrl,
-    };
+    return stateHeaderOf(this.options.core, this.options.overrides, this.anchor);
   }
 
   /** Replaces the file with a new header (a global reset began a new run at wall time `anchor`). */
@@ -250,28 +335,18 @@ export class StateStore {
     ids.restart();
     this.idsKept = 0;
     const header = `${formatStateHeader(this.header())}\n`;
-    const temporary = `${file}.${process.pid}.tmp`;
     try {
-      const fd = openSync(temporary, 'w');
-      try {
-        writeAll(fd, header);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(temporary, file);
+      replaceFile(file, header);
       closeSync(this.fd as number);
       this.fd = openSync(file, 'a');
     } catch (e) {
-      try {
-        unlinkSync(temporary);
-      } catch {
-        // never made
-      }
       this.fail(e);
       return;
     }
     this.bytes = Buffer.byteLength(header);
+    this.compactAt = compactionBound(this.bytes);
     this.lines = 0;
+    this.compactedAt = null;
   }
 
   private fail(e: unknown): void {
@@ -294,6 +369,51 @@ export class StateStore {
       `state stopped: cannot write the state file ${this.options.file} (${code}); requests are still answered, but what they change is no longer kept (a restart would lose it)`,
     );
   }
+}
+
+/**
+ * Replaces `file` with `text` atomically: written to a temporary file beside it (`FILE.PID.tmp`),
+ * flushed to the disk, then renamed over it; a crash at any moment leaves the old file or the new
+ * one (and perhaps the temporary file). Throws the error of a step that fails, the temporary file
+ * removed.
+ */
+export function replaceFile(file: string, text: string): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    const fd = openSync(temporary, 'w');
+    try {
+      writeAll(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, file);
+  } catch (e) {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // never made, or already renamed
+    }
+    throw e;
+  }
+}
+
+/** Removes what a holder of `file` killed while replacing it left (`FILE.PID.tmp`): only the lock's holder writes them. */
+function removeStaleTemporaryFiles(file: string): void {
+  const name = basename(file);
+  try {
+    for (const entry of readdirSync(dirname(file))) {
+      if (entry.startsWith(`${name}.`) && /^\.\d+\.tmp$/.test(entry.slice(name.length))) unlinkSync(join(dirname(file), entry));
+    }
+  } catch {
+    // an unreadable directory: nothing is lost by leaving them
+  }
+}
+
+/** A body held in memory, as a streamed body. */
+export function textBody(text: string): StreamedBody {
+  const bytes = Buffer.from(text, 'utf8');
+  return { length: bytes.length, open: () => Readable.from([bytes]), text: () => text };
 }
 
 /** Writes all of `text` (a partial write, rare on a file, is finished). Throws the error of a write that fails. */

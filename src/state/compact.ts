@@ -1,0 +1,46 @@
+/**
+ * Compacting a state file on demand (`sim state compact FILE`), with no simulator running on it:
+ * the file is restored into a core of its own (as `sim --state FILE` would restore it), then
+ * rewritten as its header and a snapshot of that state, atomically (see `StateStore.compact`).
+ * The file is locked meanwhile, so no simulator starts on it halfway.
+ */
+import { Simulator } from '../core/simulator.js';
+import { attachState, prepareState } from './durable.js';
+import { StateRefusedError } from './open.js';
+
+export interface CompactedFile {
+  /** The file's size before and after, in bytes. */
+  before: number;
+  after: number;
+  /** The requests the snapshot stands for. */
+  requests: number;
+}
+
+/**
+ * Compacts `path`. Throws `FileLockedError` when a running simulator holds it, `StateRefusedError`
+ * when it is missing, unreadable or not a state file this version restores, or when it cannot be
+ * rewritten (`warn` has said why).
+ */
+export function compactStateFile(path: string, warn: (line: string) => void): CompactedFile {
+  const prepared = prepareState(path, {}, () => performance.timeOrigin + performance.now(), warn);
+  const read = prepared.read;
+  if (!read) throw new StateRefusedError(`${path} holds no state to compact (no such file, or an empty one)`);
+  const core = new Simulator({
+    scenario: read.scenario,
+    seed: prepared.core.seed,
+    clockMode: prepared.core.clockMode,
+    speed: prepared.core.speed,
+    wallClock: prepared.wall.now,
+    cdnUrl: read.file.header.cdn_url,
+  });
+  const durable = attachState(prepared, core, { overrides: read.file.header.overrides, explicitCdn: false, log: warn });
+  // Takes the file (its lock): refused when a simulator started on it since it was read.
+  durable.listening();
+  try {
+    const done = durable.store.compact();
+    if (!done) throw new StateRefusedError(`${path} could not be compacted; it is as it was`);
+    return { ...done, requests: durable.restored };
+  } finally {
+    durable.store.close();
+  }
+}

@@ -1,0 +1,333 @@
+/**
+ * State snapshots, in-process: a snapshot of the core's state restores exactly the state that
+ * replaying the log restores (the same state as plain data, the same answers to every read, the
+ * same answers to the requests that follow); compaction past the bound; GET /_sim/state with and
+ * without --state; snapshots refused.
+ */
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
+import { compactStateFile } from '../src/state/compact.js';
+import { parseStateFile } from '../src/state/format.js';
+import { StateRefusedError } from '../src/state/open.js';
+import { COMPACT_MIN_TAIL_BYTES } from '../src/state/store.js';
+import { PROMPT, fastWith, makeSim as makeCheckedSim } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sim-state-snapshot-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const stateFile = (): string => join(dir, `state-${++files}.jsonl`);
+
+/** The host's clock, fixed: the journal keeps it, and two simulators compared must read the same. */
+const WALL = 1_790_000_000_000;
+const makeSim = (options: CreateSimulatorOptions = {}) => makeCheckedSim({ now: () => WALL, ...options });
+/** Without the cross-check, for requests in bulk. */
+const makeBulkSim = (options: CreateSimulatorOptions) => createSimulator({ clock: 'manual', now: () => WALL, log: () => {}, ...options });
+
+/** A scenario that exercises every part of the state: buckets and a route group, faults, failures, flags, balances, evictions. */
+const SCENARIO = fastWith((s) => {
+  s.name = 'snapshot-test';
+  s.rate_limits = {
+    capacity: 9,
+    refill_per_second: 0.5,
+    groups: [{ name: 'images', method: 'POST', path: '/v1/images', capacity: 2, refill_per_second: 0.1 }],
+  };
+  s.limits = { max_stored_generations: 3, max_accounts: 4, journal_size: 40 };
+  s.idempotency = { retention_seconds: 30 };
+  s.http.faults = [{ status: 500, probability: 0.08 }];
+  s.stages.render.failure = { probability: 0.3, code: 'render_failed' };
+  s.compliance.output_verification = {
+    reject_share: 0.2,
+    flag_share: 0.3,
+    flags: [
+      { code: 'policy_violation', severity: 'block', message: 'Blocked.' },
+      { code: 'low_confidence', severity: 'info', message: 'Low confidence.' },
+    ],
+  };
+  s.accounts = { sk_test_poor: { balance_cents: 150 } };
+});
+
+interface Answer {
+  status: number;
+  text: string;
+  headers: Record<string, string | undefined>;
+}
+
+/** One request; the answer's status, body and the headers a client reads. */
+async function send(sim: SimulatorHandle, method: string, path: string, options: { key?: string; body?: unknown; idem?: string } = {}): Promise<Answer> {
+  let call = request(sim.app)[method.toLowerCase() as 'get' | 'post' | 'delete'](path);
+  if (options.key) call = call.set('Authorization', `Bearer ${options.key}`);
+  if (options.idem) call = call.set('Idempotency-Key', options.idem);
+  const res = options.body === undefined ? await call : await call.send(options.body as object);
+  const headers: Answer['headers'] = {};
+  for (const name of ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'idempotent-replayed']) headers[name] = res.headers[name];
+  return { status: res.status, text: res.text, headers };
+}
+
+const KEYS = ['sk_test_alice', 'sk_test_bob', 'sk_test_poor', 'sk_test_carol'];
+const idOf = (a: Answer): string | undefined => (a.status === 200 ? (JSON.parse(a.text) as { id: string }).id : undefined);
+
+/** A run over four accounts (a fifth one past max_accounts from the third round): creates, polls, images, keyframes reused, cancels, faults, clocks, live control, resets. */
+async function run(sim: SimulatorHandle, rounds: number, tag: string): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  const keep = async (a: Promise<Answer>): Promise<Answer> => {
+    const answer = await a;
+    answers.push(answer);
+    return answer;
+  };
+  for (let round = 0; round < rounds; round++) {
+    const made: [string, string][] = [];
+    for (const key of KEYS) {
+      const body = { model: 'video-3.2', prompt: `${PROMPT} ${tag} ${round} ${key}`, duration_seconds: 8 };
+      const created = await keep(send(sim, 'POST', '/v1/videos', { key, body, idem: round % 2 === 0 ? `${tag}-${round}-${key}` : undefined }));
+      const id = idOf(created);
+      if (id) made.push([key, id]);
+      // Its balance covers one generation in flight, not two: 402.
+      if (key === 'sk_test_poor' && round === 0) await keep(send(sim, 'POST', '/v1/videos', { key, body: { ...body, prompt: `${body.prompt} again` } }));
+      // The same keyed request again: a replay (or the same refusal).
+      if (round % 2 === 0) await keep(send(sim, 'POST', '/v1/videos', { key, body, idem: `${tag}-${round}-${key}` }));
+      for (let i = 0; i < 3; i++) await keep(send(sim, 'GET', id ? `/v1/videos/${id}` : '/v1/videos', { key }));
+    }
+    const image = await keep(send(sim, 'POST', '/v1/images', { key: 'sk_test_alice', body: { prompt: `${tag} ${round}` }, idem: `${tag}-img-${round}` }));
+    const imageId = idOf(image);
+    if (imageId) await keep(send(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.1', prompt: PROMPT, keyframe_id: imageId } }));
+    await keep(send(sim, 'POST', '/_sim/faults', { body: { path: '/v1/videos', method: 'POST', api_key: 'sk_test_bob', status: 429 } }));
+    await keep(send(sim, 'POST', '/_sim/faults', { body: { path: '/v1/videos', api_key: 'sk_test_carol', outcome: { fail_stage: 'routing' } } }));
+    await keep(send(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 3 } }));
+    await keep(send(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 0.7, api_key: 'sk_test_bob' } }));
+    const [first, second, third] = made;
+    if (first) await keep(send(sim, 'POST', `/_sim/generations/${first[1]}/advance`));
+    if (second) await keep(send(sim, 'DELETE', `/v1/videos/${second[1]}`, { key: second[0] }));
+    if (third) await keep(send(sim, 'POST', `/_sim/generations/${third[1]}/${round % 2 === 0 ? 'fail' : 'finish'}`));
+    if (round === 1) await keep(send(sim, 'POST', '/_sim/reset', { body: { api_key: 'sk_test_poor' } }));
+    // A fifth account: the least recently used one is dropped.
+    if (round >= 2) await keep(send(sim, 'GET', '/v1/videos', { key: `sk_test_extra${round}` }));
+  }
+  return answers;
+}
+
+/** Every control and /v1 read, answered as sent (health without its state line, which names the file). */
+async function reads(sim: SimulatorHandle): Promise<Record<string, Answer | unknown>> {
+  const out: Record<string, Answer | unknown> = {};
+  const health = await send(sim, 'GET', '/_sim/health');
+  const { state: _file, ...rest } = JSON.parse(health.text) as Record<string, unknown>;
+  out.health = rest;
+  for (const path of ['/_sim/generations?limit=100', '/_sim/generations?changed_since=0&limit=3', '/_sim/generations?changed_since=5', '/_sim/requests?limit=1000', '/_sim/faults', '/_sim/clock']) {
+    out[path] = await send(sim, 'GET', path);
+  }
+  for (const key of KEYS) {
+    out[`report ${key}`] = await send(sim, 'GET', `/_sim/report?api_key=${key}`);
+    out[`clock ${key}`] = await send(sim, 'GET', `/_sim/clock?api_key=${key}`);
+    out[`list ${key}`] = await send(sim, 'GET', '/v1/videos?limit=100', { key });
+  }
+  const listed = JSON.parse((out['/_sim/generations?limit=100'] as Answer).text) as { data: { id: string }[] };
+  for (const g of listed.data) out[g.id] = await send(sim, 'GET', `/_sim/generations/${g.id}`);
+  return out;
+}
+
+const stateOf = (sim: SimulatorHandle): string => JSON.stringify(sim.core.toState());
+
+/** The same state in both, then the same reads and the same requests after them give the same answers. */
+async function expectSameState(a: SimulatorHandle, b: SimulatorHandle): Promise<void> {
+  expect(stateOf(b)).toBe(stateOf(a));
+  expect(await reads(b)).toEqual(await reads(a));
+  expect(await run(b, 2, 'after')).toEqual(await run(a, 2, 'after'));
+  expect(stateOf(b)).toBe(stateOf(a));
+}
+
+describe('a snapshot', () => {
+  it('restores exactly the state the log restores: the same state, reads and next answers (ids, fates, 429s, replays)', async () => {
+    const file = stateFile();
+    const live = makeSim({ scenario: SCENARIO, state: file });
+    const answers = await run(live, 4, 'before');
+    // The run reached every part of the state it is meant to.
+    expect(answers.map((a) => a.status)).toEqual(expect.arrayContaining([200, 402, 429, 500]));
+    expect(answers.some((a) => a.headers['idempotent-replayed'] === 'true')).toBe(true);
+    expect(live.core.accounts.evicted).toBeGreaterThan(0);
+    expect(live.core.store.evictedGenerations).toBeGreaterThan(0);
+    const liveState = stateOf(live);
+    await live.close();
+
+    const compacted = join(dir, 'compacted.jsonl');
+    copyFileSync(file, compacted);
+    const sizes = compactStateFile(compacted, () => {});
+    expect(sizes).toMatchObject({ before: statSync(file).size, after: statSync(compacted).size });
+    const parsed = parseStateFile(readFileSync(compacted, 'utf8'));
+    expect(parsed.snapshot?.seq).toBe(parseStateFile(readFileSync(file, 'utf8')).entries.filter((e) => 'line' in e).length);
+    expect(parsed.entries).toEqual([]);
+
+    const fromLog = makeSim({ scenario: undefined, state: file });
+    const fromSnapshot = makeSim({ scenario: undefined, state: compacted });
+    expect(stateOf(fromLog)).toBe(liveState);
+    expect(fromSnapshot.stateRestored).toBe(fromLog.stateRestored);
+    await expectSameState(fromLog, fromSnapshot);
+    await Promise.all([fromLog.close(), fromSnapshot.close()]);
+  });
+
+  it('replays the tail after it: a compacted file that went on restores like the log of the whole run', async () => {
+    const log = stateFile();
+    const compacted = stateFile();
+    const a = makeSim({ scenario: SCENARIO, state: log });
+    await run(a, 2, 'one');
+    await a.close();
+    copyFileSync(log, compacted);
+    compactStateFile(compacted, () => {});
+    // Both go on with the same requests: one appends to its log, the other to its snapshot.
+    const onLog = makeSim({ scenario: undefined, state: log });
+    const onSnapshot = makeSim({ scenario: undefined, state: compacted });
+    expect(await run(onSnapshot, 2, 'two')).toEqual(await run(onLog, 2, 'two'));
+    await Promise.all([onLog.close(), onSnapshot.close()]);
+    expect(parseStateFile(readFileSync(compacted, 'utf8')).entries.length).toBeGreaterThan(0);
+
+    const fromLog = makeSim({ scenario: undefined, state: log });
+    const fromSnapshot = makeSim({ scenario: undefined, state: compacted });
+    await expectSameState(fromLog, fromSnapshot);
+    await Promise.all([fromLog.close(), fromSnapshot.close()]);
+  });
+
+  it('gives answers stored under Idempotency-Keys the address of the simulator it is restored on', async () => {
+    const file = stateFile();
+    const first = makeSim({ scenario: SCENARIO, state: file, cdnUrl: 'http://first.localhost:1/cdn' });
+    const image = await send(first, 'POST', '/v1/images', { key: 'sk_test_alice', body: { prompt: PROMPT }, idem: 'img' });
+    expect(image.text).toContain('"url":"http://first.localhost:1/cdn/images/');
+    await first.close();
+    const compacted = stateFile();
+    copyFileSync(file, compacted);
+    compactStateFile(compacted, () => {});
+    const fromLog = makeSim({ scenario: undefined, state: file, cdnUrl: 'http://second.localhost:2/cdn' });
+    const fromSnapshot = makeSim({ scenario: undefined, state: compacted, cdnUrl: 'http://second.localhost:2/cdn' });
+    const replayed = await send(fromSnapshot, 'POST', '/v1/images', { key: 'sk_test_alice', body: { prompt: PROMPT }, idem: 'img' });
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.text).toBe(image.text.replace('first.localhost:1', 'second.localhost:2'));
+    expect(await send(fromLog, 'POST', '/v1/images', { key: 'sk_test_alice', body: { prompt: PROMPT }, idem: 'img' })).toEqual(replayed);
+    expect(stateOf(fromSnapshot)).toBe(stateOf(fromLog));
+    await Promise.all([fromLog.close(), fromSnapshot.close()]);
+  });
+});
+
+describe('compaction past the bound', () => {
+  it('rewrites the file as its header and a snapshot once the tail outgrows it, and the file restores the same state', async () => {
+    const file = stateFile();
+    const sim = makeBulkSim({ scenario: 'fast', state: file });
+    const created = await send(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT }, idem: 'once' });
+    const id = idOf(created) as string;
+    // Polls: lines that change little, so that a snapshot is far smaller than their log.
+    const poll = { method: 'GET', path: `/v1/videos/${id}`, query: '', headers: { authorization: 'Bearer sk_test_alice' }, body: null };
+    let health = JSON.parse((await send(sim, 'GET', '/_sim/health')).text) as { state: { bytes: number; lines: number; compacted_at: string | null } };
+    for (let i = 0; health.state.compacted_at === null; i++) {
+      sim.app.answer(poll);
+      // A state-changing request writes the polls held.
+      if (i % 500 === 499) await send(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 0.001 } });
+      if (i % 500 === 499) health = JSON.parse((await send(sim, 'GET', '/_sim/health')).text);
+      expect(i).toBeLessThan(100_000);
+    }
+    const rows = readFileSync(file, 'utf8').split('\n');
+    expect(Object.keys(JSON.parse(rows[1] as string))).toEqual(['snapshot']);
+    expect(health.state.bytes).toBeLessThan(COMPACT_MIN_TAIL_BYTES);
+    expect(health.state.lines).toBe(rows.length - 3);
+    expect(Date.parse(health.state.compacted_at as string)).not.toBeNaN();
+    await send(sim, 'GET', `/v1/videos/${id}`, { key: 'sk_test_alice' });
+    const liveState = stateOf(sim);
+    await sim.close();
+
+    const restored = makeSim({ scenario: undefined, state: file });
+    expect(stateOf(restored)).toBe(liveState);
+    const replayed = await send(restored, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT }, idem: 'once' });
+    expect(replayed.text).toBe(created.text);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(JSON.parse((await send(restored, 'GET', '/_sim/health')).text).state.compacted_at).toBe(health.state.compacted_at);
+    await restored.close();
+  });
+
+  it('leaves a file past the bound as it is when its snapshot would be bigger', async () => {
+    const file = stateFile();
+    const sim = makeBulkSim({ scenario: 'fast', state: file });
+    // Creates with long prompts: the state holds each prompt more than once (the generation, its keyframe image).
+    const prompt = 'A long prompt. '.repeat(260);
+    let i = 0;
+    while (!existsSync(file) || statSync(file).size < COMPACT_MIN_TAIL_BYTES + 100_000) {
+      const created = sim.app.answer({
+        method: 'POST',
+        path: '/v1/videos',
+        query: '',
+        headers: { authorization: `Bearer sk_test_long${i % 50}`, 'content-type': 'application/json' },
+        body: Buffer.from(JSON.stringify({ model: 'video-3.2', prompt: `${prompt}${i++}` })),
+      });
+      expect(created.status).toBe(200);
+    }
+    const health = JSON.parse((await send(sim, 'GET', '/_sim/health')).text) as { state: { lines: number; compacted_at: string | null } };
+    expect(health.state).toMatchObject({ lines: i, compacted_at: null });
+    expect(Buffer.byteLength(JSON.stringify(sim.core.toState()))).toBeGreaterThan(statSync(file).size);
+    await sim.close();
+    expect(parseStateFile(readFileSync(file, 'utf8')).snapshot).toBeUndefined();
+  });
+});
+
+describe('GET /_sim/state', () => {
+  it('without --state answers the state as a compacted file, which restores the same state', async () => {
+    const sim = makeSim({ scenario: SCENARIO });
+    await run(sim, 3, 'handed');
+    expect((await send(sim, 'GET', '/_sim/health')).text).not.toContain('"state"');
+    const download = await send(sim, 'GET', '/_sim/state');
+    expect(download.status).toBe(200);
+    const file = stateFile();
+    writeFileSync(file, download.text);
+    const parsed = parseStateFile(download.text);
+    expect(parsed.header).toMatchObject({ state: 1, seed: SCENARIO.seed, scenario: { name: 'snapshot-test' }, clock: { mode: 'manual' } });
+    expect(parsed.snapshot).toMatchObject({ format: 1, version: '0.1.0' });
+    expect(parsed.entries).toEqual([]);
+
+    const restored = makeSim({ scenario: undefined, state: file });
+    await expectSameState(sim, restored);
+    await restored.close();
+  });
+
+  it('with --state answers the header and a snapshot of the state now, and leaves the file as it is', async () => {
+    const file = stateFile();
+    const sim = makeSim({ scenario: SCENARIO, state: file });
+    await run(sim, 2, 'kept');
+    const before = readFileSync(file, 'utf8');
+    const download = await send(sim, 'GET', '/_sim/state');
+    const copy = stateFile();
+    writeFileSync(copy, download.text);
+    expect(download.text.split('\n')[0]).toBe(before.split('\n')[0]);
+    const restored = makeSim({ scenario: undefined, state: copy });
+    await expectSameState(sim, restored);
+    await Promise.all([sim.close(), restored.close()]);
+  });
+});
+
+describe('a snapshot refused', () => {
+  it('of a format this version does not read: what to do, and that replaying works across versions', async () => {
+    const file = stateFile();
+    const sim = makeSim({ state: file });
+    await send(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT } });
+    await sim.close();
+    compactStateFile(file, () => {});
+    writeFileSync(file, readFileSync(file, 'utf8').replace('{"snapshot":{"format":1,"version":"0.1.0"', '{"snapshot":{"format":7,"version":"3.0.0"'));
+    expect(() => makeSim({ scenario: undefined, state: file })).toThrow(StateRefusedError);
+    expect(() => makeSim({ scenario: undefined, state: file })).toThrow(
+      `line 2: a snapshot in format 7 (compacted by version 3.0.0 of the simulator); this version reads snapshot format 1. ` +
+        'A snapshot is tied to its format: open the file with version 3.0.0 (npx video-service-sim@3.0.0 --state FILE), or start with a new state file',
+    );
+  });
+
+  it('that is damaged, or not on line 2', async () => {
+    const file = stateFile();
+    const sim = makeSim({ state: file });
+    await send(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT } });
+    await sim.close();
+    compactStateFile(file, () => {});
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, text.replace('"accounts":[', '"accounts":7,"was":['));
+    expect(() => makeSim({ scenario: undefined, state: file })).toThrow(/line 2: snapshot\.state\.accounts: expected an array/);
+    writeFileSync(file, text.replace('"request":{', '"request":null,"was":{'));
+    expect(() => makeSim({ scenario: undefined, state: file })).toThrow(/line 2: the snapshot's state is damaged/);
+    const [header, snapshot] = text.split('\n');
+    writeFileSync(file, `${header}\n${snapshot}\n${snapshot}\n`);
+    expect(() => makeSim({ scenario: undefined, state: file })).toThrow(/line 3: a snapshot after the second line/);
+  });
+});
