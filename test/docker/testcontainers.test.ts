@@ -3,8 +3,8 @@
  * from the repository's Dockerfile, starts it with a scenario, seed, clock and control token, waits
  * for `/_sim/health`, and its `SimulatorControl` drives a generation to `succeeded`.
  *
- * Run with `TESTCONTAINERS_RYUK_DISABLED=true` where the Ryuk image cannot be pulled (the
- * container is stopped in `afterAll` either way).
+ * Ryuk, Testcontainers' reaper, is off by default here (test/docker/vitest.config.ts): its image
+ * cannot be pulled where the engine has no registry, and the container is stopped in `afterAll`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatorControlError } from '../../src/index.js';

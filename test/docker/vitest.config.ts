@@ -8,5 +8,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 20 * 60_000,
     fileParallelism: false,
+    // Testcontainers' reaper (Ryuk) is an image of its own, which an engine without a registry
+    // cannot pull; the tests stop their containers themselves. Set it to 'false' to use Ryuk.
+    env: { TESTCONTAINERS_RYUK_DISABLED: process.env.TESTCONTAINERS_RYUK_DISABLED ?? 'true' },
   },
 });
