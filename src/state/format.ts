@@ -24,8 +24,9 @@ import type { Exchange } from '../api/handleRequest.js';
 import type { ClockMode } from '../core/clock.js';
 import { isoTime } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
-import { RECORDED_REQUEST_HEADERS } from '../transcript/format.js';
+import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, type RecordedRequest } from '../transcript/format.js';
 import { parseSnapshot, type Snapshot } from './snapshot.js';
+import { parseJsonObject } from '../jsonLine.js';
 
 export const STATE_FORMAT = 1;
 
@@ -52,27 +53,12 @@ export interface StateHeader {
   cdn_url: string;
 }
 
-export interface StateLine {
-  /** 1, 2, 3... in the order the simulator handled the requests. */
-  seq: number;
-  /** The global virtual time when the request was handled, ISO (a check: `wall` decides it). */
-  now: string;
-  /** The account's virtual time then, ISO, or null (no account). */
-  at: string | null;
-  /** The wall-clock reading (epoch ms, fractional) at which the request was handled. */
+/** A request line: what a transcript records of a request, its wall-clock reading and its request id. */
+export interface StateLine extends RecordedRequest {
+  /** The wall-clock reading (epoch ms, fractional) at which the request was handled (`now` is a check). */
   wall: number;
   /** The answer's `X-Request-Id`. */
   id: string;
-  method: string;
-  /** The path with its query string, as received. */
-  path: string;
-  headers: Partial<Record<(typeof RECORDED_REQUEST_HEADERS)[number], string>>;
-  /** The request body as received (UTF-8), or null. */
-  body: string | null;
-  /** Present (true) only when the body was over the 1 MiB limit: its bytes were not kept. */
-  body_too_large?: true;
-  /** The answer's status: a restore that answers otherwise says so. */
-  status: number;
 }
 
 export interface StateFile {
@@ -144,13 +130,13 @@ export function parseStateFile(text: string): StateFile {
   const torn = tail === '' ? undefined : rows.length + 1;
   const wholeBytes = Buffer.byteLength(text) - Buffer.byteLength(tail);
   if (rows.length === 0) throw new StateFormatError(1, 'expected the header line, got none (the file was cut while its header was written)');
-  const header = parseHeader(parseJson(rows[0] as string, 1));
+  const header = parseHeader(parseJsonObject(rows[0] as string, 1, (line, what) => new StateFormatError(line, what)));
   const entries: StateFile['entries'] = [];
   let snapshot: Snapshot | undefined;
   for (let i = 1; i < rows.length; i++) {
     const row = rows[i] as string;
     if (row.trim() === '') continue;
-    const value = parseJson(row, i + 1);
+    const value = parseJsonObject(row, i + 1, (line, what) => new StateFormatError(line, what));
     if ('state' in value || 'transcript' in value) {
       throw new StateFormatError(i + 1, 'a second header: this file holds two runs (files joined together, or two simulators writing one file)');
     }
@@ -169,16 +155,6 @@ export function parseStateFile(text: string): StateFile {
   return { header, ...(snapshot !== undefined && { snapshot }), entries, wholeBytes, ...(torn !== undefined && { torn }) };
 }
 
-function parseJson(text: string, line: number): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new StateFormatError(line, `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new StateFormatError(line, 'expected a JSON object');
-  return value as Record<string, unknown>;
-}
 
 function parseHeader(value: Record<string, unknown>): StateHeader {
   const at = (problem: string): never => {
@@ -206,9 +182,7 @@ function parseHeader(value: Record<string, unknown>): StateHeader {
   const clock = value.clock as Record<string, unknown> | null | undefined;
   if (typeof clock !== 'object' || clock === null) at('clock: expected an object');
   const c = clock as Record<string, unknown>;
-  if (c.mode !== 'manual' && c.mode !== 'realtime') at(`clock.mode: expected "manual" or "realtime", got ${JSON.stringify(c.mode)}`);
-  if (typeof c.speed !== 'number' || !(c.speed > 0)) at(`clock.speed: expected a number above 0, got ${JSON.stringify(c.speed)}`);
-  if (!isIsoTime(c.start)) at(`clock.start: expected an ISO 8601 time, got ${JSON.stringify(c.start)}`);
+  checkRecordedClock(c, at);
   if (typeof c.anchor !== 'number' || !Number.isFinite(c.anchor)) at(`clock.anchor: expected a wall-clock time in ms, got ${JSON.stringify(c.anchor)}`);
   if (typeof value.cdn_url !== 'string') at(`cdn_url: expected a string, got ${JSON.stringify(value.cdn_url)}`);
   return value as unknown as StateHeader;
@@ -218,26 +192,9 @@ function parseLine(value: Record<string, unknown>, line: number): StateLine {
   const wrong = (field: string, expected: string): never => {
     throw new StateFormatError(line, `${field}: expected ${expected}, got ${JSON.stringify(value[field]) ?? 'nothing'}`);
   };
-  if (!Number.isInteger(value.seq)) wrong('seq', 'an integer');
-  if (!isIsoTime(value.now)) wrong('now', 'an ISO 8601 time');
-  if (value.at !== null && !isIsoTime(value.at)) wrong('at', 'an ISO 8601 time or null');
+  checkRecordedRequest(value, wrong);
   if (typeof value.wall !== 'number' || !Number.isFinite(value.wall)) wrong('wall', 'a wall-clock time in ms');
   if (typeof value.id !== 'string') wrong('id', 'a request id');
-  if (typeof value.method !== 'string' || value.method === '') wrong('method', 'an HTTP method');
-  if (typeof value.path !== 'string' || !value.path.startsWith('/')) wrong('path', 'a path starting with /');
-  if (!isStringMap(value.headers)) wrong('headers', 'an object of strings');
-  if (value.body !== null && typeof value.body !== 'string') wrong('body', 'a string or null');
-  if (value.body_too_large !== undefined && value.body_too_large !== true) wrong('body_too_large', 'true, or no such field');
-  if (!Number.isInteger(value.status)) wrong('status', 'an integer');
   return value as unknown as StateLine;
 }
 
-function isIsoTime(value: unknown): value is string {
-  return typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value));
-}
-
-function isStringMap(value: unknown): value is Record<string, string> {
-  return (
-    typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string')
-  );
-}

@@ -13,6 +13,7 @@ import type { Exchange } from '../api/handleRequest.js';
 import { isoTime } from '../core/clock.js';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
+import { isIsoTime, isStringMap, parseJsonObject } from '../jsonLine.js';
 
 export const TRANSCRIPT_FORMAT = 1;
 
@@ -35,7 +36,8 @@ export const RECORDED_REQUEST_HEADERS = ['authorization', 'idempotency-key', 'co
 /** The response headers a transcript keeps, beside the status and the body. */
 export const RECORDED_RESPONSE_HEADERS = ['retry-after', 'idempotent-replayed'] as const;
 
-export interface TranscriptLine {
+/** A request as a transcript or a state file records it, with its answer's status. */
+export interface RecordedRequest {
   /** 1, 2, 3... in the order the simulator handled the requests. */
   seq: number;
   /** The global virtual time when the request was handled (before it moved the clock), ISO. */
@@ -51,6 +53,9 @@ export interface TranscriptLine {
   /** Present (true) only when the body was over the 1 MiB limit: its bytes were not kept. */
   body_too_large?: true;
   status: number;
+}
+
+export interface TranscriptLine extends RecordedRequest {
   response_headers: Partial<Record<(typeof RECORDED_RESPONSE_HEADERS)[number], string>>;
   /** The response body as sent (empty for HEAD). */
   response: string;
@@ -154,13 +159,13 @@ export function parseTranscript(text: string): Transcript & { truncated: number;
     else truncated = 1;
   }
   if (rows.length === 0 || rows[0]?.trim() === '') throw new TranscriptError(1, 'expected the header line, got an empty file');
-  const header = parseHeader(parseJson(rows[0] as string, 1));
+  const header = parseHeader(parseJsonObject(rows[0] as string, 1, (line, what) => new TranscriptError(line, what)));
   const lines: TranscriptLine[] = [];
   let end: { value: TranscriptEnd; line: number } | undefined;
   for (let i = 1; i < rows.length; i++) {
     const row = rows[i] as string;
     if (row.trim() === '') continue;
-    const value = parseJson(row, i + 1);
+    const value = parseJsonObject(row, i + 1, (line, what) => new TranscriptError(line, what));
     if ('transcript' in value) {
       throw new TranscriptError(
         i + 1,
@@ -194,16 +199,6 @@ function isJson(text: string): boolean {
   }
 }
 
-function parseJson(text: string, line: number): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new TranscriptError(line, `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TranscriptError(line, 'expected a JSON object');
-  return value as Record<string, unknown>;
-}
 
 function parseHeader(value: Record<string, unknown>): TranscriptHeader {
   const at = (problem: string): never => {
@@ -216,19 +211,22 @@ function parseHeader(value: Record<string, unknown>): TranscriptHeader {
   if (!Number.isInteger(value.seed)) at(`seed: expected an integer, got ${JSON.stringify(value.seed)}`);
   const clock = value.clock as Record<string, unknown> | null | undefined;
   if (typeof clock !== 'object' || clock === null) at('clock: expected an object');
-  const { mode, speed, start } = clock as Record<string, unknown>;
-  if (mode !== 'manual' && mode !== 'realtime') at(`clock.mode: expected "manual" or "realtime", got ${JSON.stringify(mode)}`);
-  if (typeof speed !== 'number' || !(speed > 0)) at(`clock.speed: expected a number above 0, got ${JSON.stringify(speed)}`);
-  if (!isIsoTime(start)) at(`clock.start: expected an ISO 8601 time, got ${JSON.stringify(start)}`);
+  checkRecordedClock(clock as Record<string, unknown>, at);
   if (typeof value.cdn_url !== 'string') at(`cdn_url: expected a string, got ${JSON.stringify(value.cdn_url)}`);
   if (value.base_url !== null && typeof value.base_url !== 'string') at(`base_url: expected a string or null, got ${JSON.stringify(value.base_url)}`);
   return value as unknown as TranscriptHeader;
 }
 
-function parseLine(value: Record<string, unknown>, line: number): TranscriptLine {
-  const wrong = (field: string, expected: string): never => {
-    throw new TranscriptError(line, `${field}: expected ${expected}, got ${JSON.stringify(value[field]) ?? 'nothing'}`);
-  };
+/** The clock of a header (a transcript's or a state file's): `at(problem)` throws. */
+export function checkRecordedClock(clock: Record<string, unknown>, at: (problem: string) => never): void {
+  const { mode, speed, start } = clock;
+  if (mode !== 'manual' && mode !== 'realtime') at(`clock.mode: expected "manual" or "realtime", got ${JSON.stringify(mode)}`);
+  if (typeof speed !== 'number' || !(speed > 0)) at(`clock.speed: expected a number above 0, got ${JSON.stringify(speed)}`);
+  if (!isIsoTime(start)) at(`clock.start: expected an ISO 8601 time, got ${JSON.stringify(start)}`);
+}
+
+/** The fields of a `RecordedRequest`: `wrong(field, expected)` throws. */
+export function checkRecordedRequest(value: Record<string, unknown>, wrong: (field: string, expected: string) => never): void {
   if (!Number.isInteger(value.seq)) wrong('seq', 'an integer');
   if (!isIsoTime(value.now)) wrong('now', 'an ISO 8601 time');
   if (value.at !== null && !isIsoTime(value.at)) wrong('at', 'an ISO 8601 time or null');
@@ -238,17 +236,15 @@ function parseLine(value: Record<string, unknown>, line: number): TranscriptLine
   if (value.body !== null && typeof value.body !== 'string') wrong('body', 'a string or null');
   if (value.body_too_large !== undefined && value.body_too_large !== true) wrong('body_too_large', 'true, or no such field');
   if (!Number.isInteger(value.status)) wrong('status', 'an integer');
+}
+
+function parseLine(value: Record<string, unknown>, line: number): TranscriptLine {
+  const wrong = (field: string, expected: string): never => {
+    throw new TranscriptError(line, `${field}: expected ${expected}, got ${JSON.stringify(value[field]) ?? 'nothing'}`);
+  };
+  checkRecordedRequest(value, wrong);
   if (value.response_headers !== undefined && !isStringMap(value.response_headers)) wrong('response_headers', 'an object of strings');
   if (typeof value.response !== 'string') wrong('response', 'a string');
   return value as unknown as TranscriptLine;
 }
 
-function isIsoTime(value: unknown): value is string {
-  return typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value));
-}
-
-function isStringMap(value: unknown): value is Record<string, string> {
-  return (
-    typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string')
-  );
-}
