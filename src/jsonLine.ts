@@ -1,5 +1,15 @@
 /** Reading the lines of a JSON Lines file (a transcript, a state file): objects, and their fields' forms. */
 
+/** A line of such a file that cannot be used as it is: the line (1-based) and what is wrong with it. */
+export class JsonLinesError extends Error {
+  constructor(
+    readonly line: number,
+    readonly problem: string,
+  ) {
+    super(`line ${line}: ${problem}`);
+  }
+}
+
 /**
  * The line's object; anything else is thrown as `problem(line, what)`: text that is not JSON, or
  * JSON that is not an object.

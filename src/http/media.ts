@@ -283,37 +283,34 @@ export function createMediaRouter(catalog: MediaCatalog): Router {
   const placeholder = placeholderCache();
 
   // Express 5 answers HEAD with the GET route; sendMediaFile leaves the body out.
-  router.get('/videos/:file', async (req: Request, res: Response) => {
-    const id = requestedId(req, res, 'videos', '.mp4', 'video files are named {id}.mp4.');
-    if (id === undefined) return;
+  /** GET /FOLDER/{id}EXT: the file `file(id)` gives, or a 404 saying how files are named or why it is missing. */
+  const route = (
+    folder: string,
+    ext: string,
+    naming: string,
+    missing: string,
+    file: (id: string) => MediaFile | Promise<MediaFile> | undefined,
+  ): void => {
+    router.get(`/${folder}/:file`, async (req: Request, res: Response) => {
+      const id = requestedId(req, res, folder, ext, naming);
+      if (id === undefined) return;
+      const found = await file(id);
+      if (found === undefined) notFound(res, `No media file ${req.baseUrl}/${folder}/${id}${ext}: ${missing}`);
+      else sendMediaFile(req, res, found);
+    });
+  };
+  const videoMissing = 'the video does not exist or has not succeeded yet.';
+  route('videos', '.mp4', 'video files are named {id}.mp4.', videoMissing, (id) => {
     const video = catalog.videoFile(id);
-    if (video === undefined) {
-      notFound(res, `No media file ${req.baseUrl}/videos/${id}.mp4: the video does not exist or has not succeeded yet.`);
-      return;
-    }
-    sendMediaFile(req, res, await loadVideo(video.resolution, video.durationSeconds));
+    return video && loadVideo(video.resolution, video.durationSeconds);
   });
-
-  router.get('/thumbnails/:file', (req: Request, res: Response) => {
-    const id = requestedId(req, res, 'thumbnails', '.png', 'thumbnails are named {id}.png.');
-    if (id === undefined) return;
+  route('thumbnails', '.png', 'thumbnails are named {id}.png.', videoMissing, (id) => {
     const video = catalog.videoFile(id);
-    if (video === undefined) {
-      notFound(res, `No media file ${req.baseUrl}/thumbnails/${id}.png: the video does not exist or has not succeeded yet.`);
-      return;
-    }
-    sendMediaFile(req, res, placeholder('thumbnail', id, video.prompt, THUMBNAIL_DIMENSIONS));
+    return video && placeholder('thumbnail', id, video.prompt, THUMBNAIL_DIMENSIONS);
   });
-
-  router.get('/images/:file', (req: Request, res: Response) => {
-    const id = requestedId(req, res, 'images', '.png', 'images are named {id}.png.');
-    if (id === undefined) return;
+  route('images', '.png', 'images are named {id}.png.', 'no image with this id exists.', (id) => {
     const image = catalog.imageFile(id);
-    if (image === undefined) {
-      notFound(res, `No media file ${req.baseUrl}/images/${id}.png: no image with this id exists.`);
-      return;
-    }
-    sendMediaFile(req, res, placeholder('image', id, image.prompt, pngDimensions(image.aspectRatio)));
+    return image && placeholder('image', id, image.prompt, pngDimensions(image.aspectRatio));
   });
 
   // Everything else under /cdn: other paths, other methods, traversal attempts.

@@ -26,7 +26,7 @@ import { isoTime } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
 import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, type RecordedRequest } from '../transcript/format.js';
 import { parseSnapshot, type Snapshot } from './snapshot.js';
-import { parseJsonObject } from '../jsonLine.js';
+import { JsonLinesError, parseJsonObject } from '../jsonLine.js';
 
 export const STATE_FORMAT = 1;
 
@@ -108,14 +108,8 @@ export function globalIdNumber(id: string): number | null {
 }
 
 /** A state file that cannot be used as it is: the line (1-based) and what is wrong with it. */
-export class StateFormatError extends Error {
-  constructor(
-    readonly line: number,
-    readonly problem: string,
-  ) {
-    super(`line ${line}: ${problem}`);
-    this.name = 'StateFormatError';
-  }
+export class StateFormatError extends JsonLinesError {
+  override readonly name = 'StateFormatError';
 }
 
 /**

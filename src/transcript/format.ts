@@ -13,7 +13,7 @@ import type { Exchange } from '../api/handleRequest.js';
 import { isoTime } from '../core/clock.js';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
-import { isIsoTime, isStringMap, parseJsonObject } from '../jsonLine.js';
+import { JsonLinesError, isIsoTime, isStringMap, parseJsonObject } from '../jsonLine.js';
 
 export const TRANSCRIPT_FORMAT = 1;
 
@@ -132,14 +132,8 @@ export function sentBody(method: string, body: string): string {
 }
 
 /** A transcript that cannot be read: the line (1-based) and what is wrong with it. */
-export class TranscriptError extends Error {
-  constructor(
-    readonly line: number,
-    readonly problem: string,
-  ) {
-    super(`line ${line}: ${problem}`);
-    this.name = 'TranscriptError';
-  }
+export class TranscriptError extends JsonLinesError {
+  override readonly name = 'TranscriptError';
 }
 
 /**
