@@ -4,6 +4,11 @@
  */
 import { TIMED_STAGES } from './pipeline.js';
 
+/** One kind of distribution: its `type`, the keys it requires beside it, and every key it takes. */
+function distribution(type: string, required: string[], properties: Record<string, unknown>) {
+  return { type: 'object', additionalProperties: false, required: ['type', ...required], properties: { type: { const: type }, ...properties } } as const;
+}
+
 const distributionSchema = {
   type: 'object',
   required: ['type'],
@@ -12,34 +17,14 @@ const distributionSchema = {
   propertyNames: { enum: ['type', 'value', 'min', 'max', 'median', 'p95'] },
   discriminator: { propertyName: 'type' },
   oneOf: [
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'value'],
-      properties: { type: { const: 'fixed' }, value: { type: 'number', minimum: 0 } },
-    },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'min', 'max'],
-      properties: {
-        type: { const: 'uniform' },
-        min: { type: 'number', minimum: 0 },
-        max: { type: 'number', minimum: 0 },
-      },
-    },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'median', 'p95'],
-      properties: {
-        type: { const: 'lognormal' },
-        median: { type: 'number', exclusiveMinimum: 0 },
-        p95: { type: 'number', exclusiveMinimum: 0 },
-        min: { type: 'number', minimum: 0 },
-        max: { type: 'number', minimum: 0 },
-      },
-    },
+    distribution('fixed', ['value'], { value: { type: 'number', minimum: 0 } }),
+    distribution('uniform', ['min', 'max'], { min: { type: 'number', minimum: 0 }, max: { type: 'number', minimum: 0 } }),
+    distribution('lognormal', ['median', 'p95'], {
+      median: { type: 'number', exclusiveMinimum: 0 },
+      p95: { type: 'number', exclusiveMinimum: 0 },
+      min: { type: 'number', minimum: 0 },
+      max: { type: 'number', minimum: 0 },
+    }),
   ],
 } as const;
 
