@@ -6,10 +6,10 @@
  * For an app made by `createApp`, the server calls the JSON API's handler (`app.api`) itself and
  * gives Express only the files (`/cdn`, the dashboard). Express's `app.handle` gives every request
  * and response the app's prototypes (`Object.setPrototypeOf`); on Node 20 each object so changed
- * leaves kilobytes that outlive a young-generation collection, which tripled the CPU time of a
- * poll and added some 0.3 KB of resident memory per stored generation (bench/README.md). The API
- * handler needs nothing of Express, so its requests never meet that call; Node's own objects go
- * through unchanged. Any other app (a plain Express app, or one that wraps the simulator's) gets
+ * leaves kilobytes that outlive a young-generation collection: through Express a poll cost about
+ * four times the CPU time, and each stored generation more resident memory (bench/README.md). The
+ * API handler needs nothing of Express, so its requests never meet that call; Node's own objects
+ * go through unchanged. Any other app (a plain Express app, or one that wraps the simulator's) gets
  * every request, as `http.createServer(app)` would give it.
  */
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse, type Server } from 'node:http';
