@@ -1,12 +1,16 @@
 /**
- * The HTTP server in front of the app (src/http/server.ts): `http.createServer(app)`, Node's own
- * requests and responses handed to Express as Express's `app.listen` would.
+ * The HTTP server in front of the app (src/http/server.ts): Node's own requests and responses
+ * handed to an Express app as Express's `app.listen` would; for the simulator's app, the JSON API
+ * answered without Express and only the files handed to it.
  */
 import express from 'express';
 import { IncomingMessage, ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createSimulator } from '../src/index.js';
 import { createAppServer } from '../src/http/server.js';
+import { bearer, expectError, PROMPT } from './helpers.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -55,5 +59,57 @@ describe('the app server', () => {
       expect(answer.status).toBe(201);
       expect(await answer.json()).toEqual({ i });
     }
+  });
+});
+
+describe("the simulator's app server", () => {
+  it("answers the JSON API on Node's own requests and responses, and hands only the files to Express", async () => {
+    const sim = createSimulator({ scenario: 'fast', clock: 'manual', log: () => {} });
+    const s = createAppServer(sim.app);
+    const prototypes: Record<string, { req: unknown; res: unknown }> = {};
+    // Runs before the server's own listener (the request as sent); the prototypes are read once answered.
+    s.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+      const sent = `${req.method} ${req.url}`;
+      res.once('finish', () => (prototypes[sent] = { req: Object.getPrototypeOf(req), res: Object.getPrototypeOf(res) }));
+    });
+    const url = await listen(s);
+
+    expect((await fetch(`${url}/v1/videos`, { headers: bearer() })).status).toBe(200);
+    expect((await fetch(`${url}/_sim/health`)).status).toBe(200);
+    expect((await fetch(`${url}/v1/videos`, { method: 'OPTIONS', headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST' } })).status).toBe(204);
+    expect((await fetch(`${url}/_sim/`)).status).toBe(200);
+    expect((await fetch(`${url}/cdn/images/img_nope.png`)).status).toBe(404);
+
+    const node = { req: IncomingMessage.prototype, res: ServerResponse.prototype };
+    const express = { req: sim.app.request, res: sim.app.response };
+    expect(prototypes).toEqual({
+      'GET /v1/videos': node,
+      'GET /_sim/health': node,
+      'OPTIONS /v1/videos': node,
+      'GET /_sim/': express,
+      'GET /cdn/images/img_nope.png': express,
+    });
+  });
+
+  it.each([
+    ['through the server, without Express', 'server'],
+    ['through the Express app', 'app'],
+  ] as const)('answers an error thrown while answering an API request %s with a logged 500 internal_error', async (_label, via) => {
+    const logs: string[] = [];
+    const sim = createSimulator({
+      scenario: 'fast',
+      clock: 'manual',
+      log: (line) => logs.push(line),
+      sleep: () => {
+        throw new Error('the sleep broke');
+      },
+    });
+    sim.faults.queue({ path: '/v1/videos', method: 'POST', latency_ms: 1000, times: 1 });
+    const target = via === 'server' ? await listen(createAppServer(sim.app)) : sim.app;
+    const res = await request(target).post('/v1/videos').set(bearer()).send({ model: 'video-3.2', prompt: PROMPT });
+    expectError(res, 500, 'api_error', 'internal_error');
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatch(/^internal error on POST \/v1\/videos: Error: the sleep broke/);
   });
 });

@@ -19,7 +19,7 @@
  * and a transcript must not keep the token.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fail, type ErrorCode } from '../core/errors.js';
 
 /** What the checks accept; read at every request, so the owner may change it (at `listen`). */
@@ -34,8 +34,14 @@ export interface AccessPolicy {
   controlToken: string | undefined;
 }
 
-/** The Express middleware of the three checks; `requestId` numbers the answers it gives. */
-export function createControlGuard(policy: AccessPolicy, requestId: () => string): RequestHandler {
+/**
+ * The three checks, on Node's own request and response (so Express middleware too): each refusal
+ * is answered here; a request that passes goes on to `next`. `requestId` numbers the refusals.
+ */
+export function createControlGuard(
+  policy: AccessPolicy,
+  requestId: () => string,
+): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   let tokenDigest: { token: string; digest: Buffer } | undefined;
   const digestOf = (token: string): Buffer => {
     if (tokenDigest?.token !== token) tokenDigest = { token, digest: sha256(token) };
@@ -67,7 +73,7 @@ export function createControlGuard(policy: AccessPolicy, requestId: () => string
       });
     }
     const token = policy.controlToken;
-    if (token !== undefined && !isOpenControlFile(req.method, path)) {
+    if (token !== undefined && !isOpenControlFile(req.method ?? 'GET', path)) {
       const sent = bearerToken(req.headers.authorization);
       if (sent === undefined) return refuse(res, requestId, 'control_token_required', false);
       if (!timingSafeEqual(sha256(sent), digestOf(token))) return refuse(res, requestId, 'invalid_control_token', false);
@@ -78,7 +84,7 @@ export function createControlGuard(policy: AccessPolicy, requestId: () => string
 }
 
 /** The path of a request target, without its query string. */
-function pathOf(url: string): string {
+export function pathOf(url: string | undefined = '/'): string {
   const at = url.indexOf('?');
   return at < 0 ? url : url.slice(0, at);
 }
@@ -162,7 +168,7 @@ function originOf(url: string): string | undefined {
  * The error answer of a check, sent directly (no body is read). `withCors`: a refusal outside
  * `/_sim` keeps the CORS header that `/v1` and `/cdn` answers carry, so a web page can read why.
  */
-function refuse(res: Response, requestId: () => string, code: ErrorCode, withCors: boolean, options: { message?: string } = {}): void {
+function refuse(res: ServerResponse, requestId: () => string, code: ErrorCode, withCors: boolean, options: { message?: string } = {}): void {
   const error = fail(code, options);
   const body = JSON.stringify(error.toBody());
   res.statusCode = error.status;
@@ -175,6 +181,6 @@ function refuse(res: Response, requestId: () => string, code: ErrorCode, withCor
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
-function isBodyless(req: Request): boolean {
+function isBodyless(req: IncomingMessage): boolean {
   return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
 }

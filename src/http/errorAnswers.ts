@@ -1,11 +1,14 @@
 /**
- * Error answers outside the JSON API's own path, all in the service's error shape
+ * Error answers outside the JSON API's own answers, all in the service's error shape
  * `{ "error": { type, code, message, param? } }`:
  *
  * - the Express error handler: whatever a router or static file passes to `next(err)` (a bad
  *   `Range` or a failed precondition on a dashboard file, a missing asset) is answered in JSON,
  *   never Express's HTML page, a stack trace or a file path;
+ * - an error thrown while answering (on the JSON API's path, or passed on by a router): logged,
+ *   500 `internal_error`;
  * - `Expect` other than `100-continue`: 417 `expectation_failed` (instead of Node's bare 417);
+ * - malformed HTTP: 400 `request_too_large` or `invalid_request` on the raw socket, then closed;
  * - `CONNECT`: 400 `invalid_request` (the simulator is no proxy), then the connection is closed.
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -27,12 +30,8 @@ function keepsHeader(name: string): boolean {
  */
 export function errorShapeHandler(log: (line: string) => void): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    if (res.headersSent) {
-      // Part of a file went out already: the only honest end is to cut the connection.
-      res.destroy();
-      return;
-    }
     const status = statusOf(err);
+    if (res.headersSent || status >= 500) return answerInternalError(req, res, err, log);
     const headers: Record<string, string> = {};
     let error: SimError;
     if (status === 416) {
@@ -51,16 +50,28 @@ export function errorShapeHandler(log: (line: string) => void): ErrorRequestHand
       });
     } else if (status === 404) {
       error = fail('unknown_route', { message: `No file at ${req.method} ${req.path}.` });
-    } else if (status >= 400 && status < 500) {
+    } else {
       const reason = STATUS_CODES[status];
       error = fail('invalid_request', { message: `This request cannot be served (${status}${reason ? ` ${reason}` : ''}).` });
-    } else {
-      log(`internal error on ${req.method} ${req.originalUrl}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      error = fail('internal_error');
     }
-    for (const name of res.getHeaderNames()) if (!keepsHeader(name)) res.removeHeader(name);
-    sendError(res, req.method, error, headers);
+    replaceWithError(res, req.method, error, headers);
   };
+}
+
+/**
+ * The simulator's own fault while answering: logged, and a 500 `internal_error` that keeps only
+ * the request id and CORS headers set before. With part of the answer out already, the only
+ * honest end is to cut the connection.
+ */
+export function answerInternalError(req: IncomingMessage, res: ServerResponse, err: unknown, log: (line: string) => void): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  // Behind Express, `originalUrl` is the URL as sent (`url` is relative to where the app is mounted).
+  const url = (req as { originalUrl?: string }).originalUrl ?? req.url;
+  log(`internal error on ${req.method} ${url}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  replaceWithError(res, req.method ?? 'GET', fail('internal_error'), {});
 }
 
 /** `Expect` with anything but `100-continue` (Node's 'checkExpectation'): 417 in the error shape. */
@@ -77,22 +88,49 @@ export function answerExpectation(req: IncomingMessage, res: ServerResponse, req
 export function answerConnect(socket: Duplex, requestId: () => string): void {
   // Node hands the socket over without its own error listener: a client gone mid-answer is no crash.
   socket.on('error', () => socket.destroy());
-  const body = JSON.stringify(
-    fail('invalid_request', {
-      message: 'CONNECT is not supported: the simulator is an HTTP server, not a proxy. Send requests to its address directly.',
-    }).toBody(),
-  );
+  const error = fail('invalid_request', {
+    message: 'CONNECT is not supported: the simulator is an HTTP server, not a proxy. Send requests to its address directly.',
+  });
+  endSocketWithError(socket, error, requestId());
+}
+
+/**
+ * A request line or headers too large for the server (431 in Node's terms), or bytes that are not
+ * HTTP (Node's 'clientError'): 400 in the error shape where the connection still allows an answer,
+ * then the connection is closed.
+ */
+export function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, requestId: () => string): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW' || err.code === 'HPE_URI_TOO_LONG';
+  const error = tooLarge
+    ? fail('request_too_large', { message: 'The request line or headers are too large. Send shorter headers and URL.' })
+    : fail('invalid_request', { message: `The request is not valid HTTP (${err.code ?? 'parse error'}).` });
+  endSocketWithError(socket, error, requestId());
+}
+
+/** An error answer written as raw HTTP/1.1 on a socket that has no response object, which it then closes. */
+function endSocketWithError(socket: Duplex, error: SimError, requestId: string): void {
+  const body = JSON.stringify(error.toBody());
   socket.end(
     [
-      'HTTP/1.1 400 Bad Request',
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}`,
       `Content-Type: ${JSON_TYPE}`,
       `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestId()}`,
+      `X-Request-Id: ${requestId}`,
       'Connection: close',
       '',
       body,
     ].join('\r\n'),
   );
+}
+
+/** Sends `error` in place of whatever answer was being prepared: only the request id and CORS headers set before stay. */
+function replaceWithError(res: ServerResponse, method: string, error: SimError, headers: Record<string, string>): void {
+  for (const name of res.getHeaderNames()) if (!keepsHeader(name)) res.removeHeader(name);
+  sendError(res, method, error, headers);
 }
 
 function sendError(res: ServerResponse, method: string, error: SimError, headers: Record<string, string>): void {

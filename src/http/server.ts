@@ -1,13 +1,24 @@
 /**
- * The HTTP server in front of the Express app: `http.createServer(app)`, as Express's own
- * `app.listen` makes it, plus what Express leaves to the server: answers in the service's error
- * shape for malformed HTTP, an unmet `Expect` and `CONNECT`, and a graceful drain.
+ * The HTTP server in front of the app: a plain `node:http` server, plus what Express leaves to the
+ * server: answers in the service's error shape for malformed HTTP, an unmet `Expect` and
+ * `CONNECT`, and a graceful drain.
+ *
+ * For an app made by `createApp`, the server calls the JSON API's handler (`app.api`) itself and
+ * gives Express only the files (`/cdn`, the dashboard). Express's `app.handle` gives every request
+ * and response the app's prototypes (`Object.setPrototypeOf`); on Node 20 each object so changed
+ * leaves kilobytes that outlive a young-generation collection: through Express a poll cost about
+ * four times the CPU time, and each stored generation more resident memory (bench/README.md). The
+ * API handler needs nothing of Express, so its requests never meet that call; Node's own objects
+ * go through unchanged. Any other app (a plain Express app, or one that wraps the simulator's) gets
+ * every request, as `http.createServer(app)` would give it.
  */
-import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
-import { fail } from '../core/errors.js';
-import { answerConnect, answerExpectation } from './errorAnswers.js';
+import { isApiPath } from './api.js';
+import type { SimulatorApp } from './app.js';
+import { pathOf } from './controlGuard.js';
+import { answerConnect, answerExpectation, answerMalformed } from './errorAnswers.js';
 
 /** A server that can stop gracefully: see `drain`. */
 export type AppServer = Server & {
@@ -23,8 +34,8 @@ export type AppServer = Server & {
  * A `node:http` server for `app` that answers malformed HTTP, an unmet `Expect` and `CONNECT` in
  * the service's error shape; `requestId` gives those answers their `X-Request-Id`.
  */
-export function createAppServer(app: Express, requestId: () => string = () => 'req_malformed'): AppServer {
-  const server = createServer(app);
+export function createAppServer(app: Express | SimulatorApp, requestId: () => string = () => 'req_malformed'): AppServer {
+  const server = createServer(listenerFor(app));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectation(req, res, requestId));
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket, requestId));
@@ -32,6 +43,13 @@ export function createAppServer(app: Express, requestId: () => string = () => 'r
   return Object.assign(server, {
     drain: (graceMs: number): Promise<void> => (drained ??= drain(server, graceMs)),
   });
+}
+
+/** API paths to the app's JSON API handler (when it has one), everything else to Express. */
+function listenerFor(app: Express | SimulatorApp): RequestListener {
+  if (!('api' in app)) return app;
+  const api = app.api;
+  return (req, res) => (isApiPath(pathOf(req.url)) ? api(req, res) : app(req, res));
 }
 
 /** How often a draining server closes the connections that have become idle. */
@@ -57,32 +75,4 @@ function drain(server: Server, graceMs: number): Promise<void> {
     });
     server.closeIdleConnections();
   });
-}
-
-/**
- * A request line or headers too large for the server (431 in Node's terms), or bytes that are not
- * HTTP, get a 400 in the section-7 shape (where the connection still allows an answer), then the
- * connection is closed.
- */
-function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex, requestId: () => string): void {
-  if (!socket.writable || (err as { code?: string }).code === 'ECONNRESET') {
-    socket.destroy();
-    return;
-  }
-  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW' || err.code === 'HPE_URI_TOO_LONG';
-  const error = tooLarge
-    ? fail('request_too_large', { message: 'The request line or headers are too large. Send shorter headers and URL.' })
-    : fail('invalid_request', { message: `The request is not valid HTTP (${err.code ?? 'parse error'}).` });
-  const body = JSON.stringify(error.toBody());
-  socket.end(
-    [
-      'HTTP/1.1 400 Bad Request',
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestId()}`,
-      'Connection: close',
-      '',
-      body,
-    ].join('\r\n'),
-  );
 }

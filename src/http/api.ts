@@ -1,0 +1,263 @@
+/**
+ * The JSON API (`/v1` and the control API under `/_sim`: every path but the media and dashboard
+ * files) as one plain `node:http` request handler, on Node's own request and response objects:
+ * the access checks (controlGuard.ts), CORS for `/v1` (never for `/_sim`), the raw body,
+ * `handleRequest` (which holds the order of checks), any injected latency, then the answer. The
+ * server calls it directly for API paths (server.ts says why); the Express app (app.ts) mounts it
+ * as its fallback, so that the app alone answers alike.
+ */
+import cors from 'cors';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
+import type { Simulator } from '../core/simulator.js';
+import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
+import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
+import { listBundledScenarios } from '../scenarios/load.js';
+import type { RecordingStatus } from '../transcript/recorder.js';
+import { compactedStateText } from '../state/snapshot.js';
+import { textBody, type StateStatus } from '../state/store.js';
+import { createControlGuard, isControlPath, pathOf, type AccessPolicy } from './controlGuard.js';
+import { answerInternalError } from './errorAnswers.js';
+
+export interface ApiOptions {
+  /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
+  log?: (line: string) => void;
+  /**
+   * Waits for injected latency (realtime mode). Default: setTimeout. `signal` is aborted when the
+   * app drains: a sleep may then end early (the app stops waiting for it either way).
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Sees every /v1 request and every state-changing control request, once answered (recording). */
+  onExchange?: (exchange: Exchange) => void;
+  /** The transcript recorded so far (for `GET /_sim/transcript`, streamed); undefined when recording is off. */
+  transcript?: () => StreamedBody | undefined;
+  /** What `GET /_sim/health` shows of the recording; undefined when recording is off. */
+  recording?: () => RecordingStatus | undefined;
+  /** The state as a compacted state file (for `GET /_sim/state`). Default: the core's state now, with no overrides recorded. */
+  state?: () => StreamedBody | undefined;
+  /** What `GET /_sim/health` shows of the state file; undefined when state is off. */
+  stateStatus?: () => StateStatus | undefined;
+  /** Called once `POST /_sim/shutdown` has been answered. */
+  onShutdown?: () => void;
+  /** Who may talk to the simulator (read at every request). Default: the Host check on, no control token. */
+  access?: AccessPolicy;
+}
+
+export const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'Idempotent-Replayed',
+];
+
+/** A request handler on Node's own objects, as `http.createServer` takes one. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The first step of every request (API and files alike): it either answers, or calls `next`. */
+export type Admission = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
+export interface Api {
+  /** Answers one API request (never calls on: every answer, a 404 included, is its own). */
+  readonly handle: RequestHandler;
+  /**
+   * The access checks, the `X-Request-Id` of answers `handleRequest` does not give (preflights,
+   * files) and CORS (a preflight ends here, 204). `handle` runs it for API paths; the Express app
+   * runs it for the file paths.
+   */
+  readonly admit: Admission;
+  /** Answers one request as `handle` would (recorded like one), synchronously, without waiting any injected latency. */
+  readonly answer: (request: ApiRequest) => ApiAnswer;
+  /** The answers that failed validation against openapi.yaml (each became a 500). */
+  readonly responseFailures: ApiState['responseFailures'];
+  /** See `SimulatorApp.drain`. */
+  drain(): () => void;
+}
+
+/** The request's client went away before its body was complete. */
+const ABORTED = Symbol('aborted');
+
+export function createApi(sim: Simulator, options: ApiOptions = {}): Api {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const sleep = options.sleep ?? sleepUnlessAborted;
+  // Aborted while the server stops: every wait for injected latency ends at once.
+  let drain = new AbortController();
+  const wait = (ms: number): Promise<void> => {
+    const { signal } = drain;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      sleep(ms, signal).then(done, done);
+    });
+  };
+  const state: ApiState = {
+    sim,
+    log,
+    responseFailures: [],
+    onExchange: options.onExchange,
+    control: {
+      transcript: options.transcript ?? (() => undefined),
+      recording: options.recording ?? (() => undefined),
+      // Any simulator hands over its state as a file; one with --state says which run it continues.
+      state: options.state ?? (() => textBody(compactedStateText(sim, {}, sim.clock.wallStartMs, 0))),
+      stateStatus: options.stateStatus ?? (() => undefined),
+      scenarios: listBundledScenarios,
+    },
+  };
+
+  const allowCors = cors({
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Range', 'If-None-Match'],
+    exposedHeaders: [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(','),
+    maxAge: 600,
+    optionsSuccessStatus: 204,
+  });
+  const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
+  const guard = createControlGuard(access, () => sim.nextRequestId());
+  const admit: Admission = (req, res, next) => {
+    guard(req, res, () => {
+      const path = pathOf(req.url);
+      const control = isControlPath(path);
+      if ((req.method === 'OPTIONS' && !control) || !isApiPath(path)) res.setHeader('X-Request-Id', sim.nextRequestId());
+      if (control) next();
+      else allowCors(req, res, next);
+    });
+  };
+
+  // One plain request in, one plain answer out.
+  const answerRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await readRawBody(req);
+    // A half-sent request is no request: it is not handled, so it leaves no trace.
+    if (body === ABORTED) return;
+    const url = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    const queryAt = url.indexOf('?');
+    const answer = handleRequest(state, {
+      method,
+      path: queryAt < 0 ? url : url.slice(0, queryAt),
+      query: queryAt < 0 ? '' : url.slice(queryAt + 1),
+      headers: req.headers as Record<string, string | undefined>,
+      body,
+    });
+    if (answer.delayMs > 0) await wait(answer.delayMs);
+    if (body === 'too_large' || drain.signal.aborted) res.setHeader('Connection', 'close');
+    send(res, method, answer);
+    if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
+  };
+  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => answerInternalError(req, res, err, log);
+
+  const handle: RequestHandler = (req, res) => {
+    const answer = (): void => void answerRequest(req, res).catch((err: unknown) => fail(req, res, err));
+    try {
+      // A file path reaches this only from the Express app, when no file router answered it:
+      // the app admitted it already.
+      if (isApiPath(pathOf(req.url))) admit(req, res, answer);
+      else answer();
+    } catch (err) {
+      fail(req, res, err);
+    }
+  };
+
+  return {
+    handle,
+    admit,
+    answer: (request) => handleRequest(state, request),
+    responseFailures: state.responseFailures,
+    drain: () => {
+      const current = drain;
+      current.abort();
+      return () => {
+        if (drain === current) drain = new AbortController();
+      };
+    },
+  };
+}
+
+/**
+ * Paths the JSON API answers: all but the files, which the Express app serves (media under `/cdn`;
+ * the dashboard at `/_sim`, `/_sim/` and under `/_sim/ui`). Letter case counts, as in the app's routes.
+ */
+export function isApiPath(path: string): boolean {
+  if (path.startsWith('/cdn')) return path.length > 4 && path[4] !== '/';
+  if (path === '/_sim' || path === '/_sim/') return false;
+  if (path.startsWith('/_sim/ui')) return path.length > 8 && path[8] !== '/';
+  return true;
+}
+
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+function send(res: ServerResponse, method: string, answer: ApiAnswer): void {
+  if (res.headersSent || res.destroyed) {
+    // The client has gone (a timeout, a dropped connection): it got no answer.
+    if (answer.journaled) answer.journaled.undelivered = true;
+    return;
+  }
+  res.statusCode = answer.status;
+  for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
+  res.setHeader('Content-Type', answer.contentType);
+  if (answer.stream) {
+    res.setHeader('Content-Length', answer.stream.length);
+    if (method === 'HEAD') return void res.end();
+    // A read that fails part-way cuts the answer short (the client sees fewer bytes than announced).
+    return void pipeline(answer.stream.open(), res, () => {});
+  }
+  res.setHeader('Content-Length', Buffer.byteLength(answer.body));
+  res.end(method === 'HEAD' ? undefined : answer.body);
+}
+
+/**
+ * The request's body, up to 1 MiB: its bytes, null when it has none, 'too_large' (the rest is not
+ * read: the connection is closed after the answer), or ABORTED when the client went away before
+ * the body was complete. GET, HEAD and OPTIONS bodies are not read. Behind `express.raw()` (the
+ * app mounted in another server), the body it read is taken as is.
+ */
+function readRawBody(req: IncomingMessage): Promise<RawBody | typeof ABORTED> {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return Promise.resolve(null);
+  // Mounted behind a raw body parser (express.raw()), the body has been read already.
+  const read = (req as { body?: unknown }).body;
+  if (Buffer.isBuffer(read)) return Promise.resolve(read.length > BODY_LIMIT_BYTES ? 'too_large' : read.length === 0 ? null : read);
+  const declared = Number(req.headers['content-length']);
+  if (declared > BODY_LIMIT_BYTES) return Promise.resolve('too_large');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const done = (value: RawBody | typeof ABORTED): void => {
+      req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
+      req.removeListener('error', onAborted);
+      req.removeListener('close', onAborted);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer): void => {
+      length += chunk.length;
+      if (length > BODY_LIMIT_BYTES) {
+        req.pause();
+        return done('too_large');
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => done(length === 0 ? null : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length));
+    // 'error' (ECONNRESET, "aborted") or 'close' before 'end': the body will never be complete.
+    const onAborted = (): void => done(ABORTED);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onAborted);
+    req.on('close', onAborted);
+  });
+}
