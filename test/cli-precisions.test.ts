@@ -5,26 +5,17 @@
  * a reader that stops reading (`sim openapi | head -1`) ends the command quietly.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI, cleanEnv } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'sim-cli-precisions-'));
 
-beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does it).`);
-});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of Object.keys(env)) if (name === 'PORT' || name.startsWith('SIM_')) delete env[name];
-  return { ...env, ...extra };
-}
 
 function run(args: string[], env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8', timeout: 10_000 });

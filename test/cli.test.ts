@@ -3,35 +3,21 @@
  * `npm test` runs first).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI, cleanEnv, childProcesses } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli.js');
 const LISTENING = /^sim listening on http:\/\/127\.0\.0\.1:(\d+) \(scenario fast, seed \d+, clock manual\)$/;
 const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
-const children = new Set<ChildProcess>();
+const children = childProcesses();
 const dir = mkdtempSync(join(tmpdir(), 'sim-cli-test-'));
 
-beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does it).`);
-});
-afterEach(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  children.clear();
-});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** The environment without any of the simulator's own variables (so that only the test's apply). */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of Object.keys(env)) if (name === 'PORT' || name.startsWith('SIM_')) delete env[name];
-  return { ...env, ...extra };
-}
 
 interface Running {
   child: ChildProcess;

@@ -4,33 +4,20 @@
  * and `none`, `--allowed-hosts`, `--scenarios-dir`, the 1 MiB limit at start, and the commands that
  * call a running simulator's control API with the token (`sim report`, `sim replay --target`).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI, cleanEnv, childProcesses } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'sim-security-cli-'));
-const children = new Set<ChildProcess>();
+const children = childProcesses();
 
-beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does it).`);
-});
-afterEach(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  children.clear();
-});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of Object.keys(env)) if (name === 'PORT' || name.startsWith('SIM_')) delete env[name];
-  return { ...env, ...extra };
-}
 
 interface Started {
   /** The start-up lines printed on stdout. */

@@ -5,17 +5,15 @@
  * exits 0 within 5 s.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSimulator } from '../src/index.js';
 import { bearer, createVideo, journalOf, makeSim, PROMPT, queueFault } from './helpers.js';
+import { CLI, childProcesses } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli.js');
 const LATENCY = { path: '/v1/videos', method: 'POST', latency_ms: 60_000, times: 3 };
 
 /** `n` creates (three by default), sent together to `url`; each resolves to its status and body (or the error's code). */
@@ -151,14 +149,7 @@ describe('close() of an in-process simulator', () => {
 // ---------------------------------------------------------------------------------------------
 // The `sim` process.
 
-const children = new Set<ChildProcess>();
-beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does it).`);
-});
-afterEach(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  children.clear();
-});
+const children = childProcesses();
 
 /** Starts `sim --scenario fast --clock manual --port 0`; resolves once it listens. */
 function startSim(): Promise<{ child: ChildProcess; url: string }> {
