@@ -13,6 +13,30 @@ export const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', impor
 /** Liveness, not performance: how long a page may take to show something. */
 export const LIVENESS = 20_000;
 
+/** The flags every browser test starts Chromium with (a closed network, no sandbox as root). */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+/** Debian's Chromium in a persistent context on `profile` (a fresh folder), with `CHROMIUM_ARGS` and `options`. */
+export function launchChromium(
+  profile: string,
+  options: Omit<Parameters<typeof chromium.launchPersistentContext>[1] & object, 'executablePath' | 'headless'> = {},
+): Promise<BrowserContext> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's package (apt-get install -y chromium); browsers are never downloaded.`);
+  }
+  return chromium.launchPersistentContext(profile, { ...options, executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...(options.args ?? [])] });
+}
+
 export interface OpenBrowser {
   page: Page;
   /** Errors the page threw or logged (failed loads the test expects excepted). */
@@ -25,26 +49,10 @@ export interface OpenBrowser {
  * those the test causes knowingly (`[status, path pattern]`), which are not errors of the page.
  */
 export async function openBrowser(expected: [number, RegExp][] = []): Promise<OpenBrowser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's package (apt-get install -y chromium); browsers are never downloaded.`);
-  }
   mkdirSync(ARTIFACTS, { recursive: true });
   const profile = mkdtempSync(join(tmpdir(), 'sim-browser-chromium-'));
-  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
+  const context: BrowserContext = await launchChromium(profile, {
     viewport: { width: 1440, height: 1100 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-    ],
   });
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(LIVENESS);

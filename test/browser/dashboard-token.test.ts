@@ -4,14 +4,14 @@
  * it), or asks for it once on a 401, and sends it on every control request; it works behind
  * --allowed-hosts, and a page on a host the simulator does not serve (DNS rebinding) gets nothing.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator } from '../../src/index.js';
+import { CHROMIUM, CHROMIUM_ARGS } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', import.meta.url));
 const LIVENESS = 20_000;
 const TOKEN = 'dashboard-token-7f3a9c';
@@ -32,26 +32,13 @@ interface Watched {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's package (apt-get install -y chromium); browsers are never downloaded.`);
-  }
   mkdirSync(ARTIFACTS, { recursive: true });
   await sim.listen(0, '127.0.0.1');
   port = sim.port as number;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-      `--host-resolver-rules=MAP ${SERVED} 127.0.0.1, MAP ${REBOUND} 127.0.0.1`,
-    ],
+    args: [...CHROMIUM_ARGS, `--host-resolver-rules=MAP ${SERVED} 127.0.0.1, MAP ${REBOUND} 127.0.0.1`],
   });
 });
 

@@ -2,15 +2,15 @@
  * The dashboard at /_sim/, end to end in headless Chromium: Debian's `chromium` package driven by
  * playwright-core (never a browser download). Screenshots go to artifacts/browser/ (a CI artifact).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { createSimulator } from '../../src/index.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', import.meta.url));
 /** Liveness, not performance: how long the page may take to show something. */
 const LIVENESS = 20_000;
@@ -33,28 +33,12 @@ const controlRequests: string[] = [];
 const resetRequests: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's package (apt-get install -y chromium); browsers are never downloaded.`);
-  }
   mkdirSync(ARTIFACTS, { recursive: true });
   for (const name of readdirSync(ARTIFACTS)) if (name.endsWith('-failure.png')) rmSync(join(ARTIFACTS, name));
   url = await sim.listen(0);
   profile = mkdtempSync(join(tmpdir(), 'sim-dashboard-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
+  context = await launchChromium(profile, {
     viewport: { width: 1440, height: 960 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-    ],
   });
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(LIVENESS);

@@ -3,16 +3,16 @@
  * file, its size and last compaction; with or without it, a link that downloads the state as a
  * compacted state file, which restores the same state.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../../src/index.js';
 import { compactStateFile } from '../../src/state/compact.js';
 import { parseStateFile } from '../../src/state/format.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const LIVENESS = 20_000;
 const KEY = 'sk_test_panel';
 const dir = mkdtempSync(join(tmpdir(), 'sim-state-panel-'));
@@ -47,15 +47,9 @@ async function download(): Promise<{ name: string; text: string }> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's package (apt-get install -y chromium); browsers are never downloaded.`);
-  }
   profile = mkdtempSync(join(tmpdir(), 'sim-state-panel-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
+  context = await launchChromium(profile, {
     acceptDownloads: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage'],
   });
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(LIVENESS);

@@ -3,14 +3,14 @@
  * playwright-core) loads a succeeded video's `output.url` in a <video> element and reads its
  * duration and size, seeks into the last repetition of the looped clip, and plays to the end.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator } from '../../src/index.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const KEY = 'sk_test_video_duration';
 
 const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
@@ -21,24 +21,10 @@ let page: Page;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's package (apt-get install -y chromium); browsers are never downloaded.`);
-  }
   url = await sim.listen(0);
   profile = mkdtempSync(join(tmpdir(), 'sim-video-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-dev-shm-usage',
-      '--autoplay-policy=no-user-gesture-required',
-    ],
+  context = await launchChromium(profile, {
+    args: ['--autoplay-policy=no-user-gesture-required'],
   });
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(20_000);
