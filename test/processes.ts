@@ -1,9 +1,11 @@
 /**
  * For tests that start `node dist/cli.js` as users do: where it is, an environment without the
- * simulator's own variables, and the children a file starts, killed after each test.
+ * simulator's own variables, the children a file starts (killed after each test), running a command
+ * to its end, and a GET with any Host header.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll } from 'vitest';
 
@@ -30,4 +32,29 @@ export function childProcesses(): Set<ChildProcess> {
     children.clear();
   });
   return children;
+}
+
+/** Runs `node dist/cli.js ...args` to its end; resolves to its exit status and output. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** A GET to a simulator listening on 127.0.0.1:`port` with any Host header (fetch cannot set Host); the body parsed as JSON. */
+export function getWithHost(port: number, path: string, host: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { Host: host } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -10,7 +10,6 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { handleRequest } from '../src/api/handleRequest.js';
@@ -19,8 +18,8 @@ import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { END_LINE_RESERVE, TranscriptError, parseTranscript } from '../src/transcript/format.js';
 import { TranscriptRecorder, type RecordingStatus } from '../src/transcript/recorder.js';
 import { PROMPT, VALID_VIDEO, makeSim } from './helpers.js';
+import { CLI, runCli } from './processes.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sim-recording-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
@@ -340,17 +339,6 @@ function deadPid(): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['-e', '']);
     child.on('exit', () => resolve(child.pid as number));
-  });
-}
-
-function runCli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
 

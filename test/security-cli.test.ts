@@ -6,12 +6,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, childProcesses } from './processes.js';
+import { CLI, cleanEnv, childProcesses, getWithHost } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sim-security-cli-'));
@@ -74,18 +73,6 @@ async function post(url: string, path: string, token?: string, body?: unknown): 
   if (token) headers.Authorization = `Bearer ${token}`;
   const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) });
   return { status: res.status, body: await res.json() };
-}
-
-function getWithHost(port: number, path: string, host: string): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { Host: host } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 describe('sim on a non-loopback address', () => {

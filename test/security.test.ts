@@ -4,7 +4,6 @@
  * against DNS rebinding, the control token, and resets that name scenarios, never files. The
  * command line's side (generated token, flags) is in security-cli.test.ts.
  */
-import { request as httpRequest } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { ScenarioError } from '../src/scenarios/load.js';
 import { advance, bearer, createVideo, expectError, expectNoInternalErrors, getVideo, makeSim } from './helpers.js';
+import { getWithHost } from './processes.js';
 
 const EVIL = 'http://evil.example';
 const TOKEN = 'control-token-for-tests';
@@ -27,19 +27,6 @@ afterEach(async () => {
 /** The Access-Control-* headers of an answer. */
 function corsHeaders(res: { headers: Record<string, string | undefined> }): string[] {
   return Object.keys(res.headers).filter((name) => name.startsWith('access-control-'));
-}
-
-/** A raw request to a listening simulator with any Host header (fetch cannot set Host). */
-function rawGet(port: number, path: string, host: string): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { Host: host } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 function scenarioFile(name: string, text: string, folder = dir): string {
@@ -188,10 +175,10 @@ describe('Host check (DNS rebinding)', () => {
     started.push(loopback, wildcard);
     await loopback.listen(0, '127.0.0.1');
     await wildcard.listen(0, '0.0.0.0');
-    const refused = await rawGet(loopback.port!, '/_sim/health', 'evil.example');
+    const refused = await getWithHost(loopback.port!, '/_sim/health', 'evil.example');
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('host_not_allowed');
-    expect((await rawGet(wildcard.port!, '/_sim/health', 'sim.lan.example')).status).toBe(200);
+    expect((await getWithHost(wildcard.port!, '/_sim/health', 'sim.lan.example')).status).toBe(200);
   });
 });
 

@@ -8,7 +8,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleRequest, type ApiState, type Exchange } from '../src/api/handleRequest.js';
@@ -20,6 +19,7 @@ import { parseTranscript, type Transcript, type TranscriptLine } from '../src/tr
 import { replayTranscript } from '../src/transcript/replay.js';
 import { replayAgainstTarget } from '../src/transcript/replayTarget.js';
 import { PROMPT, expectError, makeSim } from './helpers.js';
+import { CLI, runCli } from './processes.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const dir = mkdtempSync(join(tmpdir(), 'sim-transcript-test-'));
@@ -371,21 +371,10 @@ describe('replay', () => {
 });
 
 describe('sim replay FILE (command line)', () => {
-  const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
   let file: string;
   let lines: string[];
 
-  /** Runs `node dist/cli.js ...args`; resolves to its exit status and output. */
-  function sim(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
-  }
+  const sim = runCli;
 
   function withLines(rows: string[], text = `${rows.join('\n')}\n`): string {
     const out = tmpFile();
