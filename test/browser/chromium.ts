@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { onTestFailed } from 'vitest';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', import.meta.url));
@@ -74,4 +75,11 @@ export async function openBrowser(expected: [number, RegExp][] = []): Promise<Op
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Saves a screenshot of `page()` to ARTIFACTS/`name` if the current test fails. */
+export function failureScreenshot(page: () => Page | undefined, name: string): void {
+  onTestFailed(async () => {
+    await page()?.screenshot({ path: join(ARTIFACTS, name), fullPage: true }).catch(() => undefined);
+  });
 }

@@ -3,12 +3,10 @@
  * Chromium: every control the page offers is driven from the page, and its effect is checked on the
  * page and on the simulator.
  */
-import { join } from 'node:path';
-import { onTestFailed } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createSimulator } from '../../src/index.js';
-import { ARTIFACTS, openBrowser, type OpenBrowser } from './chromium.js';
+import { openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure } from './chromium.js';
 
 const KEY = 'sk_test_room';
 
@@ -35,11 +33,7 @@ afterAll(async () => {
   await sim.close();
 });
 
-function failureScreenshot(name: string): void {
-  onTestFailed(async () => {
-    await page?.screenshot({ path: join(ARTIFACTS, name), fullPage: true }).catch(() => undefined);
-  });
-}
+const failureScreenshot = (name: string): void => screenshotOnFailure(() => page, name);
 
 async function createVideo(prompt: string, key = KEY): Promise<string> {
   const response = await fetch(`${url}/v1/videos`, {

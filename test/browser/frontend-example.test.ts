@@ -6,9 +6,9 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SimulatorControl, createSimulator } from '../../src/index.js';
-import { ARTIFACTS, openBrowser, type OpenBrowser } from './chromium.js';
+import { openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure } from './chromium.js';
 
 const KEY = 'sk_test_frontend_dev';
 const EXAMPLE = pathToFileURL(join(import.meta.dirname, '../../examples/frontend/index.html')).href;
@@ -48,11 +48,7 @@ afterAll(async () => {
   await sim.close();
 });
 
-function failureScreenshot(name: string): void {
-  onTestFailed(async () => {
-    await page?.screenshot({ path: join(ARTIFACTS, name), fullPage: true }).catch(() => undefined);
-  });
-}
+const failureScreenshot = (name: string): void => screenshotOnFailure(() => page, name);
 
 const status = () => page.locator('#status');
 
