@@ -175,6 +175,16 @@ export class Simulator {
     return `req_${String(++this.state.requestCount).padStart(10, '0')}`;
   }
 
+  /** How many global request ids were given out since the start or the last global reset. */
+  get globalRequestCount(): number {
+    return this.state.requestCount;
+  }
+
+  /** Counts ids up to `n` as given out (a restored state's), so that none is given out again; never moves back. */
+  skipGlobalRequestIdsTo(n: number): void {
+    if (n > this.state.requestCount) this.state.requestCount = n;
+  }
+
   /** The account's virtual time, once every transition due by then has been applied. */
   catchUp(account: Account): number {
     return this.catchUpAt(account, this.clock.now());

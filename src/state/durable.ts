@@ -14,7 +14,6 @@ import type { Scenario } from '../core/scenario.js';
 import type { Simulator } from '../core/simulator.js';
 import { StateFormatError, formatStateHeader, type StateHeader } from './format.js';
 import { StateRefusedError, readStateFile, type AskedState, type ReadState } from './open.js';
-import { watchGlobalRequestIds } from './requestIds.js';
 import { HeldWall, restoreState, type RestoreResult } from './restore.js';
 import { StateStore } from './store.js';
 
@@ -67,11 +66,9 @@ export function attachState(
 ): DurableState {
   const { read, wall, path } = prepared;
   let store: StateStore | undefined;
-  const ids = watchGlobalRequestIds(core, () => store?.idGiven());
   store = new StateStore({
     file: path,
     core,
-    ids,
     overrides: read ? read.file.header.overrides : options.overrides,
     anchor: prepared.anchor,
     existing: read && {
@@ -92,7 +89,7 @@ export function attachState(
     if (!read) return 0;
     let result: RestoreResult;
     try {
-      result = restoreState(core, read.file, { wall, ids, cdnUrl: core.cdnUrl, log: options.log });
+      result = restoreState(core, read.file, { wall, cdnUrl: core.cdnUrl, log: options.log });
     } catch (e) {
       if (e instanceof StateFormatError) {
         throw new StateRefusedError(`${path} is not a state file this simulator can restore: ${e.message}. Choose another --state file, or remove this one to start anew.`);

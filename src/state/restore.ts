@@ -12,7 +12,6 @@ import type { Simulator } from '../core/simulator.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { recordedRequest } from '../transcript/replay.js';
 import { globalIdNumber, type StateFile } from './format.js';
-import type { GlobalRequestIds } from './requestIds.js';
 import { loadSnapshot } from './snapshot.js';
 
 /** The wall clock a simulator with state reads: the real one, or a reading held while restoring. */
@@ -48,10 +47,10 @@ export interface RestoreResult {
 export function restoreState(
   core: Simulator,
   file: StateFile,
-  context: { wall: HeldWall; ids: GlobalRequestIds; cdnUrl: string; log: (line: string) => void },
+  context: { wall: HeldWall; cdnUrl: string; log: (line: string) => void },
 ): RestoreResult {
   const { header } = file;
-  const { wall, ids } = context;
+  const { wall } = context;
   const state: ApiState = {
     sim: core,
     control: { transcript: () => undefined, recording: () => undefined, scenarios: listBundledScenarios },
@@ -65,14 +64,12 @@ export function restoreState(
     core.reset();
     core.seed = header.seed;
     core.cdnUrl = context.cdnUrl;
-    ids.restart();
     if (file.snapshot) {
       loadSnapshot(core, file.snapshot, header.cdn_url, 2);
-      ids.resume(file.snapshot.state.requests);
     }
     for (const entry of file.entries) {
       if ('ids' in entry) {
-        ids.forwardTo(entry.ids);
+        core.skipGlobalRequestIdsTo(entry.ids);
         continue;
       }
       const { line } = entry;
@@ -81,7 +78,7 @@ export function restoreState(
       const behindMs = Date.parse(line.now) - core.clock.now();
       if (behindMs > 0) core.clock.advance(behindMs);
       const globalId = globalIdNumber(line.id);
-      if (globalId !== null) ids.forwardTo(globalId - 1);
+      if (globalId !== null) core.skipGlobalRequestIdsTo(globalId - 1);
       const answer = handleRequest(state, recordedRequest(line));
       requests++;
       if (answer.status !== line.status) {

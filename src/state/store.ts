@@ -7,8 +7,8 @@
  * (GET, HEAD: it changes nothing a client relies on, though it spends a rate-limit token, adds a
  * journal entry and takes a request id) is kept in memory and written with the next state-changing
  * line (so the order is kept), or within a second by a timer, or at close: `kill -9` can lose only
- * the polls of the last second. The same timer writes an `{"ids":N}` line when global request ids
- * were given out that no line shows (reads of the control API, media).
+ * the polls of the last second. A check each second writes an `{"ids":N}` line when the core gave
+ * out global request ids that no line shows (reads of the control API, media).
  *
  * Compaction: once the request lines after the last snapshot (the tail) pass `COMPACT_MIN_TAIL_BYTES`
  * and outweigh the header and snapshot before them, the file is rewritten as the header and a
@@ -32,7 +32,6 @@ import type { Simulator } from '../core/simulator.js';
 import { acquireFileLock, type FileLock } from '../fileLock.js';
 import { formatIds, formatStateHeader, formatStateLine, globalIdNumber, type StateHeader } from './format.js';
 import { compactedStateText, compactedText, stateHeaderOf, takeSnapshot } from './snapshot.js';
-import type { GlobalRequestIds } from './requestIds.js';
 import { StateRefusedError } from './open.js';
 
 /** What `GET /_sim/health` shows of the state. */
@@ -66,7 +65,6 @@ function compactionBound(base: number): number {
 export interface StoreOptions {
   file: string;
   core: Simulator;
-  ids: GlobalRequestIds;
   overrides: StateHeader['overrides'];
   /** The wall-clock reading at which the core's clock began (the new file's anchor). */
   anchor: number;
@@ -88,6 +86,8 @@ export class StateStore {
   private pending = '';
   private pendingLines = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** Checks every second for global request ids given out without a line (control reads, media). */
+  private idsCheck: NodeJS.Timeout | undefined;
   /** Bytes and request lines in the file. */
   private bytes = 0;
   private lines = 0;
@@ -156,6 +156,10 @@ export class StateStore {
       throw new StateRefusedError(`cannot write the state file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
     this.phase = 'open';
+    this.idsCheck = setInterval(() => {
+      if (this.options.core.globalRequestCount > this.idsKept) this.flush();
+    }, POLL_FLUSH_MS);
+    this.idsCheck.unref();
   }
 
   /** Keeps one exchange (the request path calls this as each request is handled). Never throws. */
@@ -176,11 +180,6 @@ export class StateStore {
     else this.flush();
   }
 
-  /** Told of every global request id given out: one that no line shows is kept within a second. */
-  idGiven(): void {
-    if (this.phase === 'open' && this.options.ids.last() > this.idsKept) this.arm();
-  }
-
   /** Writes what is held in memory (polls, and the global ids given out since the last line). */
   flush(): void {
     if (this.timer) {
@@ -188,7 +187,7 @@ export class StateStore {
       this.timer = undefined;
     }
     if (this.phase !== 'open') return;
-    const ids = this.options.ids.last();
+    const ids = this.options.core.globalRequestCount;
     if (ids > this.idsKept) {
       this.pending += `${formatIds(ids)}\n`;
       this.idsKept = ids;
@@ -220,7 +219,7 @@ export class StateStore {
    */
   compact(options: { onlySmaller?: boolean } = {}): Compaction | undefined {
     if (!this.opened()) return undefined;
-    const { core, file, ids } = this.options;
+    const { core, file } = this.options;
     const before = this.bytes + Buffer.byteLength(this.pending);
     const wall = core.hostTimeMs();
     const text = compactedText(this.header(), takeSnapshot(core, this.seq, wall));
@@ -242,7 +241,7 @@ export class StateStore {
     this.pendingLines = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.idsKept = ids.last();
+    this.idsKept = core.globalRequestCount;
     try {
       closeSync(this.fd as number);
       this.fd = openSync(file, 'a');
@@ -296,6 +295,7 @@ export class StateStore {
     if (this.phase === 'closed') return;
     this.flush();
     this.phase = 'closed';
+    clearInterval(this.idsCheck);
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     this.lock?.release();
@@ -325,14 +325,13 @@ export class StateStore {
 
   /** Replaces the file with a new header (a global reset began a new run at wall time `anchor`). */
   private renew(anchor: number): void {
-    const { file, core, ids } = this.options;
+    const { file, core } = this.options;
     this.clockSeen = core.clock;
     this.anchor = anchor;
     this.pending = '';
     this.pendingLines = 0;
     this.seq = 0;
-    // The reset's own id was given before it: the count restarts after it.
-    ids.restart();
+    // The reset's own id was given before it: the core's count restarted after it.
     this.idsKept = 0;
     const header = `${formatStateHeader(this.header())}\n`;
     try {
@@ -364,6 +363,7 @@ export class StateStore {
     this.pending = '';
     this.pendingLines = 0;
     this.phase = 'stopped';
+    clearInterval(this.idsCheck);
     this.writeFailed = (e as NodeJS.ErrnoException).code ?? 'unknown';
     this.options.warn(
       `state stopped: cannot write the state file ${this.options.file} (${code}); requests are still answered, but what they change is no longer kept (a restart would lose it)`,
