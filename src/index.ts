@@ -10,12 +10,14 @@
  * await sim.close();
  * ```
  */
+import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ClockMode } from './core/clock.js';
 import type { Scenario } from './core/scenario.js';
 import { Simulator } from './core/simulator.js';
+import { createApi, isApiPath } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
-import { isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
+import { isLoopbackAddress, pathOf, type AccessPolicy } from './http/controlGuard.js';
 import { createAppServer, type AppServer } from './http/server.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
@@ -213,7 +215,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     if (closing) return closing;
-    const endDrain = app.drain();
+    const endDrain = api.drain();
     const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve();
     server = undefined;
     closing = closed
@@ -233,7 +235,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     ownOrigins: options.baseUrl ? [options.baseUrl] : [],
     controlToken: options.controlToken,
   };
-  const app = createApp(core, {
+  const api = createApi(core, {
     access,
     log,
     sleep: options.sleep,
@@ -248,10 +250,14 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     state: durable ? () => durable.store.compacted() : () => textBody(compactedStateText(core, overrides, core.clock.wallStartMs, 0)),
     ...(durable && { stateStatus: () => durable.store.status() }),
   });
+  // The Express app (for the files, and `sim.app`) is made, and Express loaded, on first use.
+  let app: SimulatorApp | undefined;
+  const appOf = (): SimulatorApp => (app ??= createApp(core, api, log));
+  const serve: RequestListener = (req, res) => (isApiPath(pathOf(req.url)) ? api.handle(req, res) : appOf()(req, res));
 
   // The control methods: each the control request it names, through the app's request path.
   const control = controlMethods<false>((call) => {
-    const answer = app.answer({
+    const answer = api.answer({
       method: call.method,
       path: call.path,
       query: queryString(call.query),
@@ -264,7 +270,9 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   });
 
   const handle: SimulatorHandle = {
-    app,
+    get app() {
+      return appOf();
+    },
     core,
     get url() {
       return url;
@@ -275,7 +283,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     stateRestored: prepared?.read && durable?.restored,
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
-        const listening = createAppServer(handle.app, () => core.nextRequestId());
+        const listening = createAppServer(serve, () => core.nextRequestId());
         server = listening;
         listening.once('error', (err) => {
           if (server === listening) server = undefined;

@@ -4,6 +4,7 @@
  * answered without Express and only the files handed to it.
  */
 import express from 'express';
+import { spawnSync } from 'node:child_process';
 import { IncomingMessage, ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -111,5 +112,34 @@ describe("the simulator's app server", () => {
     expect(res.headers['access-control-allow-origin']).toBe('*');
     expect(logs).toHaveLength(1);
     expect(logs[0]).toMatch(/^internal error on POST \/v1\/videos: Error: the sleep broke/);
+  });
+});
+
+describe('loading Express', () => {
+  it('waits for the first file request: a simulator that answers only the JSON API never loads it', async () => {
+    // A fresh process, since this one has loaded Express already.
+    const script = `
+      import { createRequire } from 'node:module';
+      import { createSimulator } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes('/node_modules/express/'));
+      const sim = createSimulator({ scenario: 'fast', clock: 'manual', log: () => {} });
+      const url = await sim.listen(0);
+      const seen = [];
+      const created = await fetch(url + '/v1/videos', { method: 'POST', headers: { Authorization: 'Bearer sk_test_alice', 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'video-3.2', prompt: 'A slow dolly shot across a rain-soaked neon street at night.' }) });
+      seen.push([created.status, loaded()]);
+      const health = await fetch(url + '/_sim/health');
+      seen.push([health.status, loaded()]);
+      const file = await fetch(url + '/cdn/images/img_nope.png');
+      seen.push([file.status, loaded()]);
+      await sim.close();
+      console.log(JSON.stringify(seen));
+    `;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout)).toEqual([
+      [200, false],
+      [200, false],
+      [404, true],
+    ]);
   });
 });

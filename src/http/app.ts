@@ -1,16 +1,17 @@
 /**
- * The Express app around a simulator: a thin adapter. The JSON API is one plain request handler
- * (api.ts); the app sends every API path to it first thing, serves media files (`/cdn`) and the
- * dashboard (`/_sim/`) after the same access checks and CORS (never on `/_sim`), answers their
+ * The Express app around a simulator's JSON API: a thin adapter. The JSON API is one plain request
+ * handler (api.ts); the app sends every API path to it first thing, serves media files (`/cdn`) and
+ * the dashboard (`/_sim/`) after the same access checks and CORS (never on `/_sim`), answers their
  * errors in the service's error shape, and hands a file path no router answered to the API
  * handler too. A server made by `createAppServer` calls the API handler without the app.
  */
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import type { Simulator } from '../core/simulator.js';
-import { createApi, isApiPath, type Api, type ApiOptions } from './api.js';
+import { isApiPath, type Api } from './api.js';
 import { pathOf } from './controlGuard.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorShapeHandler } from './errorAnswers.js';
+import { loadExpress } from './express.js';
 import { createMediaRouter } from './media.js';
 
 /**
@@ -32,10 +33,9 @@ export type SimulatorApp = Express & {
   drain(): () => void;
 };
 
-export function createApp(sim: Simulator, options: ApiOptions = {}): SimulatorApp {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const api = createApi(sim, { ...options, log });
-  const app = express();
+/** The Express app of `sim`'s JSON API `api` (made by `createApi`), whose errors are logged to `log`. */
+export function createApp(sim: Simulator, api: Api, log: (line: string) => void): SimulatorApp {
+  const app = loadExpress()();
   app.disable('x-powered-by');
   app.set('etag', false);
 

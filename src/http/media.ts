@@ -22,7 +22,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 
-import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
 import fresh from 'fresh';
 import { LRUCache } from 'lru-cache';
@@ -31,6 +30,7 @@ import parseRange from 'range-parser';
 import { SimError } from '../core/errors.js';
 import { loopClip, parseClip, type Mp4Clip } from '../media/mp4.js';
 import { pngDimensions, renderPlaceholderPng, THUMBNAIL_DIMENSIONS } from '../media/png.js';
+import { loadExpress } from './express.js';
 
 export interface MediaCatalog {
   /** A video that has succeeded: its resolution, duration and prompt; undefined when no such video exists or it has not succeeded. */
@@ -279,7 +279,7 @@ function placeholderCache(): Placeholders {
 // The router.
 
 export function createMediaRouter(catalog: MediaCatalog): Router {
-  const router = express.Router();
+  const router = loadExpress().Router();
   const placeholder = placeholderCache();
 
   // Express 5 answers HEAD with the GET route; sendMediaFile leaves the body out.

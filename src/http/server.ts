@@ -9,8 +9,9 @@
  * leaves kilobytes that outlive a young-generation collection: through Express a poll cost about
  * four times the CPU time, and each stored generation more resident memory (bench/README.md). The
  * API handler needs nothing of Express, so its requests never meet that call; Node's own objects
- * go through unchanged. Any other app (a plain Express app, or one that wraps the simulator's) gets
- * every request, as `http.createServer(app)` would give it.
+ * go through unchanged. Any other app or listener (a plain Express app, one that wraps the
+ * simulator's, `createSimulator`'s own dispatcher) gets every request, as `http.createServer(app)`
+ * would give it.
  */
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -34,7 +35,7 @@ export type AppServer = Server & {
  * A `node:http` server for `app` that answers malformed HTTP, an unmet `Expect` and `CONNECT` in
  * the service's error shape; `requestId` gives those answers their `X-Request-Id`.
  */
-export function createAppServer(app: Express | SimulatorApp, requestId: () => string = () => 'req_malformed'): AppServer {
+export function createAppServer(app: Express | SimulatorApp | RequestListener, requestId: () => string = () => 'req_malformed'): AppServer {
   const server = createServer(listenerFor(app));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectation(req, res, requestId));
@@ -46,7 +47,7 @@ export function createAppServer(app: Express | SimulatorApp, requestId: () => st
 }
 
 /** API paths to the app's JSON API handler (when it has one), everything else to Express. */
-function listenerFor(app: Express | SimulatorApp): RequestListener {
+function listenerFor(app: Express | SimulatorApp | RequestListener): RequestListener {
   if (!('api' in app)) return app;
   const api = app.api;
   return (req, res) => (isApiPath(pathOf(req.url)) ? api(req, res) : app(req, res));
