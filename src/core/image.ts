@@ -7,32 +7,33 @@ import { checkClaimLinking } from './claimLinking.js';
 import { isoTime } from './clock.js';
 import type { ForcedOutcome } from './fate.js';
 import type { Generation } from './generation.js';
-import type { Scenario } from './scenario.js';
 import type { ServiceParts } from './videos.js';
 
 export type AspectRatio = '16:9' | '9:16' | '1:1';
 
+/**
+ * A stored image: what is read of it later (its file under /cdn, its use as `keyframe_id`). Its
+ * model, price and creation time are in the answer that created it and nowhere else, since no
+ * endpoint shows an image again.
+ */
 export interface Image {
   id: string;
   account: string;
   prompt: string;
   aspectRatio: AspectRatio;
-  model: string;
-  costCents: number;
-  createdAt: number;
 }
 
 /** The image object of section 2.2. */
-function imageView(image: Image, cdnUrl: string) {
+function imageView(image: Image, model: string, costCents: number, createdAt: number, cdnUrl: string) {
   return {
     id: image.id,
     object: 'image' as const,
     status: 'ready' as const,
-    model: image.model,
+    model,
     prompt: image.prompt,
     url: `${cdnUrl}/images/${image.id}.png`,
-    cost_cents: image.costCents,
-    created_at: isoTime(image.createdAt),
+    cost_cents: costCents,
+    created_at: isoTime(createdAt),
   };
 }
 
@@ -55,29 +56,24 @@ export function createImage(parts: ServiceParts, account: Account, nowMs: number
     account: account.key,
     prompt: input.prompt,
     aspectRatio: input.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
-    model: parts.scenario.models.keyframe,
-    costCents: parts.scenario.pricing.keyframe_cents,
-    createdAt: nowMs,
   };
-  account.requireBalance(image.costCents);
+  const costCents = parts.scenario.pricing.keyframe_cents;
+  account.requireBalance(costCents);
   checkClaimLinking(parts.scenario, parts.seed, account.key, [input.prompt], forced);
   parts.store.addImage(image);
-  account.charge(image.costCents);
-  return imageView(image, parts.cdnUrl);
+  account.charge(costCents);
+  return imageView(image, parts.scenario.models.keyframe, costCents, nowMs, parts.cdnUrl);
 }
 
 /**
  * The still a video's keyframe stage generates: the image endpoint's generation step, so it
  * becomes an image of the account, reusable as `keyframe_id`. Its price is part of the video's.
  */
-export function keyframeImage(scenario: Scenario, g: Generation, atMs: number): Image {
+export function keyframeImage(g: Generation): Image {
   return {
     id: g.fate.keyframeImageId as string,
     account: g.account,
     prompt: g.request.prompt,
     aspectRatio: DEFAULT_ASPECT_RATIO,
-    model: scenario.models.keyframe,
-    costCents: scenario.pricing.keyframe_cents,
-    createdAt: atMs,
   };
 }

@@ -10,21 +10,18 @@ import type { Fate } from './fate.js';
 import { failureError, type Generation } from './generation.js';
 import { keyframeImage } from './image.js';
 import { CANCELABLE_STATUSES, RESOLVED_STATUSES, STAGE_BY_NAME, statusesInWords, type FilledField } from './pipeline.js';
-import type { Scenario } from './scenario.js';
 import type { GenerationStore } from './store.js';
 
 /** What a transition works on besides the generation and its account. */
 export interface PipelineParts {
   readonly store: GenerationStore;
-  /** A generated keyframe's model and price. */
-  readonly scenario: Scenario;
 }
 
 /** How each field of the video object is filled when the stage that fills it ends. */
 const FILL: Readonly<Record<FilledField, (parts: PipelineParts, g: Generation, atMs: number) => void>> = {
-  keyframe(parts, g, atMs) {
+  keyframe(parts, g) {
     g.keyframeReady = true;
-    if (g.fate.keyframeMode === 'generated') parts.store.addImage(keyframeImage(parts.scenario, g, atMs));
+    if (g.fate.keyframeMode === 'generated') parts.store.addImage(keyframeImage(g));
   },
   routed_model(_parts, g) {
     g.routedModel = g.fate.routedModel;

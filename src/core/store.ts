@@ -252,7 +252,8 @@ export class GenerationStore {
       this.storedResolved++;
     }
     for (const image of state.images) {
-      this.holdingsOf(image.account).images.set(image.id, { ...image });
+      // Only what is read of an image (files written by earlier versions hold more).
+      this.holdingsOf(image.account).images.set(image.id, { id: image.id, account: image.account, prompt: image.prompt, aspectRatio: image.aspectRatio });
       this.imageQueue.push(this.holdings.get(image.account)?.images.get(image.id) as Image);
       this.storedImages++;
     }

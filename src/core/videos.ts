@@ -9,10 +9,11 @@ import { cancelView, videoView, type Generation, type VideoRequest, type VideoVi
 import * as lifecycle from './lifecycle.js';
 import { checkClaimLinking } from './claimLinking.js';
 import type { VideoStatus } from './pipeline.js';
-import type { Resolution } from './scenario.js';
+import type { Resolution, Scenario } from './scenario.js';
 
 /** What the service's operations read and change. */
 export interface ServiceParts extends lifecycle.PipelineParts {
+  readonly scenario: Scenario;
   readonly seed: number;
   /** The address written into `output.url`, `thumbnail_url` and image `url`. */
   readonly cdnUrl: string;
