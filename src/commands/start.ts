@@ -5,7 +5,6 @@
  */
 import { Option, type Command } from 'commander';
 import { statSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 import { createSimulator, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
@@ -13,6 +12,7 @@ import { TranscriptFileError } from '../transcript/file.js';
 import { StateRefusedError } from '../state/open.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
 import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
+import { applyHeapPolicy, DEFAULT_HEAP_GROWING_PERCENT } from './heapPolicy.js';
 import { EXIT_USAGE, hostList, integer, positiveNumber, url } from './parsers.js';
 
 export interface StartOptions {
@@ -33,17 +33,6 @@ export interface StartOptions {
   allowedHosts?: string[];
   scenariosDir?: string;
 }
-
-/**
- * V8's heap policy: how far the heap may grow past what is live before a full collection. V8's own
- * adaptive policy (0) lets it grow to up to four times what is live; since the store keeps every
- * generation live, most of that growth is resident memory held for nothing. 30% keeps resident
- * memory per stored generation about a quarter lower at about the same throughput, where 10%
- * collects a large heap so often that creates and polls slow down (bench/README.md, "Memory: V8's
- * heap policy"). A process started with node's own `--heap-growing-percent` (on its command line
- * or in NODE_OPTIONS) keeps that unless the flag or its variable is given.
- */
-const DEFAULT_HEAP_GROWING_PERCENT = 30;
 
 /** A stopping server exits by then, drained or not (the in-process drain cuts connections at 3 s). */
 const STOP_DEADLINE_MS = 4500;
@@ -198,16 +187,6 @@ function stateLine(sim: SimulatorHandle, file: string | undefined): string {
   if (file === undefined) return '';
   const restored = sim.stateRestored;
   return `state: ${file} (${restored === undefined ? 'new' : `${restored} request${restored === 1 ? '' : 's'} restored`})\n`;
-}
-
-function applyHeapPolicy(percent: number, fromDefault: boolean): void {
-  if (fromDefault && nodeSetsHeapPolicy()) return;
-  // 0 is V8's own "not set": its default, adaptive policy.
-  setFlagsFromString(`--heap-growing-percent=${percent}`);
-}
-
-function nodeSetsHeapPolicy(): boolean {
-  return [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => /--heap[-_]growing[-_]percent/.test(arg));
 }
 
 function isDirectory(path: string): boolean {
