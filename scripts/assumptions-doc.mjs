@@ -106,7 +106,7 @@ export function renderAssumptionsPage(openapiText, driftTable) {
     const place = placeOf(path, node);
     const rows = ids.map((id) => {
       const entry = drift.get(id);
-      if (!entry) throw new Error(`openapi.yaml: assumption ${id} is not in the drift table (src/drift/assumptions.ts)`);
+      if (!entry) throw new Error(`openapi.yaml: assumption ${id} is not in the drift table (src/drift/assumptions.yaml)`);
       return `- <a id="${id}"></a>\`${id}\`: ${driftCheck(entry)}.`;
     });
     return `## ${place}\n\n${assumptionText(node.description, place)}\n\n${rows.join('\n')}\n`;
