@@ -14,8 +14,7 @@ import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
 import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
-import { compactedStateText } from '../state/snapshot.js';
-import { textBody, type StateStatus } from '../state/store.js';
+import type { StateStatus } from '../state/store.js';
 import { createControlGuard, isControlPath, pathOf, type AccessPolicy } from './controlGuard.js';
 import { answerInternalError } from './errorAnswers.js';
 
@@ -33,8 +32,8 @@ export interface ApiOptions {
   transcript?: () => StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the recording; undefined when recording is off. */
   recording?: () => RecordingStatus | undefined;
-  /** The state as a compacted state file (for `GET /_sim/state`). Default: the core's state now, with no overrides recorded. */
-  state?: () => StreamedBody | undefined;
+  /** The state as a compacted state file (for `GET /_sim/state`): any simulator hands over its state, kept in a file or not. */
+  state: () => StreamedBody;
   /** What `GET /_sim/health` shows of the state file; undefined when state is off. */
   stateStatus?: () => StateStatus | undefined;
   /** Called once `POST /_sim/shutdown` has been answered. */
@@ -78,7 +77,7 @@ export interface Api {
 /** The request's client went away before its body was complete. */
 const ABORTED = Symbol('aborted');
 
-export function createApi(sim: Simulator, options: ApiOptions = {}): Api {
+export function createApi(sim: Simulator, options: ApiOptions): Api {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const sleep = options.sleep ?? sleepUnlessAborted;
   // Aborted while the server stops: every wait for injected latency ends at once.
@@ -103,8 +102,7 @@ export function createApi(sim: Simulator, options: ApiOptions = {}): Api {
     control: {
       transcript: options.transcript ?? (() => undefined),
       recording: options.recording ?? (() => undefined),
-      // Any simulator hands over its state as a file; one with --state says which run it continues.
-      state: options.state ?? (() => textBody(compactedStateText(sim, {}, sim.clock.wallStartMs, 0))),
+      state: options.state,
       stateStatus: options.stateStatus ?? (() => undefined),
       scenarios: listBundledScenarios,
     },
