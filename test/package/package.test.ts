@@ -6,7 +6,7 @@
  * example's own `npm test` and `npm run typecheck` with a smoke test added.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -290,6 +290,34 @@ describe('installed into a fresh project', () => {
     }
     expect(gone, `the simulator (pid ${pid}) still runs after the recipe's last line`).toBe(true);
     expect(readFileSync(join(project, 'sim.log'), 'utf8')).toMatch(/^sim listening on http:\/\/127\.0\.0\.1:\d+ \(scenario fast/);
+  });
+
+  it('exports video-service-sim/testcontainers, which loads once testcontainers (its optional peer) is installed beside it', async () => {
+    const script = [
+      "const url = import.meta.resolve('video-service-sim/testcontainers');",
+      'let missing = null;',
+      "try { await import('video-service-sim/testcontainers'); } catch (e) { missing = e.code; }",
+      'console.log(JSON.stringify({ url, missing }));',
+    ].join('\n');
+    // Without the peer: the subpath resolves to the packaged module, whose import names what is missing.
+    const without = JSON.parse(await runOk('node', ['--input-type=module', '-e', script], project)) as { url: string; missing: string | null };
+    expect(fileURLToPath(without.url)).toBe(join(installed, 'dist', 'testcontainers.js'));
+    expect(packedFiles).toContain('dist/testcontainers.d.ts');
+    expect(without.missing).toBe('ERR_MODULE_NOT_FOUND');
+    // With the peer (this repository's copy, linked in): it loads, and the module's class is a Testcontainers container.
+    const peer = join(project, 'node_modules', 'testcontainers');
+    symlinkSync(join(ROOT, 'node_modules', 'testcontainers'), peer, 'dir');
+    try {
+      const check = [
+        "import { VideoSimContainer, SIM_PORT, DEFAULT_IMAGE } from 'video-service-sim/testcontainers';",
+        "import { GenericContainer } from 'testcontainers';",
+        'console.log(JSON.stringify({ container: new VideoSimContainer() instanceof GenericContainer, SIM_PORT, DEFAULT_IMAGE }));',
+      ].join('\n');
+      const loaded = JSON.parse(await runOk('node', ['--input-type=module', '-e', check], project)) as unknown;
+      expect(loaded).toEqual({ container: true, SIM_PORT: 8080, DEFAULT_IMAGE: 'video-service-sim:latest' });
+    } finally {
+      rmSync(peer, { force: true });
+    }
   });
 
   it('loads with require() from a CommonJS script, and runs a simulator from it', async () => {
