@@ -9,19 +9,20 @@
  * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `store.ts`, the
  * control views and live control in `control.ts`.
  */
-import { Account, type AccountState } from './account.js';
-import { Accounts } from './accounts.js';
+import { Account } from './account.js';
+import type { Accounts } from './accounts.js';
 import { apiKeyOf } from './auth.js';
 import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
 import { controlGenerations, health, type GenerationsInput, type Health } from './control.js';
 import { SimError, fail } from './errors.js';
-import { FaultQueue, type QueuedFault } from './faults.js';
+import type { FaultQueue } from './faults.js';
 import type { Generation } from './generation.js';
 import type { Image } from './image.js';
-import { Journal, type JournalRecord } from './journal.js';
+import type { Journal } from './journal.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
-import { GenerationStore, type StoreState } from './store.js';
+import { SimulatorState, type CoreState } from './simulatorState.js';
+import type { GenerationStore } from './store.js';
 
 export interface SimulatorOptions {
   scenario: Scenario;
@@ -37,45 +38,8 @@ export interface SimulatorOptions {
   cdnUrl: string;
 }
 
-/**
- * Everything a global reset drops, as plain data (see `Simulator.toState`): the state a snapshot
- * holds. The scenario, the seed and the clock's start, mode and speed are the run's, kept beside it.
- */
-export interface CoreState {
-  /** What every clock advance added to the global clock. */
-  clock_advanced_ms: number;
-  /** Global request ids given out (`req_0000000012`: 12). */
-  requests: number;
-  /** In order of last use, the least recently used first. */
-  accounts: AccountState[];
-  evicted_accounts: number;
-  store: StoreState;
-  /** The journal's records shown, oldest first. */
-  journal: JournalRecord[];
-  faults: QueuedFault[];
-}
-
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
 const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
-
-/** Everything a global reset drops: made anew by `reset`, so no field can be forgotten. */
-class SimulatorState {
-  readonly faults = new FaultQueue();
-  readonly accounts: Accounts;
-  readonly store: GenerationStore;
-  readonly journal: Journal;
-  /** Requests answered without an account: the global request ids count them. */
-  requestCount = 0;
-
-  constructor(
-    readonly clock: VirtualClock,
-    limits: Scenario['limits'],
-  ) {
-    this.accounts = new Accounts(limits.max_accounts);
-    this.store = new GenerationStore(limits.max_stored_generations);
-    this.journal = new Journal(limits.journal_size);
-  }
-}
 
 export class Simulator {
   scenario: Scenario;
@@ -160,7 +124,7 @@ export class Simulator {
     if (held) return held;
     const account = new Account(key, this.scenario, this.seed, this.clock.now());
     const dropped = accounts.add(account);
-    if (dropped !== undefined) this.forgetAccount(dropped);
+    if (dropped !== undefined) this.state.forgetAccount(dropped);
     return account;
   }
 
@@ -236,7 +200,7 @@ export class Simulator {
           message: 'A reset with api_key resets one account; scenario and seed apply to the whole simulator, so leave them out.',
         });
       }
-      this.forgetAccount(input.apiKey);
+      this.state.forgetAccount(input.apiKey);
       return this.health();
     }
     if (input.scenario != null) {
@@ -284,16 +248,7 @@ export class Simulator {
    * is applied after a restore as it would have been here).
    */
   toState(): CoreState {
-    const { state } = this;
-    return {
-      clock_advanced_ms: state.clock.advancedMs,
-      requests: state.requestCount,
-      accounts: [...state.accounts.values()].map((account) => account.toState()),
-      evicted_accounts: state.accounts.evicted,
-      store: state.store.toState(),
-      journal: state.journal.toState(),
-      faults: state.faults.toState(),
-    };
+    return this.state.toState();
   }
 
   /**
@@ -302,31 +257,7 @@ export class Simulator {
    * under an Idempotency-Key (a restore on another media address rewrites the address in it).
    */
   fromState(data: CoreState, storedText?: (body: string) => string): void {
-    const clock = this.state.clock;
-    const state = new SimulatorState(clock, this.scenario.limits);
-    clock.advancedMs = data.clock_advanced_ms;
-    state.requestCount = data.requests;
-    const accounts = data.accounts.map((a) => Account.fromState(a, this.scenario, this.seed, storedText));
-    state.accounts.restore(accounts, data.evicted_accounts);
-    state.store.fromState(data.store);
-    data.accounts.forEach((a, i) => {
-      for (const id of a.scheduled) {
-        const g = state.store.get(id);
-        if (g) lifecycle.scheduleAgain(accounts[i] as Account, g);
-      }
-    });
-    state.journal.fromState(data.journal);
-    state.faults.fromState(data.faults);
-    this.state = state;
-  }
-
-  /** Drops an account and everything of it: a per-account reset, or the account dropped for the limit. */
-  private forgetAccount(key: string): void {
-    const { state } = this;
-    state.accounts.delete(key);
-    state.store.forgetAccount(key);
-    state.journal.forget(key);
-    state.faults.forget(key);
+    this.state = SimulatorState.fromState(data, this.state.clock, this.scenario, this.seed, storedText);
   }
 
   private newState(): SimulatorState {

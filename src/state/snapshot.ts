@@ -12,7 +12,8 @@
  * only on versions that read its format, so a version that does not is refused with what to do.
  */
 import { isoTime } from '../core/clock.js';
-import type { CoreState, Simulator } from '../core/simulator.js';
+import type { Simulator } from '../core/simulator.js';
+import type { CoreState } from '../core/simulatorState.js';
 import { SIMULATOR_VERSION } from '../version.js';
 import { STATE_FORMAT, StateFormatError, formatStateHeader, type StateHeader } from './format.js';
 
