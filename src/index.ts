@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import type { ClockMode } from './core/clock.js';
 import type { Scenario } from './core/scenario.js';
 import { Simulator } from './core/simulator.js';
-import { createApi, isApiPath } from './http/api.js';
+import { createApi, isApiPath, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { isLoopbackAddress, pathOf, type AccessPolicy } from './http/controlGuard.js';
 import { createAppServer, type AppServer } from './http/server.js';
@@ -167,38 +167,8 @@ const DRAIN_GRACE_MS = 3000;
 
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const asked =
-    options.scenario === undefined ? undefined : typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario);
-  const wallClock = options.now ?? (() => performance.timeOrigin + performance.now());
-  // With a state file, the file decides what was not asked for (its scenario, seed and clock).
-  const prepared =
-    options.state === undefined
-      ? undefined
-      : prepareState(
-          options.state,
-          {
-            scenario: asked && { value: asked, name: typeof options.scenario === 'string' ? options.scenario : asked.name },
-            seed: options.seed,
-            clock: options.clock,
-            speed: options.speed,
-          },
-          wallClock,
-          log,
-        );
-  const scenario = prepared?.core.scenario ?? asked ?? loadScenario('default');
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
-  const startFile =
-    typeof options.scenario === 'string' && options.scenario !== scenario.name ? scenarioFile(options.scenario) : undefined;
-  const core = new Simulator({
-    scenario,
-    // A reset names a scenario, never a file (src/scenarios/resetScenarios.ts).
-    loadScenario: resetScenarioLoader({ start: { scenario, file: startFile }, scenariosDir: options.scenariosDir }),
-    seed: prepared ? prepared.core.seed : options.seed,
-    clockMode: prepared ? prepared.core.clockMode : options.clock,
-    speed: prepared ? prepared.core.speed : options.speed,
-    wallClock: prepared ? prepared.wall.now : wallClock,
-    cdnUrl: explicitCdn ?? 'http://localhost/cdn',
-  });
+  const { core, prepared } = openCore(options, explicitCdn, log);
   let server: AppServer | undefined;
   let url: string | undefined;
   let port: number | undefined;
@@ -255,19 +225,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   const appOf = (): SimulatorApp => (app ??= createApp(core, api, log));
   const serve: RequestListener = (req, res) => (isApiPath(pathOf(req.url)) ? api.handle(req, res) : appOf()(req, res));
 
-  // The control methods: each the control request it names, through the app's request path.
-  const control = controlMethods<false>((call) => {
-    const answer = api.answer({
-      method: call.method,
-      path: call.path,
-      query: queryString(call.query),
-      headers: call.body === undefined ? {} : { 'content-type': 'application/json' },
-      body: call.body === undefined ? null : Buffer.from(JSON.stringify(call.body)),
-    });
-    if (answer.status !== 200) throw new SimulatorControlError(answer.status, answer.body, `${call.method} ${call.path}`);
-    if (call.text) return answer.stream ? answer.stream.text() : answer.body;
-    return JSON.parse(answer.body);
-  });
+  const control = inProcessControl(api);
 
   const handle: SimulatorHandle = {
     get app() {
@@ -316,6 +274,60 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     close,
   };
   return handle;
+}
+
+/**
+ * The core for `options`: its scenario, seed and clock are the ones asked for, and with a state
+ * file, the file's for what was not asked for (`prepared`: the file, read but not yet attached).
+ */
+function openCore(options: CreateSimulatorOptions, explicitCdn: string | undefined, log: (line: string) => void) {
+  const asked =
+    options.scenario === undefined ? undefined : typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario);
+  const wallClock = options.now ?? (() => performance.timeOrigin + performance.now());
+  const prepared =
+    options.state === undefined
+      ? undefined
+      : prepareState(
+          options.state,
+          {
+            scenario: asked && { value: asked, name: typeof options.scenario === 'string' ? options.scenario : asked.name },
+            seed: options.seed,
+            clock: options.clock,
+            speed: options.speed,
+          },
+          wallClock,
+          log,
+        );
+  const scenario = prepared?.core.scenario ?? asked ?? loadScenario('default');
+  const startFile =
+    typeof options.scenario === 'string' && options.scenario !== scenario.name ? scenarioFile(options.scenario) : undefined;
+  const core = new Simulator({
+    scenario,
+    // A reset names a scenario, never a file (src/scenarios/resetScenarios.ts).
+    loadScenario: resetScenarioLoader({ start: { scenario, file: startFile }, scenariosDir: options.scenariosDir }),
+    seed: prepared ? prepared.core.seed : options.seed,
+    clockMode: prepared ? prepared.core.clockMode : options.clock,
+    speed: prepared ? prepared.core.speed : options.speed,
+    wallClock: prepared ? prepared.wall.now : wallClock,
+    cdnUrl: explicitCdn ?? 'http://localhost/cdn',
+  });
+  return { core, prepared };
+}
+
+/** The control methods in-process: each the control request it names, through the API's request path, answered at once. */
+function inProcessControl(api: Api): ControlMethods<false> {
+  return controlMethods<false>((call) => {
+    const answer = api.answer({
+      method: call.method,
+      path: call.path,
+      query: queryString(call.query),
+      headers: call.body === undefined ? {} : { 'content-type': 'application/json' },
+      body: call.body === undefined ? null : Buffer.from(JSON.stringify(call.body)),
+    });
+    if (answer.status !== 200) throw new SimulatorControlError(answer.status, answer.body, `${call.method} ${call.path}`);
+    if (call.text) return answer.stream ? answer.stream.text() : answer.body;
+    return JSON.parse(answer.body);
+  });
 }
 
 /** The one hook on the request path that feeds the transcript and the state file (undefined: neither is on). */
