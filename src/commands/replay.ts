@@ -4,12 +4,12 @@
  * (or the target cannot be used).
  */
 import { Option, type Command } from 'commander';
-import { readFileSync } from 'node:fs';
 import type { Scenario } from '../core/scenario.js';
 import { ScenarioError, listBundledScenarios, loadScenario, scenarioFromValue } from '../scenarios/load.js';
 import { url } from './parsers.js';
 import { formatReport, type ReplayReport } from '../transcript/compare.js';
-import { TranscriptError, parseTranscript, type Transcript } from '../transcript/format.js';
+import { fileRows, RowTooLongError } from '../fileRows.js';
+import { TranscriptError, readTranscript, type TranscriptHeader, type TranscriptReading } from '../transcript/format.js';
 import { replayTranscript } from '../transcript/replay.js';
 import { TargetError, replayAgainstTarget } from '../transcript/replayTarget.js';
 
@@ -44,18 +44,20 @@ export function registerReplayCommand(program: Command): void {
 
 /** Runs the command; resolves to its exit status. */
 export async function runReplay(file: string, opts: ReplayCommandOptions, io: { out: (text: string) => void; err: (text: string) => void }): Promise<number> {
-  let transcript: Transcript;
+  const unreadable = (e: unknown): number => {
+    if (!(e instanceof TranscriptError || e instanceof RowTooLongError || e instanceof ScenarioError || e instanceof UnreadableFile)) throw e;
+    io.err(`sim replay: ${e instanceof ScenarioError ? e.message : `${file}: ${e.message}`}\n`);
+    return EXIT_UNREADABLE;
+  };
+  let transcript: TranscriptReading;
   try {
-    transcript = readTranscript(file, io.err);
+    transcript = openTranscript(file);
   } catch (e) {
-    if (e instanceof TranscriptError || e instanceof ScenarioError || e instanceof UnreadableFile) {
-      io.err(`sim replay: ${e instanceof ScenarioError ? e.message : `${file}: ${e.message}`}\n`);
-      return EXIT_UNREADABLE;
-    }
-    throw e;
+    return unreadable(e);
   }
   let report: ReplayReport;
   try {
+    // The lines are read as they are replayed: a line found damaged stops the replay there.
     report = opts.target
       ? await replayAgainstTarget(transcript, opts.target, { bundledScenario, controlToken: opts.controlToken || undefined })
       : replayTranscript(transcript, { loadScenario: (name) => loadScenario(name), log: (line) => io.err(`sim replay: ${line}\n`) });
@@ -64,8 +66,9 @@ export async function runReplay(file: string, opts: ReplayCommandOptions, io: { 
       io.err(`sim replay: ${e.message}\n`);
       return EXIT_UNREADABLE;
     }
-    throw e;
+    return unreadable(e);
   }
+  warnIfCut(file, transcript.ending, io.err);
   if (opts.target && report.differences.length > 0) {
     const note = await addressesNote(opts.target, transcript.header);
     if (note) report.notes.push(note);
@@ -83,7 +86,7 @@ class UnreadableFile extends Error {}
  * the recording simulator's. Read from a succeeded video the replay left on the target (a control
  * GET, which changes nothing); undefined when there is none, or the addresses agree.
  */
-async function addressesNote(targetUrl: string, header: Transcript['header']): Promise<string | undefined> {
+async function addressesNote(targetUrl: string, header: TranscriptHeader): Promise<string | undefined> {
   let url: unknown;
   try {
     const res = await fetch(`${targetUrl}/_sim/generations?status=succeeded&limit=1`, { signal: AbortSignal.timeout(5_000) });
@@ -104,20 +107,32 @@ async function addressesNote(targetUrl: string, header: Transcript['header']): P
   );
 }
 
-/** Reads and checks a transcript file; its header's scenario is checked as a scenario file would be. */
-function readTranscript(file: string, warn: (text: string) => void): Transcript {
-  let text: string;
+/**
+ * The longest line a transcript may hold: a request body is at most 1 MiB, and its JSON string,
+ * with every byte escaped, at most six times that, beside an answer of about the same bound.
+ */
+const MAX_LINE_CHARS = 16 * 1024 * 1024;
+
+/** Opens a transcript file: its header read and its scenario checked as a scenario file's would be; its lines read as they are replayed. */
+function openTranscript(file: string): TranscriptReading {
+  let reading: TranscriptReading;
   try {
-    text = readFileSync(file, 'utf8');
+    reading = readTranscript(fileRows(file, MAX_LINE_CHARS));
   } catch (e) {
-    throw new UnreadableFile(`cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined) throw new UnreadableFile(`cannot read it (${code})`);
+    throw e;
   }
-  const parsed = parseTranscript(text);
-  const scenario = scenarioFromValue(parsed.header.scenario, `${file} line 1 (the header's scenario)`);
-  if (parsed.truncated > 0) {
+  const scenario = scenarioFromValue(reading.header.scenario, `${file} line 1 (the header's scenario)`);
+  return { ...reading, header: { ...reading.header, scenario } };
+}
+
+/** Says when the recording the transcript holds was cut (known once its lines have been read). */
+function warnIfCut(file: string, ending: TranscriptReading['ending'], warn: (text: string) => void): void {
+  if (ending.truncated > 0) {
     warn(`sim replay: ${file}: the transcript was cut: its last line was cut short (the recording stopped while writing it); it is left out\n`);
   }
-  const { end } = parsed;
+  const { end } = ending;
   if (end) {
     const why =
       end.stopped === 'size_limit'
@@ -125,7 +140,6 @@ function readTranscript(file: string, warn: (text: string) => void): Transcript 
         : `a write to the file failed (${end.error ?? 'no error code'})`;
     warn(`sim replay: ${file}: the transcript was cut: recording stopped because ${why}; requests from seq ${end.next_seq} on were not recorded, the ones before are replayed\n`);
   }
-  return { header: { ...parsed.header, scenario }, lines: parsed.lines };
 }
 
 function bundledScenario(name: string): Scenario | undefined {

@@ -136,41 +136,66 @@ export class TranscriptError extends JsonLinesError {
   override readonly name = 'TranscriptError';
 }
 
+/** A transcript being read: its header at once, its lines as they are read. */
+export interface TranscriptReading {
+  header: TranscriptHeader;
+  /** The recorded lines, each checked as it is read; they can be read once. */
+  lines: Iterable<TranscriptLine>;
+  /** How the file ended, known once `lines` has been read to its end (see `readTranscript`). */
+  readonly ending: { truncated: number; end?: TranscriptEnd };
+}
+
 /**
- * Reads a transcript's text. A last line cut short (the recording process was killed while writing
- * it) is dropped and counted in `truncated`; an end line (the recording stopped early) is returned
- * as `end`; any other line that is not what the format says throws a `TranscriptError` naming it,
- * a second header line included (two recordings in one file). The header's scenario is checked by
- * the caller (it needs the scenario loader).
+ * Reads a transcript from its rows (`text.split('\n')`, or `fileRows`), checking each line as it
+ * comes, so that a transcript of any size replays in bounded memory. A last line cut short (the
+ * recording process was killed while writing it) is dropped and counted in `ending.truncated`; an
+ * end line (the recording stopped early) is `ending.end`; any other line that is not what the
+ * format says throws a `TranscriptError` naming it, a second header line included (two recordings
+ * in one file). The header's scenario is checked by the caller (it needs the scenario loader).
  */
-export function parseTranscript(text: string): Transcript & { truncated: number; end?: TranscriptEnd } {
-  const rows = text.split('\n');
-  // A complete line ends with a newline: what follows the last one is a line cut short, or nothing.
-  const tail = rows.pop() as string;
-  let truncated = 0;
-  if (tail.trim() !== '') {
-    if (rows.length === 0 || isJson(tail)) rows.push(tail);
-    else truncated = 1;
-  }
-  if (rows.length === 0 || rows[0]?.trim() === '') throw new TranscriptError(1, 'expected the header line, got an empty file');
-  const header = parseHeader(parseJsonObject(rows[0] as string, 1, (line, what) => new TranscriptError(line, what)));
-  const lines: TranscriptLine[] = [];
-  let end: { value: TranscriptEnd; line: number } | undefined;
-  for (let i = 1; i < rows.length; i++) {
-    const row = rows[i] as string;
-    if (row.trim() === '') continue;
-    const value = parseJsonObject(row, i + 1, (line, what) => new TranscriptError(line, what));
-    if ('transcript' in value) {
-      throw new TranscriptError(
-        i + 1,
-        'a second header: this file holds two recordings (two simulators writing one file, or files joined together); replay each recording from a file of its own',
-      );
+export function readTranscript(rows: Iterable<string>): TranscriptReading {
+  const source = rows[Symbol.iterator]();
+  const first = source.next();
+  // The header is the first row, whether or not a newline ends it.
+  if (first.done || first.value.trim() === '') throw new TranscriptError(1, 'expected the header line, got an empty file');
+  const header = parseHeader(parseJsonObject(first.value, 1, (line, what) => new TranscriptError(line, what)));
+  const ending: TranscriptReading['ending'] = { truncated: 0 };
+  function* lines(): Generator<TranscriptLine> {
+    let endLine: number | undefined;
+    let number = 2;
+    for (let row = source.next(); !row.done; number++) {
+      const following = source.next();
+      const text = row.value;
+      row = following;
+      if (text.trim() === '') continue;
+      // What follows the last newline: a complete line, or one cut short.
+      if (following.done && !isJson(text)) {
+        ending.truncated = 1;
+        break;
+      }
+      const value = parseJsonObject(text, number, (line, what) => new TranscriptError(line, what));
+      if ('transcript' in value) {
+        throw new TranscriptError(
+          number,
+          'a second header: this file holds two recordings (two simulators writing one file, or files joined together); replay each recording from a file of its own',
+        );
+      }
+      if (endLine !== undefined) throw new TranscriptError(number, `a line after the end line of line ${endLine} (the recording had stopped there)`);
+      if ('stopped' in value) {
+        ending.end = parseEnd(value, number);
+        endLine = number;
+      } else yield parseLine(value, number);
     }
-    if (end) throw new TranscriptError(i + 1, `a line after the end line of line ${end.line} (the recording had stopped there)`);
-    if ('stopped' in value) end = { value: parseEnd(value, i + 1), line: i + 1 };
-    else lines.push(parseLine(value, i + 1));
   }
-  return { header, lines, truncated, ...(end && { end: end.value }) };
+  return { header, lines: lines(), ending };
+}
+
+/** A transcript's whole text, read at once (see `readTranscript`). */
+export function parseTranscript(text: string): Transcript & { truncated: number; end?: TranscriptEnd } {
+  const reading = readTranscript(text.split('\n'));
+  const lines = [...reading.lines];
+  const { truncated, end } = reading.ending;
+  return { header: reading.header, lines, truncated, ...(end && { end }) };
 }
 
 function parseEnd(value: Record<string, unknown>, line: number): TranscriptEnd {

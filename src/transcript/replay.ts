@@ -13,7 +13,7 @@ import type { Scenario } from '../core/scenario.js';
 import { Simulator } from '../core/simulator.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
-import { sentBody, type Transcript, type TranscriptLine } from './format.js';
+import { sentBody, type TranscriptLine, type TranscriptReading } from './format.js';
 
 export interface ReplayOptions {
   /** Resolves a scenario a recorded reset names (a bundled name or a file path). */
@@ -28,7 +28,7 @@ export interface ReplayOptions {
  * The recording simulator's overrides (a `--seed`, `--clock` or `--speed` that a reset keeps) are
  * not written in the header as such: a header value that differs from its scenario's was one.
  */
-export function replayTranscript(transcript: Transcript, options: ReplayOptions): ReplayReport {
+export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 'lines'>, options: ReplayOptions): ReplayReport {
   const { header } = transcript;
   const { scenario } = header;
   const standingWallMs = Date.parse(header.clock.start);

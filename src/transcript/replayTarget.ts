@@ -20,7 +20,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import type { Scenario } from '../core/scenario.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
-import { sentBody, type Transcript, type TranscriptLine } from './format.js';
+import { sentBody, type TranscriptLine, type TranscriptReading } from './format.js';
 
 /** The target cannot be used: unreachable, not on the manual clock, or refusing the reset. */
 export class TargetError extends Error {
@@ -42,7 +42,7 @@ interface Answer {
   body: string;
 }
 
-export async function replayAgainstTarget(transcript: Transcript, targetUrl: string, options: TargetReplayOptions): Promise<ReplayReport> {
+export async function replayAgainstTarget(transcript: Pick<TranscriptReading, 'header' | 'lines'>, targetUrl: string, options: TargetReplayOptions): Promise<ReplayReport> {
   const target = new Target(targetUrl, options.controlToken);
   try {
     return await replay(target, transcript, options);
@@ -51,7 +51,7 @@ export async function replayAgainstTarget(transcript: Transcript, targetUrl: str
   }
 }
 
-async function replay(target: Target, transcript: Transcript, options: TargetReplayOptions): Promise<ReplayReport> {
+async function replay(target: Target, transcript: Pick<TranscriptReading, 'header' | 'lines'>, options: TargetReplayOptions): Promise<ReplayReport> {
   const { header } = transcript;
   const report = emptyReport();
 
