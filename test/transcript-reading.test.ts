@@ -23,6 +23,22 @@ function fileWith(content: string | Buffer): string {
 
 const MiB = 1024 * 1024;
 
+/** A transcript of `creates` creates on the fast scenario: its seed and its rows. */
+async function recordCreates(creates: number): Promise<{ seed: number; rows: string[] }> {
+  const file = join(dir, `recorded-${++files}.jsonl`);
+  const sim = makeSim({ scenario: 'fast', clock: 'manual', record: file });
+  const url = await sim.listen(0);
+  for (let i = 0; i < creates; i++) {
+    await fetch(`${url}/v1/videos`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer sk_test_alice', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'video-3.2', prompt: PROMPT }),
+    });
+  }
+  await sim.close();
+  return { seed: sim.core.seed, rows: [...fileRows(file, MiB)] };
+}
+
 describe('fileRows', () => {
   it.each([
     ['empty', ''],
@@ -52,18 +68,8 @@ describe('fileRows', () => {
 
 describe('readTranscript', () => {
   it('reads the header at once and each line only as the lines are read', async () => {
-    const sim = makeSim({ scenario: 'fast', clock: 'manual', record: join(dir, 'recorded.jsonl') });
-    const url = await sim.listen(0);
-    for (let i = 0; i < 3; i++) {
-      await fetch(`${url}/v1/videos`, {
-        method: 'POST',
-        headers: { Authorization: 'Bearer sk_test_alice', 'Content-Type': 'application/json' },
-        body: JSON.stringify({ model: 'video-3.2', prompt: PROMPT }),
-      });
-    }
-    await sim.close();
+    const { seed, rows: recorded } = await recordCreates(3);
     const rows: string[] = [];
-    const recorded = [...fileRows(join(dir, 'recorded.jsonl'), MiB)];
     function* counted(): Generator<string> {
       for (const row of recorded) {
         rows.push(row);
@@ -71,7 +77,7 @@ describe('readTranscript', () => {
       }
     }
     const reading = readTranscript(counted());
-    expect(reading.header.seed).toBe(sim.core.seed);
+    expect(reading.header.seed).toBe(seed);
     expect(rows).toHaveLength(1);
     const lines = reading.lines[Symbol.iterator]();
     expect(lines.next().value?.seq).toBe(1);
@@ -83,20 +89,7 @@ describe('readTranscript', () => {
 });
 
 describe('sim replay on a damaged or hostile file', () => {
-  async function recorded(): Promise<string[]> {
-    const file = join(dir, `source-${++files}.jsonl`);
-    const sim = makeSim({ scenario: 'fast', clock: 'manual', record: file });
-    const url = await sim.listen(0);
-    for (let i = 0; i < 4; i++) {
-      await fetch(`${url}/v1/videos`, {
-        method: 'POST',
-        headers: { Authorization: 'Bearer sk_test_alice', 'Content-Type': 'application/json' },
-        body: JSON.stringify({ model: 'video-3.2', prompt: PROMPT }),
-      });
-    }
-    await sim.close();
-    return [...fileRows(file, MiB)].filter((row) => row !== '');
-  }
+  const recorded = async (): Promise<string[]> => (await recordCreates(4)).rows.filter((row) => row !== '');
 
   it('exits 2 naming a damaged line that follows good ones, and prints no report', async () => {
     const rows = await recorded();
