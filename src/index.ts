@@ -138,7 +138,10 @@ export interface CreateSimulatorOptions {
  * every call (`SimulatorControlApi`) runs against either, chosen by configuration.
  */
 export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
-  /** The Express app, for supertest or for mounting in another server. */
+  /**
+   * The Express app, for supertest or for mounting in another server: made (and Express loaded)
+   * when first read. A listening simulator answers its JSON API without it.
+   */
   readonly app: SimulatorApp;
   /** The core, for direct inspection. */
   readonly core: Simulator;
