@@ -6,9 +6,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { DEFAULT_PRICES } from '../drift/probes.js';
-import { formatReport, reportJson } from '../drift/report.js';
-import { runDrift } from '../drift/run.js';
+import { DEFAULT_PRICES } from '../drift/prices.js';
 import { url } from './parsers.js';
 
 interface DriftFlags {
@@ -57,6 +55,8 @@ export function registerDriftCommand(program: Command): void {
     .addHelpText('after', HELP)
     .action(async (flags: DriftFlags) => {
       try {
+        // The drift check is loaded only when asked for: the server's start does not pay for it.
+        const [{ runDrift }, { formatReport, reportJson }] = await Promise.all([import('../drift/run.js'), import('../drift/report.js')]);
         const report = await runDrift({
           target: flags.target,
           apiKey: flags.apiKey,

@@ -10,8 +10,6 @@ import { url } from './parsers.js';
 import { formatReport, type ReplayReport } from '../transcript/compare.js';
 import { fileRows, RowTooLongError } from '../fileRows.js';
 import { TranscriptError, readTranscript, type TranscriptHeader, type TranscriptReading } from '../transcript/format.js';
-import { replayTranscript } from '../transcript/replay.js';
-import { TargetError, replayAgainstTarget } from '../transcript/replayTarget.js';
 
 const EXIT_DIFFERENT = 1;
 const EXIT_UNREADABLE = 2;
@@ -55,6 +53,11 @@ export async function runReplay(file: string, opts: ReplayCommandOptions, io: { 
   } catch (e) {
     return unreadable(e);
   }
+  // Replaying is loaded only when asked for: the server's start does not pay for it.
+  const [{ replayTranscript }, { TargetError, replayAgainstTarget }] = await Promise.all([
+    import('../transcript/replay.js'),
+    import('../transcript/replayTarget.js'),
+  ]);
   let report: ReplayReport;
   try {
     // The lines are read as they are replayed: a line found damaged stops the replay there.

@@ -14,6 +14,7 @@
 import { ASSUMPTIONS } from './assumptions.js';
 import type { Expect } from './findings.js';
 import type { ProbeRequest } from './client.js';
+import type { Prices } from './prices.js';
 
 /** A model no service has: a create naming it is refused at the existence check at the latest. */
 export const NO_MODEL = 'video-0.0-drift-probe';
@@ -22,20 +23,13 @@ export const NO_VIDEO = 'vid_driftProbeUnknown0000000';
 export const NO_IMAGE = 'img_driftProbeUnknown0000000';
 /** An aspect ratio no service offers: an image create carrying it is refused. */
 export const NO_ASPECT = '7:3';
+
 export const PROMPT = 'Drift check probe: a plain grey test card, held still.';
 export const NEGATIVE_PROMPT = 'drift check probe: no text';
 export const UNKNOWN_PARAM = 'drift_probe_unknown';
 const LONG_PROMPT = 'a '.repeat(2000) + 'a'; // 4,001 characters
 const KNOWN_MODELS = ['video-3.0', 'video-3.1', 'video-3.2'];
 
-/**
- * The worst-case list price of the paid probes, from the bundled `default` scenario's pricing
- * (5 cents per output second at 720p, 2 cents per keyframe): a probe video is 4 s at 720p, 20
- * cents, plus 2 for a keyframe if one is generated; an image is one keyframe. Override with
- * `--video-price-cents` and `--image-price-cents` when the service's prices are known to differ.
- */
-export const DEFAULT_PRICES = { videoCents: 22, imageCents: 2 } as const;
-export type Prices = { videoCents: number; imageCents: number };
 
 /** The body of a paid video probe (cheapest duration and resolution). */
 export const PAID_VIDEO = { model: 'video-3.2', prompt: PROMPT, duration_seconds: 4, resolution: '720p' } as const;

@@ -10,8 +10,8 @@ import { ASSUMPTIONS, SCHEMA_ROW } from './assumptions.js';
 import { checkEveryAnswer, checkListPages, checkSchema, checkVideosSeen, videosIn, type VideoSeen } from './answers.js';
 import { DriftClient, KeyRefused, TargetUnreachable, type Exchange, type ProbeRequest } from './client.js';
 import { Findings, describeAnswer, describeRequest, errorOf, isReplay, type Row } from './findings.js';
+import { DEFAULT_PRICES, type Prices } from './prices.js';
 import {
-  DEFAULT_PRICES,
   FREE_PROBES,
   FREE_SEQUENCES,
   NEGATIVE_PROMPT,
@@ -21,7 +21,6 @@ import {
   PAID_VIDEO,
   PROMPT,
   type PaidProbe,
-  type Prices,
 } from './probes.js';
 
 export interface DriftOptions {
