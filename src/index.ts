@@ -10,15 +10,14 @@
  * await sim.close();
  * ```
  */
-import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ClockMode } from './core/clock.js';
 import type { Scenario } from './core/scenario.js';
 import { Simulator } from './core/simulator.js';
-import { createApi, isApiPath, type Api } from './http/api.js';
+import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
-import { isLoopbackAddress, pathOf, type AccessPolicy } from './http/controlGuard.js';
-import { createAppServer, type AppServer } from './http/server.js';
+import { isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
+import { apiFirst, createAppServer, type AppServer } from './http/server.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
@@ -226,7 +225,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   // The Express app (for the files, and `sim.app`) is made, and Express loaded, on first use.
   let app: SimulatorApp | undefined;
   const appOf = (): SimulatorApp => (app ??= createApp(core, api, log));
-  const serve: RequestListener = (req, res) => (isApiPath(pathOf(req.url)) ? api.handle(req, res) : appOf()(req, res));
+  const serve = apiFirst(api.handle, appOf);
 
   const control = inProcessControl(api);
 

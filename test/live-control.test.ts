@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadScenario, type Scenario } from '../src/index.js';
-import { parseTranscript } from '../src/transcript/format.js';
+import { parseTranscript } from './transcripts.js';
 import { replayTranscript } from '../src/transcript/replay.js';
 import {
   advanceOk,

@@ -48,9 +48,12 @@ export function createAppServer(app: Express | SimulatorApp | RequestListener, r
 
 /** API paths to the app's JSON API handler (when it has one), everything else to Express. */
 function listenerFor(app: Express | SimulatorApp | RequestListener): RequestListener {
-  if (!('api' in app)) return app;
-  const api = app.api;
-  return (req, res) => (isApiPath(pathOf(req.url)) ? api(req, res) : app(req, res));
+  return 'api' in app ? apiFirst(app.api, () => app) : app;
+}
+
+/** API paths to the JSON API's handler `api`; every other path to the app `filesApp` gives (which may make it then). */
+export function apiFirst(api: RequestListener, filesApp: () => RequestListener): RequestListener {
+  return (req, res) => (isApiPath(pathOf(req.url)) ? api(req, res) : filesApp()(req, res));
 }
 
 /** How often a draining server closes the connections that have become idle. */

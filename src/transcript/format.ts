@@ -61,11 +61,6 @@ export interface TranscriptLine extends RecordedRequest {
   response: string;
 }
 
-export interface Transcript {
-  header: TranscriptHeader;
-  lines: TranscriptLine[];
-}
-
 /** Why a recording stopped before the simulator did. */
 export type StopReason = 'size_limit' | 'write_failed';
 
@@ -190,14 +185,6 @@ export function readTranscript(rows: Iterable<string>): TranscriptReading {
   return { header, lines: lines(), ending };
 }
 
-/** A transcript's whole text, read at once (see `readTranscript`). */
-export function parseTranscript(text: string): Transcript & { truncated: number; end?: TranscriptEnd } {
-  const reading = readTranscript(text.split('\n'));
-  const lines = [...reading.lines];
-  const { truncated, end } = reading.ending;
-  return { header: reading.header, lines, truncated, ...(end && { end }) };
-}
-
 function parseEnd(value: Record<string, unknown>, line: number): TranscriptEnd {
   const wrong = (field: string, expected: string): never => {
     throw new TranscriptError(line, `${field}: expected ${expected}, got ${JSON.stringify(value[field]) ?? 'nothing'} (an end line)`);
@@ -217,7 +204,6 @@ function isJson(text: string): boolean {
     return false;
   }
 }
-
 
 function parseHeader(value: Record<string, unknown>): TranscriptHeader {
   const at = (problem: string): never => {
