@@ -70,7 +70,11 @@ export interface Api {
   readonly answer: (request: ApiRequest) => ApiAnswer;
   /** The answers that failed validation against openapi.yaml (each became a 500). */
   readonly responseFailures: ApiState['responseFailures'];
-  /** See `SimulatorApp.drain`. */
+  /**
+   * Stops waiting out injected latency while the server stops: the answers waiting now are sent at
+   * once, later ones are not delayed, and each closes its connection. Returns the function that
+   * ends the drain (once the server has closed).
+   */
   drain(): () => void;
 }
 

@@ -16,8 +16,7 @@ import { createMediaRouter } from './media.js';
 
 /**
  * An Express app, with the answers that failed validation against openapi.yaml (each became a 500),
- * its JSON API as a plain request handler (`api`), and its request path without HTTP (`answer`),
- * which the in-process control methods call.
+ * its JSON API as a plain request handler (`api`), and its request path without HTTP (`answer`).
  */
 export type SimulatorApp = Express & {
   /** The JSON API as a `node:http` request handler, without Express: what the app itself calls for API paths. */
@@ -25,12 +24,6 @@ export type SimulatorApp = Express & {
   readonly responseFailures: Api['responseFailures'];
   /** Answers one request as the app would (recorded like one), synchronously, without waiting any injected latency. */
   readonly answer: Api['answer'];
-  /**
-   * Stops waiting out injected latency while the server stops: the answers waiting now are sent at
-   * once, later ones are not delayed, and each closes its connection. Returns the function that
-   * ends the drain (once the server has closed).
-   */
-  drain(): () => void;
 };
 
 /** The Express app of `sim`'s JSON API `api` (made by `createApi`), whose errors are logged to `log`. */
@@ -65,6 +58,5 @@ export function createApp(sim: Simulator, api: Api, log: (line: string) => void)
     api: api.handle,
     responseFailures: api.responseFailures,
     answer: api.answer,
-    drain: api.drain,
   });
 }
