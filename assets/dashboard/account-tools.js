@@ -12,7 +12,7 @@ function target(value) {
 }
 
 /** The fault the fault form describes, for `account`. */
-export function faultFromForm(account) {
+function faultFromForm(account) {
   const kind = $('fault-kind').value;
   const fault = { ...target($('fault-target').value), times: Number($('fault-times').value) || 1, api_key: account };
   if (kind === 'latency') fault.latency_ms = Number($('fault-latency').value) || 0;
@@ -21,7 +21,7 @@ export function faultFromForm(account) {
 }
 
 /** The forced outcome the outcome form describes (any `outcome` POST /_sim/faults takes). */
-export function outcomeFromForm() {
+function outcomeFromForm() {
   const kind = $('outcome-kind').value;
   if (kind.startsWith('fail_stage:')) return { fail_stage: kind.slice('fail_stage:'.length) };
   if (kind === 'flags') {
@@ -39,7 +39,7 @@ function faultText(f) {
 }
 
 /** Lists the faults waiting for `account` (all accounts' shared faults are not shown). */
-export function renderFaults(list, account) {
+function renderFaults(list, account) {
   const mine = account ? list.faults.filter((f) => f.api_key === account) : [];
   $('faults-list').replaceChildren(...mine.map((f) => h('li', { 'data-testid': 'fault-row', class: 'mono' }, faultText(f))));
   $('faults-empty').hidden = mine.length > 0;
@@ -47,8 +47,9 @@ export function renderFaults(list, account) {
 }
 
 /**
- * Wires the forms. `run(action)` runs a user action (controls disabled, errors shown); `done(text)`
- * reports a success, `failed(error)` a failure outside an action.
+ * Wires the forms. `run(action)` runs a user action (controls disabled, errors shown, the page
+ * refreshed after it, this list included); `done(text)` reports a success, `failed(error)` a
+ * failure outside an action.
  */
 export function wireAccountTools({ run, done, failed }) {
   const account = () => $('tools-account').value.trim();
@@ -57,7 +58,11 @@ export function wireAccountTools({ run, done, failed }) {
     if (!key) throw new Error('Type the account (API key) the fault is for.');
     return key;
   };
-  const refresh = async () => renderFaults(await api.faults(), account());
+  /** Lists what waits for the account typed (nothing is asked for while none is). */
+  const refresh = async () => {
+    const key = account();
+    renderFaults(key ? await api.faults() : { faults: [] }, key);
+  };
 
   $('fault-kind').addEventListener('change', () => ($('fault-latency-label').hidden = $('fault-kind').value !== 'latency'));
   $('outcome-kind').addEventListener('change', () => ($('outcome-flag').hidden = $('outcome-kind').value !== 'flags'));
@@ -68,7 +73,6 @@ export function wireAccountTools({ run, done, failed }) {
     run(async () => {
       const fault = faultFromForm(needAccount());
       await api.queueFault(fault);
-      await refresh();
       done(`Queued for ${fault.api_key}: ${$('fault-kind').selectedOptions[0].textContent} on ${$('fault-target').selectedOptions[0].textContent}.`);
     });
   });
@@ -77,7 +81,6 @@ export function wireAccountTools({ run, done, failed }) {
     run(async () => {
       const key = needAccount();
       await api.queueFault({ path: '/v1/videos', method: 'POST', outcome: outcomeFromForm(), api_key: key });
-      await refresh();
       done(`The next video ${key} creates: ${$('outcome-kind').selectedOptions[0].textContent}.`);
     });
   });
@@ -85,7 +88,6 @@ export function wireAccountTools({ run, done, failed }) {
     run(async () => {
       const key = needAccount();
       await api.clearFaults(key);
-      await refresh();
       done(`Dropped the faults queued for ${key}.`);
     }),
   );

@@ -88,7 +88,7 @@ export const api = {
  * A control endpoint's file (GET /_sim/state), fetched with the control token like every control
  * request: resolves to a Blob, rejects with a ControlError.
  */
-export async function controlDownload(path) {
+async function controlDownload(path) {
   const token = controlToken();
   const response = await fetch(new URL(path, SIM), { headers: token ? { Authorization: `Bearer ${token}` } : {}, cache: 'no-store' });
   if (!response.ok) {

@@ -10,12 +10,12 @@
 // (re)load. Filtered to one account, times are that account's (`GET /_sim/clock?api_key=`), since
 // an account's clock can run ahead of the global one, and its client report is shown.
 import { wireAccountTools } from './account-tools.js';
-import './state-panel.js';
+import { renderStatePanel } from './state-panel.js';
 import { renderGenerationActions } from './actions.js';
 import { api, learnCdn, newMediaView } from './api.js';
 import { renderModels, wireCreateForm } from './create-form.js';
 import { clockText, durationText, ms, signature, stageLabel } from './format.js';
-import { inFlightStatuses, isInFlight, learnPipeline, pipelineStages, timedStages } from './pipeline.js';
+import { failableStages, inFlightStatuses, isInFlight, learnPipeline, pipelineStages, timedStages } from './pipeline.js';
 import { generationRow, h, journalRow, renderDetail, renderMissing, renderReport, scaleTimelines } from './views.js';
 
 const POLL_MS = 1500;
@@ -96,7 +96,7 @@ async function tick() {
     else renderTable();
     renderSelected();
     await refreshJournal(epoch);
-    if ($('tools-account').value.trim()) await accountTools.refresh();
+    await accountTools.refresh();
     setLive('live', `live · ${new Date().toLocaleTimeString()}`);
   } catch (error) {
     setLive('offline', `offline: ${error.message}`);
@@ -173,6 +173,7 @@ async function reload(message) {
   state.scenarios = scenarios.data;
   learnPipeline(pipeline.data);
   renderStatusFilter();
+  renderOutcomeStages();
   applyHealth(health, accountClock);
   renderScenario(scenario);
   renderModels(scenario.models?.video ?? []);
@@ -201,6 +202,7 @@ function applyHealth(health, accountClock) {
   $('clock-now').textContent = clockText(health.clock.now);
   $('clock-mode').textContent = health.clock.mode === 'manual' ? 'manual' : `realtime ×${health.clock.speed}`;
   renderAccountClock();
+  renderStatePanel(health.state);
   $('scenario-name').textContent = health.scenario;
   $('scenario-seed').textContent = `seed ${health.seed}`;
   const select = $('scenario-select');
@@ -272,6 +274,17 @@ function renderStatusFilter() {
   for (const option of select.querySelectorAll('option[data-in-flight]')) option.remove();
   select.querySelector('option[value=""]').after(...inFlightStatuses().map((status) => h('option', { 'data-in-flight': true }, status)));
   select.value = state.filter.status;
+}
+
+/** The "Next video fails at" choices: one per failable stage, before the other outcomes. */
+function renderOutcomeStages() {
+  const select = $('outcome-kind');
+  const old = [...select.querySelectorAll('option[data-failable]')];
+  // A choice made since the last (re)load stays; the first time, the first stage is chosen.
+  const chosen = old.length > 0 ? select.value : null;
+  for (const option of old) option.remove();
+  select.prepend(...failableStages().map((stage) => h('option', { value: `fail_stage:${stage.name}`, 'data-failable': true }, `fails at ${stageLabel(stage.name)}`)));
+  select.value = [...select.options].some((o) => o.value === chosen) ? chosen : select.options[0].value;
 }
 
 /** The colour key of the timelines: the stages a generation spends time in (all but claim linking). */

@@ -1,12 +1,10 @@
 // Durable state (`--state FILE`): a line under the top bar saying whether a restart keeps what the
 // simulator holds, and, when it does, the file, its size and its last compaction; in either case a
 // link that downloads the state as a compacted state file (GET /_sim/state, sent with the control
-// token like every control request), which `sim --state FILE` opens anywhere. It reads
-// GET /_sim/health on its own slow cadence, so the rest of the page is untouched by it.
+// token like every control request), which `sim --state FILE` opens anywhere. The page renders it
+// from each GET /_sim/health it reads.
 import { api } from './api.js';
 import { h } from './views.js';
-
-const POLL_MS = 5000;
 
 const panel = h('p', { class: 'state-panel muted', 'data-testid': 'state-panel', role: 'status' });
 document.querySelector('.topbar')?.after(panel);
@@ -33,7 +31,8 @@ async function download(event) {
   }
 }
 
-function render(state) {
+/** Shows `state`, the `state` field of a health answer (absent without --state). */
+export function renderStatePanel(state) {
   panel.dataset.durable = state ? 'true' : 'false';
   const link = h('a', { href: 'state', 'data-testid': 'state-download', onclick: download, text: 'download state' });
   if (!state) {
@@ -52,14 +51,3 @@ function render(state) {
     link,
   );
 }
-
-async function tick() {
-  try {
-    render((await api.health()).state);
-  } catch {
-    // Offline: the live indicator says so; the last known line stays.
-  }
-  setTimeout(tick, POLL_MS);
-}
-
-void tick();
