@@ -26,13 +26,13 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Replays the transcript against a target started with `baseUrl`; the exit status and the output. */
-async function replayAgainst(baseUrl: string): Promise<{ status: number; out: string; err: string }> {
-  const target = createSimulator({ scenario: 'fast', clock: 'manual', baseUrl, log: () => {} });
+async function replayAgainst(baseUrl: string, controlToken?: string): Promise<{ status: number; out: string; err: string }> {
+  const target = createSimulator({ scenario: 'fast', clock: 'manual', baseUrl, controlToken, log: () => {} });
   await target.listen(0);
   let out = '';
   let err = '';
   try {
-    const status = await runReplay(file, { target: `http://127.0.0.1:${target.port}` }, { out: (t) => (out += t), err: (t) => (err += t) });
+    const status = await runReplay(file, { target: `http://127.0.0.1:${target.port}`, controlToken }, { out: (t) => (out += t), err: (t) => (err += t) });
     return { status, out, err };
   } finally {
     await target.close();
@@ -49,6 +49,12 @@ describe('sim replay --target', () => {
         `http://sim.example:9000/cdn, where the transcript has ${RECORDED_BASE}/cdn (it was recorded with the base URL ${RECORDED_BASE}). ` +
         `Start the target with --base-url ${RECORDED_BASE} for identical answers.\n`,
     );
+  });
+
+  it('says so of a target with a control token too (the note is read with the token)', async () => {
+    const { status, err } = await replayAgainst('http://sim.example:9000', 'replay-token');
+    expect(status).toBe(1);
+    expect(err).toMatch(/^sim replay: note: the target writes other addresses into its answers than the recording simulator did: media at http:\/\/sim\.example:9000\/cdn, /);
   });
 
   it('says nothing of addresses when the target was started with the recorded base URL', async () => {

@@ -9,7 +9,7 @@ import { ScenarioError, listBundledScenarios, loadScenario, scenarioFromValue } 
 import { url } from './parsers.js';
 import { formatReport, type ReplayReport } from '../transcript/compare.js';
 import { fileRows, RowTooLongError } from '../fileRows.js';
-import { TranscriptError, readTranscript, type TranscriptHeader, type TranscriptReading } from '../transcript/format.js';
+import { TranscriptError, readTranscript, type TranscriptReading } from '../transcript/format.js';
 
 const EXIT_DIFFERENT = 1;
 const EXIT_UNREADABLE = 2;
@@ -72,43 +72,12 @@ export async function runReplay(file: string, opts: ReplayCommandOptions, io: { 
     return unreadable(e);
   }
   warnIfCut(file, transcript.ending, io.err);
-  if (opts.target && report.differences.length > 0) {
-    const note = await addressesNote(opts.target, transcript.header);
-    if (note) report.notes.push(note);
-  }
   for (const note of report.notes) io.err(`sim replay: note: ${note}\n`);
   io.out(formatReport(report));
   return report.differences.length === 0 ? 0 : EXIT_DIFFERENT;
 }
 
 class UnreadableFile extends Error {}
-
-/**
- * Why a target's answers differ, when it is its addresses: the target writes its own media address
- * (its `--cdn-url`, by default its `--base-url` plus `/cdn`) into answers, where the transcript has
- * the recording simulator's. Read from a succeeded video the replay left on the target (a control
- * GET, which changes nothing); undefined when there is none, or the addresses agree.
- */
-async function addressesNote(targetUrl: string, header: TranscriptHeader): Promise<string | undefined> {
-  let url: unknown;
-  try {
-    const res = await fetch(`${targetUrl}/_sim/generations?status=succeeded&limit=1`, { signal: AbortSignal.timeout(5_000) });
-    url = ((await res.json()) as { data?: { output?: { url?: unknown } }[] }).data?.[0]?.output?.url;
-  } catch {
-    return undefined;
-  }
-  if (typeof url !== 'string' || url.startsWith(`${header.cdn_url}/`)) return undefined;
-  const targetCdn = url.replace(/\/videos\/[^/]*$/, '');
-  const flags = [
-    ...(header.base_url === null ? [] : [`--base-url ${header.base_url}`]),
-    ...(header.base_url === null || header.cdn_url !== `${header.base_url}/cdn` ? [`--cdn-url ${header.cdn_url}`] : []),
-  ];
-  return (
-    `the target writes other addresses into its answers than the recording simulator did: media at ${targetCdn}, where the transcript has ` +
-    `${header.cdn_url}${header.base_url === null ? '' : ` (it was recorded with the base URL ${header.base_url})`}. ` +
-    `Start the target with ${flags.join(' ')} for identical answers.`
-  );
-}
 
 /**
  * The longest line a transcript may hold: a request body is at most 1 MiB, and its JSON string,

@@ -20,7 +20,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import type { Scenario } from '../core/scenario.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
-import { sentBody, type TranscriptLine, type TranscriptReading } from './format.js';
+import { sentBody, type TranscriptHeader, type TranscriptLine, type TranscriptReading } from './format.js';
 
 /** The target cannot be used: unreachable, not on the manual clock, or refusing the reset. */
 export class TargetError extends Error {
@@ -82,7 +82,38 @@ async function replay(target: Target, transcript: Pick<TranscriptReading, 'heade
     // A control request may have moved the clock (an advance, a reset).
     if (isControl && answer.status === 200) targetNowMs = await target.clockMs();
   }
+  if (report.differences.length > 0) {
+    const note = await addressesNote(target, header);
+    if (note) report.notes.push(note);
+  }
   return report;
+}
+
+/**
+ * Why a target's answers differ, when it is its addresses: the target writes its own media address
+ * (its `--cdn-url`, by default its `--base-url` plus `/cdn`) into answers, where the transcript has
+ * the recording simulator's. Read from a succeeded video the replay left on the target (a control
+ * GET, which changes nothing); undefined when there is none, or the addresses agree.
+ */
+async function addressesNote(target: Target, header: TranscriptHeader): Promise<string | undefined> {
+  let url: unknown;
+  try {
+    const found = await target.json('GET', '/_sim/generations?status=succeeded&limit=1');
+    url = (found.value as { data?: { output?: { url?: unknown } }[] } | undefined)?.data?.[0]?.output?.url;
+  } catch {
+    return undefined;
+  }
+  if (typeof url !== 'string' || url.startsWith(`${header.cdn_url}/`)) return undefined;
+  const targetCdn = url.replace(/\/videos\/[^/]*$/, '');
+  const flags = [
+    ...(header.base_url === null ? [] : [`--base-url ${header.base_url}`]),
+    ...(header.base_url === null || header.cdn_url !== `${header.base_url}/cdn` ? [`--cdn-url ${header.cdn_url}`] : []),
+  ];
+  return (
+    `the target writes other addresses into its answers than the recording simulator did: media at ${targetCdn}, where the transcript has ` +
+    `${header.cdn_url}${header.base_url === null ? '' : ` (it was recorded with the base URL ${header.base_url})`}. ` +
+    `Start the target with ${flags.join(' ')} for identical answers.`
+  );
 }
 
 /**
