@@ -21,7 +21,7 @@ import { apiFirst, createAppServer, type AppServer } from './http/server.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
-import { controlMethods, queryString, type ControlMethods, type SimClock } from './control/api.js';
+import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './control/api.js';
 import { SimulatorControlError } from './control/client.js';
 import type { Exchange } from './api/handleRequest.js';
 import { attachState, prepareState } from './state/durable.js';
@@ -176,7 +176,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   let port: number | undefined;
   const recording = options.record === undefined ? undefined : startRecording(options.record, options.recordMaxBytes, core, () => url ?? options.baseUrl ?? null, log);
   // Restored now, before anything is answered; the file is taken once the port is bound.
-  const overrides = withoutUndefined({ seed: options.seed, clock: options.clock, speed: options.speed });
+  const overrides = definedOnly({ seed: options.seed, clock: options.clock, speed: options.speed });
   const durable =
     prepared &&
     attachState(prepared, core, {
@@ -343,10 +343,6 @@ function exchangeHook(recording: Recording | undefined, state: StateStore | unde
   if (recording) return (exchange) => recording.record(exchange);
   if (state) return (exchange) => state.record(exchange);
   return undefined;
-}
-
-function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 function startRecording(file: string, maxBytes: number | undefined, core: Simulator, baseUrl: () => string | null, warn: (line: string) => void): Recording {

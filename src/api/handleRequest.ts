@@ -27,7 +27,7 @@ import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateL
 import type { Simulator } from '../core/simulator.js';
 import { bodyFingerprint, readJsonBody, type RawBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
-import { OPERATION_HANDLERS, RawAnswer, StreamAnswer, type Control, type OperationInput } from './operations.js';
+import { OPERATION_HANDLERS, StreamAnswer, type Control, type OperationInput } from './operations.js';
 
 /** A request as the HTTP adapter hands it over. */
 export interface ApiRequest {
@@ -243,7 +243,6 @@ function perform(ctx: RequestContext): Draft {
   } catch (e) {
     return ctx.failure(e);
   }
-  if (value instanceof RawAnswer) return { status: 200, headers: ctx.headers, contentType: value.contentType, text: value.text };
   if (value instanceof StreamAnswer) return { status: 200, headers: { ...ctx.headers, ...value.headers }, contentType: value.contentType, stream: value.stream };
   return { status: 200, headers: ctx.headers, contentType: JSON_TYPE, value };
 }
@@ -269,8 +268,8 @@ function send(ctx: RequestContext, draft: Draft): ApiAnswer {
 }
 
 function checkAnswer(ctx: RequestContext, operation: Operation, draft: Draft): Draft {
-  // A streamed body is checked as what it is documented as (a string), without reading it.
-  const value = 'value' in draft ? draft.value : 'stream' in draft ? '' : draft.contentType === JSON_TYPE ? JSON.parse(draft.text) : draft.text;
+  // A streamed body is checked as what it is documented as (a string), without reading it; a text one is a stored JSON answer (an idempotent replay).
+  const value = 'value' in draft ? draft.value : 'stream' in draft ? '' : JSON.parse(draft.text);
   const problem = checkResponse(operation, draft.status, draft.headers, value);
   if (!problem) return draft;
   const { state, request } = ctx;

@@ -47,14 +47,6 @@ export interface OperationInput {
   readonly forcedOutcome: ForcedOutcome | null;
 }
 
-/** An operation's answer that is not JSON. */
-export class RawAnswer {
-  constructor(
-    readonly text: string,
-    readonly contentType: string,
-  ) {}
-}
-
 /** An operation's answer sent from a stream by the HTTP adapter (the transcript: any size). */
 export class StreamAnswer {
   constructor(

@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import type { Scenario } from '../core/scenario.js';
-import { ScenarioError, listBundledScenarios, loadScenario, scenarioFromValue } from '../scenarios/load.js';
+import { ScenarioError, bundledScenarioNames, loadScenario, scenarioFromValue } from '../scenarios/load.js';
 import { url } from './parsers.js';
 import { formatReport, type ReplayReport } from '../transcript/compare.js';
 import { fileRows, RowTooLongError } from '../fileRows.js';
@@ -115,6 +115,6 @@ function warnIfCut(file: string, ending: TranscriptReading['ending'], warn: (tex
 }
 
 function bundledScenario(name: string): Scenario | undefined {
-  if (!listBundledScenarios().some((s) => s.name === name)) return undefined;
+  if (!bundledScenarioNames().includes(name)) return undefined;
   return loadScenario(name);
 }

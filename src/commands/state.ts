@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { FileLockedError } from '../fileLock.js';
-import { compactStateFile } from '../state/compact.js';
+import { CompactionFailedError, compactStateFile } from '../state/compact.js';
 import { StateRefusedError } from '../state/open.js';
 import { EXIT_USAGE } from './parsers.js';
 
@@ -31,7 +31,7 @@ export function registerStateCommand(program: Command): void {
           process.exitCode = 1;
         } else if (e instanceof StateRefusedError) {
           process.stderr.write(`sim: ${e.message}\n`);
-          process.exitCode = /could not be compacted/.test(e.message) ? 1 : EXIT_USAGE;
+          process.exitCode = e instanceof CompactionFailedError ? 1 : EXIT_USAGE;
         } else throw e;
       }
     });

@@ -160,6 +160,7 @@ export function queryString(query: ControlCall['query']): string {
   return params.toString();
 }
 
-function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+/** The fields of `fields` that are not undefined. */
+export function definedOnly<T extends object>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as T;
 }

@@ -56,7 +56,7 @@ import stableStringify from 'safe-stable-stringify';
 
 import type { ClockMode } from './clock.js';
 import type { JournalRecord } from './journal.js';
-import { CANCELABLE_STATUSES, RESOLVED_STATUSES } from './pipeline.js';
+import { CANCELABLE_STATUSES, RESOLVED_STATUSES, inWords } from './pipeline.js';
 
 /** What the report reads of a journal record. */
 export type ReportedRequest = Pick<
@@ -434,17 +434,13 @@ const times = (n: number): string => (n === 1 ? 'once' : `${n} times`);
 const some = (n: number, one: string, many: string): string => (n === 1 ? one : `${n} ${many}`);
 const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
 
-function orList(items: string[]): string {
-  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
-}
-
 /** What the client did, and what the interface document asks, in plain words. */
 function messageOf(code: FindingCode, count: number, facts: MessageFacts): string {
   switch (code) {
     case 'retry_not_retryable':
       return (
         `The client sent ${some(count, 'a request', 'requests')} again unchanged (same method, path and JSON body) after the same request had been answered ` +
-        `${orList([...facts.notRetryableStatuses].sort().map(String))}. A 400, 401, 402 or 422 means that the request itself cannot succeed: ` +
+        `${inWords([...facts.notRetryableStatuses].sort().map(String), 'or')}. A 400, 401, 402 or 422 means that the request itself cannot succeed: ` +
         'the interface document says not to retry it without changing the request.'
       );
     case 'retry_too_soon':

@@ -9,7 +9,7 @@ import { fail, type SimError } from './errors.js';
 import type { Fate } from './fate.js';
 import { failureError, type Generation } from './generation.js';
 import { keyframeImage } from './image.js';
-import { CANCELABLE_STATUSES, RESOLVED_STATUSES, STAGE_BY_NAME, statusesInWords, type FilledField } from './pipeline.js';
+import { CANCELABLE_STATUSES, RESOLVED_STATUSES, STAGE_BY_NAME, inWords, type FilledField } from './pipeline.js';
 import type { GenerationStore } from './store.js';
 
 /** What a transition works on besides the generation and its account. */
@@ -85,7 +85,7 @@ export function failNow(parts: PipelineParts, account: Account, g: Generation, f
  * Why a generation cannot be canceled (section 4.3), as the 400 to answer; undefined when it can.
  * The cancelable statuses are those of the pipeline's cancelable stages.
  */
-export function notCancelable(g: Generation): SimError | undefined {
+function notCancelable(g: Generation): SimError | undefined {
   if (CANCELABLE_STATUSES.has(g.status)) return undefined;
   const stage = g.fate.stageNames[g.stageIndex];
   const why = RESOLVED_STATUSES.has(g.status)
@@ -96,10 +96,12 @@ export function notCancelable(g: Generation): SimError | undefined {
   });
 }
 
-const CANCELABLE_IN_WORDS = statusesInWords(CANCELABLE_STATUSES, 'and');
+const CANCELABLE_IN_WORDS = inWords(CANCELABLE_STATUSES, 'and');
 
-/** Cancels an in-flight generation (the caller has checked `notCancelable`): it is not charged. */
+/** Cancels a generation that can still be canceled (else throws the 400 `not_cancelable`): it is not charged. */
 export function cancel(parts: PipelineParts, account: Account, g: Generation, atMs: number): void {
+  const refused = notCancelable(g);
+  if (refused) throw refused;
   if (g.pending) account.scheduler.cancel(g.pending);
   g.pending = null;
   g.status = 'canceled';

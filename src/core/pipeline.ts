@@ -76,8 +76,8 @@ export const IN_FLIGHT_STATUSES: ReadonlySet<VideoStatus> = new Set(
   PIPELINE.flatMap((s) => (s.status === null ? [] : [s.status as VideoStatus])),
 );
 
-/** Statuses as a message names them: "queued and processing", "queued, processing or verifying". */
-export function statusesInWords(statuses: ReadonlySet<VideoStatus>, conjunction: 'and' | 'or'): string {
-  const list = [...statuses];
+/** Items as a message names them: "queued and processing", "queued, processing or verifying". */
+export function inWords(items: Iterable<string>, conjunction: 'and' | 'or'): string {
+  const list = [...items];
   return list.length < 2 ? list.join('') : `${list.slice(0, -1).join(', ')} ${conjunction} ${list[list.length - 1]}`;
 }

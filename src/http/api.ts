@@ -9,6 +9,7 @@
 import cors from 'cors';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
+import { RATE_LIMIT_HEADERS } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
 import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
@@ -42,14 +43,8 @@ export interface ApiOptions {
   access?: AccessPolicy;
 }
 
-export const EXPOSED_HEADERS = [
-  'X-Request-Id',
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'Retry-After',
-  'Idempotent-Replayed',
-];
+/** The answers' headers a web page may read (CORS), beside those of the media files. */
+const EXPOSED_HEADERS = ['X-Request-Id', ...RATE_LIMIT_HEADERS, 'Retry-After', 'Idempotent-Replayed'];
 
 /** A request handler on Node's own objects, as `http.createServer` takes one. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;

@@ -112,7 +112,7 @@ function sha256(text: string): Buffer {
 }
 
 /** The host name of a Host header (or a host list entry): lower case, no port, no trailing dot. */
-export function hostName(host: string): string {
+function hostName(host: string): string {
   let name = host.trim().toLowerCase();
   if (name.startsWith('[')) {
     const end = name.indexOf(']');
@@ -126,7 +126,7 @@ export function hostName(host: string): string {
 }
 
 /** `localhost`, `*.localhost`, an address of 127.0.0.0/8, or `[::1]`. */
-export function isLoopbackHostName(name: string): boolean {
+function isLoopbackHostName(name: string): boolean {
   if (name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || name === '::1') return true;
   const ipv4 = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name);
   return ipv4 !== null && ipv4.slice(1).every((part) => Number(part) <= 255);

@@ -31,7 +31,7 @@ export class ScenarioError extends Error {
 }
 
 /** The largest scenario file the simulator reads (1 MiB): a larger one is refused before it is parsed. */
-export const MAX_SCENARIO_FILE_BYTES = 1024 * 1024;
+const MAX_SCENARIO_FILE_BYTES = 1024 * 1024;
 
 interface FileProblem {
   file: string;
@@ -40,17 +40,22 @@ interface FileProblem {
 
 const API_ERROR_CODES = ERROR_CODES.filter((c) => ERROR_CATALOGUE[c].type === 'api_error');
 
-/** The bundled scenarios, with the one-line purpose from each file's first comment. */
-export function listBundledScenarios(): { name: string; purpose: string }[] {
+/** The bundled scenarios' names, in order (no file is read). */
+export function bundledScenarioNames(): string[] {
   return readdirSync(BUNDLED_SCENARIOS_DIR)
     .filter((f) => f.endsWith('.yaml'))
     .sort()
-    .map((f) => {
-      const firstComment = readFileSync(resolve(BUNDLED_SCENARIOS_DIR, f), 'utf8')
-        .split('\n')
-        .find((line) => line.startsWith('#'));
-      return { name: basename(f, '.yaml'), purpose: firstComment?.replace(/^#\s*/, '').replace(/^[\w-]+:\s*/, '') ?? '' };
-    });
+    .map((f) => basename(f, '.yaml'));
+}
+
+/** The bundled scenarios, with the one-line purpose from each file's first comment. */
+export function listBundledScenarios(): { name: string; purpose: string }[] {
+  return bundledScenarioNames().map((name) => {
+    const firstComment = readFileSync(resolve(BUNDLED_SCENARIOS_DIR, `${name}.yaml`), 'utf8')
+      .split('\n')
+      .find((line) => line.startsWith('#'));
+    return { name, purpose: firstComment?.replace(/^#\s*/, '').replace(/^[\w-]+:\s*/, '') ?? '' };
+  });
 }
 
 /**
@@ -62,7 +67,7 @@ export function scenarioFile(nameOrPath: string, relativeTo = process.cwd(), fie
   if (!isPath(nameOrPath)) {
     const bundled = resolve(BUNDLED_SCENARIOS_DIR, `${nameOrPath}.yaml`);
     if (existsSync(bundled)) return bundled;
-    const names = listBundledScenarios().map((s) => s.name);
+    const names = bundledScenarioNames();
     const guess = closestMatch(nameOrPath, names);
     throw new ScenarioError(nameOrPath, [
       `${field}: expected a bundled scenario (${names.join(', ')}) or a path to a YAML file, got '${nameOrPath}'${guess ? `; did you mean ${guess}?` : ''}`,

@@ -9,7 +9,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { closestMatch } from '../closestMatch.js';
 import type { Scenario } from '../core/scenario.js';
-import { listBundledScenarios, loadScenario } from './load.js';
+import { bundledScenarioNames, loadScenario } from './load.js';
 
 export interface ResetScenarioSources {
   /**
@@ -41,7 +41,7 @@ export function resetScenarioLoader(sources: ResetScenarioSources): (name: strin
   return (name) => {
     const { start } = sources;
     if (name === start.scenario.name) return start.file ? loadScenario(start.file) : structuredClone(start.scenario);
-    const bundled = listBundledScenarios().map((s) => s.name);
+    const bundled = bundledScenarioNames();
     if (bundled.includes(name)) return loadScenario(name);
     const files = scenariosDirFiles(sources.scenariosDir);
     if (files.includes(name)) return loadScenario(join(sources.scenariosDir as string, name));
@@ -59,7 +59,7 @@ export function resetScenarioLoader(sources: ResetScenarioSources): (name: strin
 }
 
 /** The YAML files directly in `dir`, by file name; none when there is no such directory. */
-export function scenariosDirFiles(dir: string | undefined): string[] {
+function scenariosDirFiles(dir: string | undefined): string[] {
   if (dir === undefined) return [];
   let names: string[];
   try {

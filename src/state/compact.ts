@@ -21,6 +21,9 @@ export interface CompactedFile {
  * when it is missing, unreadable or not a state file this version restores, or when it cannot be
  * rewritten (`warn` has said why).
  */
+/** The file was read but could not be rewritten (the simulator's own failure, not the file's). */
+export class CompactionFailedError extends StateRefusedError {}
+
 export function compactStateFile(path: string, warn: (line: string) => void): CompactedFile {
   const prepared = prepareState(path, {}, () => performance.timeOrigin + performance.now(), warn);
   const read = prepared.read;
@@ -38,7 +41,7 @@ export function compactStateFile(path: string, warn: (line: string) => void): Co
   durable.listening();
   try {
     const done = durable.store.compact();
-    if (!done) throw new StateRefusedError(`${path} could not be compacted; it is as it was`);
+    if (!done) throw new CompactionFailedError(`${path} could not be compacted; it is as it was`);
     return { ...done, requests: durable.restored };
   } finally {
     durable.store.close();

@@ -48,7 +48,7 @@ export interface StateStatus {
 }
 
 /** How long a poll's line may wait in memory before it is written. */
-export const POLL_FLUSH_MS = 1000;
+const POLL_FLUSH_MS = 1000;
 
 /**
  * The tail (request lines after the snapshot) is compacted once it is at least this big and bigger
@@ -377,7 +377,7 @@ export class StateStore {
  * one (and perhaps the temporary file). Throws the error of a step that fails, the temporary file
  * removed.
  */
-export function replaceFile(file: string, text: string): void {
+function replaceFile(file: string, text: string): void {
   const temporary = `${file}.${process.pid}.tmp`;
   try {
     const fd = openSync(temporary, 'w');

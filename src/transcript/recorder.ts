@@ -1,7 +1,7 @@
 /**
  * The recorder: turns each exchange the request path reports into a transcript line and hands every
  * line to a sink as it is made (the file adapter writes it at once). `GET /_sim/transcript` streams
- * the sink's whole lines back (`written()` says how many bytes that is).
+ * the sink's whole lines back (`contents()` says how many bytes that is).
  *
  * Recording stops, and never takes the request path down with it, when the next line would take the
  * file past its size bound (`size_limit`) or when a write fails (`write_failed`, with the error's
