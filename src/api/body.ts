@@ -3,7 +3,7 @@
  * most 1 MiB. Problems become catalogue errors, reported at their turn in the order of checks.
  */
 import { createHash } from 'node:crypto';
-import { bodyIdentity } from '../core/clientReport.js';
+import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
 import { fail, type SimError } from '../core/errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -72,9 +72,11 @@ function isJsonContentType(value: string | undefined): boolean {
 /**
  * What the journal keeps of a body for the client report: a SHA-256 digest (base64, 44 characters)
  * of the body as the report compares bodies (its JSON value, key order and spacing aside), or null
- * when there is none (or it was too large to be read).
+ * when there is none (or it was too large to be read). `parsed`: the body's value when the request
+ * path has already parsed these bytes, so that they are not parsed again.
  */
-export function bodyFingerprint(raw: RawBody): string | null {
+export function bodyFingerprint(raw: RawBody, parsed?: Record<string, unknown>): string | null {
   if (raw === null || raw === 'too_large') return null;
-  return createHash('sha256').update(bodyIdentity(raw)).digest('base64');
+  const identity = (parsed !== undefined && raw.length > 0 ? jsonIdentity(parsed) : undefined) ?? bodyIdentity(raw);
+  return createHash('sha256').update(identity).digest('base64');
 }

@@ -368,8 +368,9 @@ class RequestContext implements OperationInput, HandledRequest {
     return this.read;
   }
 
+  /** The body's fingerprint for the journal, from the value already read when there is one. */
   bodyFingerprint(): string | null {
-    return bodyFingerprint(this.request.body);
+    return bodyFingerprint(this.request.body, this.read?.value);
   }
 
   /** A catalogue error as the answer. */

@@ -1,6 +1,7 @@
 /**
  * The client report: how well a client follows the service's interface document, read from one
- * account's journal records when the report is asked for (nothing is computed on the request path).
+ * account's journal records when the report is asked for (the request path only journals each
+ * request, with a fingerprint of its body).
  *
  * Words used below:
  * - The same request: the same method, the same path (with its query string, as sent) and the same
@@ -380,11 +381,16 @@ export function bodyIdentity(bytes: Uint8Array): string {
   } catch {
     return `text:${text}`;
   }
+  // Nested too deep to walk: compared as text.
+  return jsonIdentity(value) ?? `text:${text}`;
+}
+
+/** The identity of a body already parsed (see `bodyIdentity`); undefined when it is nested too deep to walk. */
+export function jsonIdentity(value: unknown): string | undefined {
   try {
     return `json:${stableStringify(value)}`;
   } catch {
-    // Nested too deep to walk: compared as text.
-    return `text:${text}`;
+    return undefined;
   }
 }
 
