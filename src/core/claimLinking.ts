@@ -26,8 +26,8 @@ export function checkClaimLinking(
   if (forced?.claim_linking_rejected) {
     throw rejected('The prompt was rejected by claim linking (forced by a queued fault).');
   }
-  for (const rule of rules) {
-    if (new RegExp(rule.pattern, 'i').test(prompt)) {
+  for (const [rule, pattern] of compiled(rules)) {
+    if (pattern.test(prompt)) {
       throw rejected(rule.message ?? `The prompt was rejected by claim linking (it matches the scenario rule /${rule.pattern}/i).`);
     }
   }
@@ -35,6 +35,20 @@ export function checkClaimLinking(
   if (probability > 0 && createStream(seed, accountKey, 'claim_linking', ...normalised).next() < probability) {
     throw rejected(`The prompt was rejected by claim linking (injected by scenario '${scenario.name}', probability ${probability}).`);
   }
+}
+
+type Rules = Scenario['compliance']['claim_linking']['rules'];
+
+/** Each rule with its pattern compiled, once per scenario (a reset loads another scenario object). */
+const COMPILED = new WeakMap<Rules, [Rules[number], RegExp][]>();
+
+function compiled(rules: Rules): [Rules[number], RegExp][] {
+  let found = COMPILED.get(rules);
+  if (found === undefined) {
+    found = rules.map((rule) => [rule, new RegExp(rule.pattern, 'i')]);
+    COMPILED.set(rules, found);
+  }
+  return found;
 }
 
 function rejected(message: string): SimError {

@@ -6,7 +6,7 @@
  * that type); openapi.yaml's SimFaultRequest states the same pairs per status, and a test holds the
  * two together.
  */
-import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, STATUS_OF_TYPE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './fate.js';
 
@@ -135,9 +135,9 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
       message: `status must be one of ${Object.keys(DEFAULT_CODE_OF_STATUS).join(', ')}; got ${status}.`,
     });
   }
-  const code =
-    request.code ??
-    (request.type && request.type !== ERROR_CATALOGUE[defaultCode].type ? codeForType(request.type, status) : defaultCode);
+  // The type a status answers with is its default code's: every catalogue code of that status has it.
+  const expected = ERROR_CATALOGUE[defaultCode].type;
+  const code = request.code ?? defaultCode;
   if (!isErrorCode(code)) {
     throw fail('invalid_parameter', {
       param: 'code',
@@ -151,10 +151,6 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
     });
   }
   const type = request.type ?? ERROR_CATALOGUE[code].type;
-  const expected =
-    status === 404
-      ? 'invalid_request_error'
-      : (Object.keys(STATUS_OF_TYPE) as ErrorType[]).find((t) => STATUS_OF_TYPE[t] === status);
   if (type !== expected) {
     throw fail('invalid_parameter', {
       param: request.type ? 'type' : 'code',
@@ -174,11 +170,4 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
     code,
     message: request.message ?? `${ERROR_CATALOGUE[code].message} (injected by a queued fault)`,
   };
-}
-
-function codeForType(type: ErrorType, status: number): string {
-  const match = (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).find(
-    (c) => ERROR_CATALOGUE[c].type === type && ERROR_CATALOGUE[c].status === status,
-  );
-  return match ?? DEFAULT_CODE_OF_STATUS[status] ?? 'internal_error';
 }
