@@ -52,6 +52,11 @@ export interface Fate {
   failureCostCents: number;
 }
 
+/** The timed stages a generation walks through: the keyframe stage first unless it makes none (shared lists). */
+export function stagesFor(keyframeMode: KeyframeMode): readonly TimedStage[] {
+  return keyframeMode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES;
+}
+
 export interface FateRequest {
   model: string;
   resolution: Resolution;
@@ -72,7 +77,7 @@ export interface ForcedOutcome {
 }
 
 /** The usual outcome, shared by every generation that has it (views copy it). */
-const COMPLIANCE_PASSED: Compliance = Object.freeze({ verified: true, flags: Object.freeze([]) as unknown as ComplianceFlag[] });
+export const COMPLIANCE_PASSED: Compliance = Object.freeze({ verified: true, flags: Object.freeze([]) as unknown as ComplianceFlag[] });
 
 const DEFAULT_BLOCK_FLAG: ComplianceFlag = {
   code: 'policy_violation',
@@ -104,7 +109,7 @@ export function drawFate(
     keyframeMode,
     keyframeImageId,
     routedModel,
-    stageNames: keyframeMode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES,
+    stageNames: stagesFor(keyframeMode),
     // A copy holds exactly its elements, without the spare capacity `push` leaves: the array is
     // kept as long as the generation is stored.
     durationsMs: durationsMs.slice(),

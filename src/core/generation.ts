@@ -3,8 +3,8 @@
  */
 import { isoTime } from './clock.js';
 import { errorObject, type ErrorObject, type PipelineStageName } from './errors.js';
-import type { Compliance, Fate, KeyframeMode, PlannedFailure } from './fate.js';
-import { DIRECT_STAGES, KEYFRAME_FIRST_STAGES, type VideoStatus } from './pipeline.js';
+import { COMPLIANCE_PASSED, stagesFor, type Compliance, type Fate, type KeyframeMode, type PlannedFailure } from './fate.js';
+import type { VideoStatus } from './pipeline.js';
 import type { Resolution } from './scenario.js';
 import type { ScheduledEntry } from './scheduler.js';
 
@@ -122,10 +122,10 @@ export function generationFromState(s: GenerationState): Generation {
     keyframeMode: f.keyframe_mode,
     keyframeImageId: f.keyframe_image_id ?? null,
     routedModel: f.routed_model,
-    stageNames: f.keyframe_mode === 'none' ? DIRECT_STAGES : KEYFRAME_FIRST_STAGES,
+    stageNames: stagesFor(f.keyframe_mode),
     durationsMs: f.durations_ms,
     failure: f.failure ?? null,
-    compliance: f.compliance ?? { verified: true, flags: [] },
+    compliance: f.compliance ?? COMPLIANCE_PASSED,
     priceCents: f.price_cents,
     failureCostCents: f.failure_cost_cents ?? 0,
   };

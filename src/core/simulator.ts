@@ -268,8 +268,8 @@ export class Simulator {
     const clock = new VirtualClock(
       mode,
       this.options.speed ?? this.scenario.clock.speed,
-      start === null ? Math.round(this.heldWallMs ?? this.options.wallClock()) : Date.parse(start),
-      () => this.heldWallMs ?? this.options.wallClock(),
+      start === null ? Math.round(this.hostTimeMs()) : Date.parse(start),
+      () => this.hostTimeMs(),
     );
     return new SimulatorState(clock, this.scenario.limits);
   }
