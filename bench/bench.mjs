@@ -19,20 +19,22 @@ import os from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  BENCH_DIR,
-  CLI,
-  ROOT,
   acHeaders,
   autocannon,
+  BENCH_DIR,
+  CLI,
   cpuMs,
+  flag,
   fmtBytes,
   log,
   median,
   now,
+  option,
   quantile,
   request,
   requireAutocannon,
   requireBuilt,
+  ROOT,
   rssBytes,
   runToExit,
   sleep,
@@ -41,12 +43,6 @@ import {
   waitFor200,
 } from './lib.mjs';
 
-const argv = process.argv.slice(2);
-const flag = (name) => argv.includes(name);
-const option = (name, fallback) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
-};
 const quick = flag('--quick');
 const skipTests = flag('--skip-tests');
 const strict = flag('--strict');

@@ -18,13 +18,8 @@
 // (`npm run soak:bounds -- --keys 100000` passes options through npm.)
 import net from 'node:net';
 import { writeFileSync } from 'node:fs';
-import { CLI, fmtBytes, log, now, request, requireBuilt, rssBytes, sleep, startServer, stopServer } from './lib.mjs';
+import { CLI, fmtBytes, log, now, option, request, requireBuilt, rssBytes, sleep, startServer, stopServer } from './lib.mjs';
 
-const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
-};
 const RUNS = ['keys', 'bodies'];
 const only = option('--only', RUNS.join(',')).split(',');
 const KEYS = Number(option('--keys', '1000000'));

@@ -11,6 +11,16 @@ export const ROOT = dirname(BENCH_DIR);
 export const CLI = join(ROOT, 'dist', 'cli.js');
 export const AUTOCANNON = join(ROOT, 'node_modules', 'autocannon', 'autocannon.js');
 
+/** The script's command-line value of `name` (`--name VALUE`), else `fallback`. */
+export function option(name, fallback) {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf(name);
+  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
+}
+
+/** Whether the script was given the flag `name`. */
+export const flag = (name) => process.argv.slice(2).includes(name);
+
 export const now = () => performance.now();
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

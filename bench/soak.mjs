@@ -24,13 +24,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BENCH_DIR, CLI, fmtBytes, log, now, quantile, request, requireBuilt, rssBytes, sleep, startServer } from './lib.mjs';
+import { BENCH_DIR, CLI, fmtBytes, log, now, option, quantile, request, requireBuilt, rssBytes, sleep, startServer } from './lib.mjs';
 
-const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
-};
 const SECONDS = Number(option('--seconds', '60'));
 const CONNECTIONS = Number(option('--connections', '64'));
 const JSON_OUT = option('--json', null);

@@ -18,13 +18,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CLI, ROOT, acHeaders, autocannon, cpuMs, fmtBytes, log, median, now, request, requireAutocannon, requireBuilt, runToExit, startServer, stopServer } from './lib.mjs';
+import { acHeaders, autocannon, CLI, cpuMs, fmtBytes, log, median, now, option, request, requireAutocannon, requireBuilt, ROOT, runToExit, startServer, stopServer } from './lib.mjs';
 
-const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : fallback;
-};
 const REQUESTS = Number(option('--requests', '100000'));
 const RUNS = Number(option('--runs', '3'));
 const SECONDS = Number(option('--seconds', '5'));

@@ -19,7 +19,7 @@ const MARK_AT = /(?<!\*\*)Simulator assumption:/;
 const WIDTH = 100;
 
 /** Every node of the document that carries `x-sim-assumption`, in document order, with its path. */
-function markedNodes(document) {
+export function markedNodes(document) {
   const found = [];
   (function walk(node, path) {
     if (Array.isArray(node)) return node.forEach((value, i) => walk(value, [...path, i]));

@@ -9,6 +9,7 @@
 // Run by `npm run build`.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { markedNodes } from './assumptions-doc.mjs';
 
 const root = new URL('../', import.meta.url);
 const SOURCE = 'src/drift/assumptions.yaml';
@@ -20,14 +21,7 @@ function fail(message) {
 
 /** The `x-sim-assumption` ids of openapi.yaml, in document order. */
 function contractIds() {
-  const ids = [];
-  (function walk(node) {
-    if (Array.isArray(node)) return node.forEach(walk);
-    if (node === null || typeof node !== 'object') return;
-    if (node['x-sim-assumption'] !== undefined) ids.push(...[].concat(node['x-sim-assumption']).map(String));
-    Object.values(node).forEach(walk);
-  })(parse(readFileSync(new URL('openapi.yaml', root), 'utf8')));
-  return ids;
+  return markedNodes(parse(readFileSync(new URL('openapi.yaml', root), 'utf8'))).flatMap((node) => node.ids);
 }
 
 const table = parse(readFileSync(new URL(SOURCE, root), 'utf8'));
