@@ -21,9 +21,9 @@ import type { StreamedBody } from './handleRequest.js';
 /** What the control API needs beyond the core: parts of the app around it. */
 export interface Control {
   /** The transcript recorded so far (NDJSON, to be streamed), or undefined when recording is off. */
-  transcript(): StreamedBody | undefined;
+  transcript?(): StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the recording, or undefined when recording is off. */
-  recording(): RecordingStatus | undefined;
+  recording?(): RecordingStatus | undefined;
   /** The state as a compacted state file (NDJSON), or undefined where there is none (a restore's own request path). */
   state?(): StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the state file, or undefined when state is off. */
@@ -98,7 +98,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
 
   // ---- the control API ----
   simHealth({ sim, control }) {
-    const recording = control.recording();
+    const recording = control.recording?.();
     const state = control.stateStatus?.();
     return { ...sim.health(), ...(recording && { recording }), ...(state && { state }) };
   },
@@ -150,7 +150,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simCancelGeneration: ({ sim, params }) => cancelGeneration(sim, params.id as string),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ control }) {
-    const stream = control.transcript();
+    const stream = control.transcript?.();
     if (stream === undefined) {
       throw fail('unknown_route', { message: 'Recording is off: GET /_sim/transcript answers only when the simulator was started with --record FILE.' });
     }

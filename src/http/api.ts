@@ -99,10 +99,10 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     responseFailures: [],
     onExchange: options.onExchange,
     control: {
-      transcript: options.transcript ?? (() => undefined),
-      recording: options.recording ?? (() => undefined),
+      transcript: options.transcript,
+      recording: options.recording,
       state: options.state,
-      stateStatus: options.stateStatus ?? (() => undefined),
+      stateStatus: options.stateStatus,
       scenarios: listBundledScenarios,
     },
   };

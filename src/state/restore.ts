@@ -53,7 +53,7 @@ export function restoreState(
   const { wall } = context;
   const state: ApiState = {
     sim: core,
-    control: { transcript: () => undefined, recording: () => undefined, scenarios: listBundledScenarios },
+    control: { scenarios: listBundledScenarios },
     log: context.log,
     responseFailures: [],
   };

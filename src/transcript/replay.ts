@@ -43,7 +43,7 @@ export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 
   });
   const state: ApiState = {
     sim,
-    control: { transcript: () => undefined, recording: () => undefined, scenarios: listBundledScenarios },
+    control: { scenarios: listBundledScenarios },
     log: options.log ?? (() => {}),
     responseFailures: [],
   };
