@@ -21,6 +21,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fail, type ErrorCode } from '../core/errors.js';
+import { sendError } from './errorAnswers.js';
 
 /** What the checks accept; read at every request, so the owner may change it (at `listen`). */
 export interface AccessPolicy {
@@ -169,16 +170,11 @@ function originOf(url: string): string | undefined {
  * `/_sim` keeps the CORS header that `/v1` and `/cdn` answers carry, so a web page can read why.
  */
 function refuse(res: ServerResponse, requestId: () => string, code: ErrorCode, withCors: boolean, options: { message?: string } = {}): void {
-  const error = fail(code, options);
-  const body = JSON.stringify(error.toBody());
-  res.statusCode = error.status;
-  res.setHeader('X-Request-Id', requestId());
-  if (withCors) res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
+  const headers: Record<string, string> = { 'X-Request-Id': requestId() };
+  if (withCors) headers['Access-Control-Allow-Origin'] = '*';
   // The request's body (if any) is not read: the connection is not reused after the answer.
-  if (!isBodyless(res.req)) res.setHeader('Connection', 'close');
-  res.end(res.req.method === 'HEAD' ? undefined : body);
+  if (!isBodyless(res.req)) headers.Connection = 'close';
+  sendError(res, res.req.method ?? 'GET', fail(code, options), headers);
 }
 
 function isBodyless(req: IncomingMessage): boolean {

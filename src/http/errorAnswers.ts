@@ -133,7 +133,8 @@ function replaceWithError(res: ServerResponse, method: string, error: SimError, 
   sendError(res, method, error, headers);
 }
 
-function sendError(res: ServerResponse, method: string, error: SimError, headers: Record<string, string>): void {
+/** Sends `error` in the service's error shape with `headers` (no body for HEAD). */
+export function sendError(res: ServerResponse, method: string, error: SimError, headers: Record<string, string>): void {
   const body = JSON.stringify(error.toBody());
   res.statusCode = error.status;
   for (const name in headers) res.setHeader(name, headers[name] as string);
