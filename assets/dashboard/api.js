@@ -27,28 +27,38 @@ export async function control(path, { method = 'GET', query, body } = {}) {
   for (const [name, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, String(value));
   }
-  let response;
-  let json;
+  const response = await controlFetch(url, method, body);
+  const json = await response.json().catch(() => null);
+  if (!response.ok) throw controlError(response, json, `${method} ${url.pathname}`);
+  return json;
+}
+
+/**
+ * Sends a control request with the control token; refused for want of it, waits for the token
+ * (asked once for all requests) and sends it again. Resolves to the response, its body unread.
+ */
+async function controlFetch(url, method, body) {
   for (;;) {
     const token = controlToken();
     const headers = body === undefined ? {} : { 'Content-Type': 'application/json' };
     if (token) headers.Authorization = `Bearer ${token}`;
-    response = await fetch(url, {
+    const response = await fetch(url, {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: 'no-store',
     });
-    json = await response.json().catch(() => null);
-    if (response.status !== 401 || !TOKEN_CODES.includes(json?.error?.code)) break;
+    if (response.status !== 401) return response;
+    const json = await response.clone().json().catch(() => null);
+    if (!TOKEN_CODES.includes(json?.error?.code)) return response;
     // Another request may have been given a token meanwhile: ask only when this one was refused.
     if (controlToken() === token) await askForToken(token !== null);
   }
-  if (!response.ok) {
-    const message = json?.error?.message ?? `${method} ${url.pathname} answered ${response.status}`;
-    throw new ControlError(message, response.status, json?.error?.code ?? null);
-  }
-  return json;
+}
+
+/** The ControlError of a refused control request (`json`: its body, or null). */
+function controlError(response, json, label) {
+  return new ControlError(json?.error?.message ?? `${label} answered ${response.status}`, response.status, json?.error?.code ?? null);
 }
 
 export const api = {
@@ -89,12 +99,8 @@ export const api = {
  * request: resolves to a Blob, rejects with a ControlError.
  */
 async function controlDownload(path) {
-  const token = controlToken();
-  const response = await fetch(new URL(path, SIM), { headers: token ? { Authorization: `Bearer ${token}` } : {}, cache: 'no-store' });
-  if (!response.ok) {
-    const json = await response.json().catch(() => null);
-    throw new ControlError(json?.error?.message ?? `GET ${path} answered ${response.status}`, response.status, json?.error?.code ?? null);
-  }
+  const response = await controlFetch(new URL(path, SIM), 'GET', undefined);
+  if (!response.ok) throw controlError(response, await response.json().catch(() => null), `GET ${path}`);
   return response.blob();
 }
 
