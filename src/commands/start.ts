@@ -123,27 +123,19 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       onShutdown: () => process.exit(0),
     });
   } catch (e) {
-    if (e instanceof FileLockedError) {
-      process.stderr.write(`sim: ${lockedFileMessage(e, opts)}\n`);
-      process.exit(1);
-    }
-    if (e instanceof ScenarioError || e instanceof TranscriptFileError || e instanceof StateRefusedError) {
-      process.stderr.write(`sim: ${e.message}\n`);
-      process.exit(EXIT_USAGE);
-    }
+    exitRefused(e, opts);
     throw e;
   }
   sim.listen(opts.port, opts.host).then(
     () => {
-      if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${sim.port}`)}\n`);
+      if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${shownHost(opts.host)}:${sim.port}`)}\n`);
       process.stdout.write(startupLines(sim, opts.host, access) + stateLine(sim, opts.state));
     },
     (err: NodeJS.ErrnoException) => {
       // The transcript and the state file are taken once the port is bound: they can still be refused then.
-      if (err instanceof FileLockedError) process.stderr.write(`sim: ${lockedFileMessage(err, opts)}\n`);
-      else if (err instanceof TranscriptFileError || err instanceof StateRefusedError) process.stderr.write(`sim: ${err.message}\n`);
-      else process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
-      process.exit(err instanceof TranscriptFileError || err instanceof StateRefusedError ? EXIT_USAGE : 1);
+      exitRefused(err, opts);
+      process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
+      process.exit(1);
     },
   );
   // Drains (every request already received gets its answer), then exits 0; whatever still holds
@@ -155,6 +147,26 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/**
+ * Exits when `e` is a refusal of what the command line asked for: a file another simulator holds
+ * (exit 1), a scenario, transcript or state file that cannot be used (exit 2). Returns otherwise.
+ */
+function exitRefused(e: unknown, opts: StartOptions): void {
+  if (e instanceof FileLockedError) {
+    process.stderr.write(`sim: ${lockedFileMessage(e, opts)}\n`);
+    process.exit(1);
+  }
+  if (e instanceof ScenarioError || e instanceof TranscriptFileError || e instanceof StateRefusedError) {
+    process.stderr.write(`sim: ${e.message}\n`);
+    process.exit(EXIT_USAGE);
+  }
+}
+
+/** A host as it stands before `:PORT` (an IPv6 address in brackets). */
+function shownHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** A file another simulator holds: the transcript's or the state's. */
@@ -170,11 +182,10 @@ function lockedFileMessage(e: FileLockedError, opts: StartOptions): string {
  * line, `control token: TOKEN (...)`.
  */
 function startupLines(sim: SimulatorHandle, host: string, access: ControlAccess): string {
-  const shownHost = host.includes(':') ? `[${host}]` : host;
   const { scenario, seed, clock } = sim.core;
   const generated = access.generated ? access.token : undefined;
   return (
-    `sim listening on http://${shownHost}:${sim.port} (scenario ${scenario.name}, seed ${seed}, clock ${clock.mode})\n` +
+    `sim listening on http://${shownHost(host)}:${sim.port} (scenario ${scenario.name}, seed ${seed}, clock ${clock.mode})\n` +
     `dashboard: ${sim.url}/_sim/${generated ? `#token=${generated}` : ''}\n` +
     (generated
       ? `control token: ${generated} (generated at start: /_sim requests need "Authorization: Bearer ${generated}"; choose one with --control-token)\n`
