@@ -12,8 +12,8 @@
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
 import type { Simulator } from '../core/simulator.js';
-import { StateFormatError, formatStateHeader, type StateHeader } from './format.js';
-import { StateRefusedError, readStateFile, type AskedState, type ReadState } from './open.js';
+import { formatStateHeader, type StateHeader } from './format.js';
+import { readStateFile, refusedFormat, type AskedState, type ReadState } from './open.js';
 import { HeldWall, restoreState, type RestoreResult } from './restore.js';
 import { StateStore } from './store.js';
 
@@ -65,8 +65,7 @@ export function attachState(
   options: { overrides: StateHeader['overrides']; explicitCdn: boolean; log: (line: string) => void },
 ): DurableState {
   const { read, wall, path } = prepared;
-  let store: StateStore | undefined;
-  store = new StateStore({
+  const store = new StateStore({
     file: path,
     core,
     overrides: read ? read.file.header.overrides : options.overrides,
@@ -83,7 +82,6 @@ export function attachState(
     },
     warn: options.log,
   });
-  const kept = store;
   let restoredWith: string | undefined;
   const restore = (): number => {
     if (!read) return 0;
@@ -91,10 +89,7 @@ export function attachState(
     try {
       result = restoreState(core, read.file, { wall, cdnUrl: core.cdnUrl, log: options.log });
     } catch (e) {
-      if (e instanceof StateFormatError) {
-        throw new StateRefusedError(`${path} is not a state file this simulator can restore: ${e.message}. Choose another --state file, or remove this one to start anew.`);
-      }
-      throw e;
+      throw refusedFormat(path, e);
     }
     const { divergences } = result;
     for (const divergence of divergences.slice(0, DIVERGENCES_SHOWN)) {
@@ -102,7 +97,7 @@ export function attachState(
     }
     if (divergences.length > DIVERGENCES_SHOWN) options.log(`state: ${path}: and ${divergences.length - DIVERGENCES_SHOWN} more lines answered differently`);
     restoredWith = core.cdnUrl;
-    kept.restored();
+    store.restored();
     // The requests the snapshot stands for, and those replayed after it.
     return (read.file.snapshot?.seq ?? 0) + result.requests;
   };
@@ -111,11 +106,11 @@ export function attachState(
   const restored = restore();
   wall.release();
   return {
-    store: kept,
+    store,
     restored,
     listening() {
       if (read && restoredWith !== core.cdnUrl) restore();
-      kept.open();
+      store.open();
     },
   };
 }

@@ -75,10 +75,7 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
   try {
     file = parseStateFile(text);
   } catch (e) {
-    if (e instanceof StateFormatError) {
-      throw new StateRefusedError(`${path} is not a state file this simulator can restore: ${e.message}. Choose another --state file, or remove this one to start anew.`);
-    }
-    throw e;
+    throw refusedFormat(path, e);
   }
   let scenario: Scenario;
   try {
@@ -105,6 +102,12 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
   }
   const snapshotBytes = file.snapshot ? Buffer.byteLength(text.slice(0, text.indexOf('\n', text.indexOf('\n') + 1) + 1)) : 0;
   return { file, scenario, size: Buffer.byteLength(text), lines, lastSeq, lastIds, snapshotBytes };
+}
+
+/** `e` as a start refused for a state file that is not what the format says (other errors as they are). */
+export function refusedFormat(path: string, e: unknown): unknown {
+  if (!(e instanceof StateFormatError)) return e;
+  return new StateRefusedError(`${path} is not a state file this simulator can restore: ${e.message}. Choose another --state file, or remove this one to start anew.`);
 }
 
 /** A scenario, seed or clock asked for that differs from the file's is refused, saying what to do. */
