@@ -126,6 +126,11 @@ export interface CreateSimulatorOptions {
    * server) or listens on a loopback address; listening elsewhere turns it off.
    */
   allowedHosts?: string[];
+  /**
+   * How long `close()` lets requests in progress finish before it cuts their connections, in
+   * milliseconds. Default 3,000.
+   */
+  drainGraceMs?: number;
 }
 
 /**
@@ -159,13 +164,14 @@ export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
   /**
    * Stops the server gracefully: no new connections; every request already received gets its
    * answer (injected latency still being waited out is cut short), idle connections are closed;
-   * a connection still open after 3 s is cut. Resolves once the server is closed.
+   * a connection still open after `drainGraceMs` (3 s by default) is cut. Resolves once the server
+   * is closed.
    */
   close(): Promise<void>;
 }
 
 /** How long a closing server waits for requests in progress before it cuts their connections. */
-const DRAIN_GRACE_MS = 3000;
+export const DEFAULT_DRAIN_GRACE_MS = 3000;
 
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -188,7 +194,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   const close = (): Promise<void> => {
     if (closing) return closing;
     const endDrain = api.drain();
-    const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve();
+    const closed = server ? server.drain(options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) : Promise.resolve();
     server = undefined;
     closing = closed
       .then(() => {

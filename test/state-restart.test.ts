@@ -168,29 +168,38 @@ describe('sim --state FILE, manual clock', () => {
   });
 });
 
-describe('sim --state FILE, realtime clock', () => {
+describe('--state FILE, realtime clock', () => {
   it('counts the time the process was down: a generation due during the downtime has resolved after the restart', async () => {
     const file = stateFile();
     const scenario = join(dir, 'queue-60s.yaml');
     writeFileSync(scenario, 'extends: fast\nname: queue-60s\nstages:\n  queue:\n    duration: { type: fixed, value: 60 }\n');
+    // The wall clock both simulators follow: the test moves it.
+    let wallMs = Date.parse('2030-01-01T00:00:00Z');
+    const now = (): number => wallMs;
     const speed = 100;
-    const first = await startCli(['--scenario', scenario, '--clock', 'realtime', '--speed', String(speed), '--state', file, ...BASE]);
-    const created = await createVideo(first);
-    const downAt = Date.now();
-    await first.kill9();
-    const clockBefore = (JSON.parse(created.body) as { created_at: string }).created_at;
-    expect(JSON.parse(created.body)).toMatchObject({ status: 'queued' });
-    // The queue alone lasts 60 virtual seconds: 0.6 s of wall time at this speed.
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    const first = createSimulator({ scenario, clock: 'realtime', speed, state: file, now, baseUrl: 'http://localhost:9999', log: () => {} });
+    await first.listen(0);
+    const firstUrl = `http://127.0.0.1:${first.port}`;
+    const created = await fetch(`${firstUrl}/v1/videos`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'video-3.2', prompt: PROMPT }),
+    });
+    const video = (await created.json()) as { id: string; status: string; created_at: string };
+    expect(video.status).toBe('queued');
+    await first.close();
+    // Down for 1 s of wall time: 100 virtual seconds, past the 60 s the queue alone lasts.
+    wallMs += 1000;
 
-    const second = await startCli(['--state', file, ...BASE]);
-    const upAt = Date.now();
-    const video = JSON.parse((await call(second, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).body) as { status: string; completed_at: string };
-    expect(video.status).toBe('succeeded');
-    const health = JSON.parse((await call(second, 'GET', '/_sim/health')).body) as { clock: { now: string; mode: string; speed: number } };
+    const second = createSimulator({ state: file, now, baseUrl: 'http://localhost:9999', log: () => {} });
+    await second.listen(0);
+    const secondUrl = `http://127.0.0.1:${second.port}`;
+    const after = (await (await fetch(`${secondUrl}/v1/videos/${video.id}`, { headers: { Authorization: `Bearer ${KEY}` } })).json()) as { status: string };
+    expect(after.status).toBe('succeeded');
+    const health = second.health();
     expect(health.clock).toMatchObject({ mode: 'realtime', speed });
-    expect(Date.parse(health.clock.now) - Date.parse(clockBefore)).toBeGreaterThanOrEqual((upAt - downAt) * speed);
-    await second.stop();
+    expect(Date.parse(health.clock.now) - Date.parse(video.created_at)).toBe(1000 * speed);
+    await second.close();
   });
 });
 

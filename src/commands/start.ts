@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import { statSync } from 'node:fs';
-import { createSimulator, type SimulatorHandle } from '../index.js';
+import { createSimulator, DEFAULT_DRAIN_GRACE_MS, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { TranscriptFileError } from '../transcript/file.js';
@@ -34,8 +34,8 @@ export interface StartOptions {
   scenariosDir?: string;
 }
 
-/** A stopping server exits by then, drained or not (the in-process drain cuts connections at 3 s). */
-const STOP_DEADLINE_MS = 4500;
+/** A stopping server exits by then, drained or not: the drain's grace, and time to close after it. */
+const STOP_DEADLINE_MS = DEFAULT_DRAIN_GRACE_MS + 1500;
 
 /** The server's flags on the program itself, and starting the server as its action. */
 export function addStartOptions(program: Command): void {

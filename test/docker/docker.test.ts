@@ -298,12 +298,9 @@ describe('the container image', () => {
     expect(hasDev.code, 'dev dependencies (typescript) must not be in the runtime image').not.toBe(0);
   });
 
-  it('stops within 2 s on docker stop (SIGTERM reaches node as PID 1)', async () => {
-    const t0 = Date.now();
-    await dockerOk(['stop', '--time', '10', MAIN]);
-    const elapsed = Date.now() - t0;
-    log(`docker stop took ${elapsed} ms`);
-    expect(elapsed).toBeLessThan(2_000);
+  it('exits 0 on docker stop: SIGTERM reaches node as PID 1, which drains and exits by itself', async () => {
+    // Docker's own SIGKILL after the 60 s timeout would end it with 137 instead.
+    await dockerOk(['stop', '--time', '60', MAIN]);
     const exit = await dockerOk(['inspect', '--format', '{{.State.ExitCode}}', MAIN]);
     expect(Number(exit)).toBe(0);
   });
