@@ -186,7 +186,12 @@ export class SimError extends Error {
   constructor(code: ErrorCode | string, options: SimErrorOptions = {}) {
     const known = isErrorCode(code) ? ERROR_CATALOGUE[code] : undefined;
     const type = options.type ?? known?.type ?? 'api_error';
+    // An expected answer (every 429, every 400), never a bug: a stack trace would cost its capture
+    // on the request path and never be read.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(options.message ?? known?.message ?? 'An error occurred.');
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'SimError';
     this.code = code;
     this.type = type;
