@@ -10,7 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import stableStringify from 'safe-stable-stringify';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
-import { FileLockedError, fileHolder, lockFileOf } from '../fileLock.js';
+import { refuseIfHeld } from '../fileLock.js';
 import { ScenarioError, scenarioFromValue } from '../scenarios/load.js';
 import { StateFormatError, globalIdNumber, parseStateFile, type StateFile } from './format.js';
 
@@ -53,8 +53,7 @@ export interface ReadState {
  * `FileLockedError`.
  */
 export function readStateFile(path: string, asked: AskedState, warn: (line: string) => void): ReadState | undefined {
-  const holder = fileHolder(path);
-  if (holder !== null) throw new FileLockedError(path, lockFileOf(path), holder);
+  refuseIfHeld(path);
   let text: string;
   try {
     // A device or a pipe (/dev/full reads zeros for ever) is no place for a state.
