@@ -111,6 +111,7 @@ describe('a transcript write that fails', () => {
       },
       truncate(length) {
         file = file.slice(0, length);
+        return true;
       },
       maxBytes: 1_000_000,
       onStop: (s) => stops.push(s),

@@ -65,7 +65,7 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
   const recorder = new TranscriptRecorder({
     header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: baseUrl(), cdn_url: core.cdnUrl }),
     write: (line, bytes) => sink?.write(line, bytes),
-    truncate: (length) => sink?.truncate(length),
+    truncate: (length) => sink?.truncate(length) ?? false,
     maxBytes: options.maxBytes,
     onStop: (stopped) =>
       options.warn(
