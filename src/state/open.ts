@@ -1,10 +1,10 @@
 /**
  * Reading a state file at start, before anything is bound or written: the file is refused (a
  * `StateRefusedError`, exit 2 from the command line, with what to do) when it is not a state file
- * of this format (a file this simulator did not write is never taken over), or when the scenario, seed or clock asked for explicitly differs from the file's;
- * another running simulator holding it is a `FileLockedError` (exit 1, naming its pid). Without an
- * explicit scenario or seed the file's are used, so a state file copied from another machine opens
- * as it was there.
+ * of this format (a file this simulator did not write is never taken over), or when the scenario,
+ * seed or clock asked for explicitly differs from the file's; another running simulator holding
+ * it is a `FileLockedError` (exit 1, naming its holder). Without an explicit scenario or seed the
+ * file's are used, so a state file copied from another machine opens as it was there.
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import stableStringify from 'safe-stable-stringify';
@@ -107,7 +107,10 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
 
 /** How every state file begins: its header's first field. */
 const STATE_START = '{"state":';
-/** How the header this version writes begins: a file without a newline that begins so, or is cut within it, is a torn header. */
+/**
+ * How the header this version writes begins: a file without a newline that begins so, or is cut
+ * within it, is a torn header.
+ */
 const HEADER_START = `{"state":${STATE_FORMAT},"version":"`;
 
 /**
