@@ -1,18 +1,18 @@
 /**
  * Reading a state file at start, before anything is bound or written: the file is refused (a
  * `StateRefusedError`, exit 2 from the command line, with what to do) when it is not a state file
- * of this format, or when the scenario, seed or clock asked for explicitly differs from the file's;
- * another running simulator holding it is a `FileLockedError` (exit 1, naming its pid). Without an
- * explicit scenario or seed the file's are used, so a state file copied from another machine opens
- * as it was there.
+ * of this format (a file this simulator did not write is never taken over), or when the scenario,
+ * seed or clock asked for explicitly differs from the file's; another running simulator holding
+ * it is a `FileLockedError` (exit 1, naming its holder). Without an explicit scenario or seed the
+ * file's are used, so a state file copied from another machine opens as it was there.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import stableStringify from 'safe-stable-stringify';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
-import { FileLockedError, fileHolder, lockFileOf } from '../fileLock.js';
+import { refuseIfHeld } from '../fileLock.js';
 import { ScenarioError, scenarioFromValue } from '../scenarios/load.js';
-import { StateFormatError, globalIdNumber, parseStateFile, type StateFile } from './format.js';
+import { STATE_FORMAT, StateFormatError, globalIdNumber, parseStateFile, type StateFile } from './format.js';
 
 /** A state file the simulator will not start with; the message says why and what to do. */
 export class StateRefusedError extends Error {
@@ -53,12 +53,12 @@ export interface ReadState {
  * `FileLockedError`.
  */
 export function readStateFile(path: string, asked: AskedState, warn: (line: string) => void): ReadState | undefined {
-  const holder = fileHolder(path);
-  if (holder !== null) throw new FileLockedError(path, lockFileOf(path), holder);
+  refuseIfHeld(path);
   let text: string;
   try {
     // A device or a pipe (/dev/full reads zeros for ever) is no place for a state.
     if (!statSync(path).isFile()) throw new StateRefusedError(`${path} is not a regular file: give --state a file's path`);
+    refuseForeignFile(path);
     text = readFileSync(path, 'utf8');
   } catch (e) {
     if (e instanceof StateRefusedError) throw e;
@@ -68,6 +68,7 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
   }
   if (text === '') return undefined;
   if (!text.includes('\n')) {
+    if (!(text.startsWith(HEADER_START) || HEADER_START.startsWith(text))) throw foreignFile(path, text);
     warn(`state: ${path} holds only a header cut short (the simulator was stopped while writing it): starting with a new state`);
     return undefined;
   }
@@ -102,6 +103,50 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
   }
   const snapshotBytes = file.snapshot ? Buffer.byteLength(text.slice(0, text.indexOf('\n', text.indexOf('\n') + 1) + 1)) : 0;
   return { file, scenario, size: Buffer.byteLength(text), lines, lastSeq, lastIds, snapshotBytes };
+}
+
+/** How every state file begins: its header's first field. */
+const STATE_START = '{"state":';
+/**
+ * How the header this version writes begins: a file without a newline that begins so, or is cut
+ * within it, is a torn header.
+ */
+const HEADER_START = `{"state":${STATE_FORMAT},"version":"`;
+
+/**
+ * Refuses (`StateRefusedError`) an existing, non-empty file that this simulator did not write,
+ * judged from its first bytes only and left as it is: only a file that begins as a state file's
+ * header does (`{"state":`), or one cut within the first bytes of a header. A missing or empty
+ * file passes (a new state begins in it).
+ */
+export function refuseForeignFile(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  let head: string;
+  try {
+    const bytes = Buffer.alloc(Math.min(fstatSync(fd).size, HEADER_START.length));
+    head = bytes.subarray(0, readSync(fd, bytes, 0, bytes.length, 0)).toString('latin1');
+  } finally {
+    closeSync(fd);
+  }
+  if (head === '' || head.startsWith(STATE_START) || (head.length < HEADER_START.length && HEADER_START.startsWith(head))) return;
+  throw foreignFile(path, head);
+}
+
+function foreignFile(path: string, head: string): StateRefusedError {
+  if (head.startsWith('{"transcript":')) {
+    return new StateRefusedError(
+      `${path}: this is a transcript (written by --record), not a state file: replay it with sim replay FILE, or give --state a file of its own. It is left as it is.`,
+    );
+  }
+  return new StateRefusedError(
+    `${path} is not a state file of this simulator (one begins with ${STATE_START}...): it is left as it is. Give --state the path of a new or empty file, or remove this one to begin a state in it.`,
+  );
 }
 
 /** `e` as a start refused for a state file that is not what the format says (other errors as they are). */

@@ -32,7 +32,7 @@ import type { Simulator } from '../core/simulator.js';
 import { acquireFileLock, type FileLock } from '../fileLock.js';
 import { formatIds, formatStateHeader, formatStateLine, globalIdNumber, type StateHeader } from './format.js';
 import { compactedStateText, compactedText, stateHeaderOf, takeSnapshot } from './snapshot.js';
-import { StateRefusedError } from './open.js';
+import { StateRefusedError, refuseForeignFile } from './open.js';
 
 /** What `GET /_sim/health` shows of the state. */
 export interface StateStatus {
@@ -142,6 +142,8 @@ export class StateStore {
         this.bytes = existing.wholeBytes;
         this.compactAt = compactionBound(existing.snapshotBytes);
       } else {
+        // Checked again: a file this simulator did not write may have appeared since it was read.
+        refuseForeignFile(file);
         this.fd = openSync(file, 'w');
         const header = `${formatStateHeader(this.header())}\n`;
         writeAll(this.fd, header);
