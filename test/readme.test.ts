@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childProcesses, cleanEnv } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -69,6 +69,12 @@ function answers(stdout: string): { json: any[]; lines: string[] } {
 }
 
 describe("README.md's shell blocks, pasted in order", () => {
+  beforeAll(() => {
+    for (const tool of ['bash', 'curl']) {
+      if (spawnSync(tool, ['--version']).error) throw new Error(`${tool} is missing: the README's blocks need it (apt-get install -y ${tool}).`);
+    }
+  });
+
   it('Quick start, Control API, then Produce every state: the faults are scoped and dropped, and the id snippet moves a new video', async () => {
     const port = await startSimulator();
 
