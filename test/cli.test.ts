@@ -165,6 +165,30 @@ describe('sim (start)', () => {
     expect(sim.stderr()).toBe('');
   });
 
+  it('shows the seed, clock mode and speed of the flags in GET /_sim/scenario, as /_sim/health does, across resets', async () => {
+    const sim = await startServer(['--port', '0', '--scenario', 'default', '--speed', '20', '--seed', '7']);
+    const scenario = async () => (await json(`${sim.url}/_sim/scenario`)).body;
+    const health = (await json(`${sim.url}/_sim/health`)).body;
+    expect(health).toMatchObject({ scenario: 'default', seed: 7, clock: { mode: 'realtime', speed: 20 } });
+    expect(await scenario()).toMatchObject({ name: 'default', seed: 7, clock: { mode: 'realtime', speed: 20, start: null } });
+    // A reset with a seed changes the seed; the clock flags stay, on another scenario too.
+    const post = (body: unknown) =>
+      json(`${sim.url}/_sim/reset`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await post({ seed: 3 })).status).toBe(200);
+    expect(await scenario()).toMatchObject({ name: 'default', seed: 3, clock: { mode: 'realtime', speed: 20 } });
+    expect((await post({ scenario: 'fast' })).status).toBe(200);
+    expect(await scenario()).toMatchObject({ name: 'fast', seed: 7, clock: { mode: 'realtime', speed: 20 } });
+    expect((await json(`${sim.url}/_sim/health`)).body).toMatchObject({ scenario: 'fast', seed: 7, clock: { mode: 'realtime', speed: 20 } });
+  });
+
+  it('shows --clock manual in GET /_sim/scenario over a realtime scenario', async () => {
+    const sim = await startServer(['--port', '0', '--scenario', 'default', '--clock', 'manual']);
+    const scenario = (await json(`${sim.url}/_sim/scenario`)).body;
+    const health = (await json(`${sim.url}/_sim/health`)).body;
+    expect(scenario.clock).toEqual({ mode: 'manual', speed: health.clock.speed, start: null });
+    expect(scenario.seed).toBe(health.seed);
+  });
+
   it('lets a flag win over its environment variable', async () => {
     const sim = await startServer([...MANUAL_FAST, '--seed', '5'], { SIM_SEED: '99' });
     expect((await json(`${sim.url}/_sim/health`)).body.seed).toBe(5);

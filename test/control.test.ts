@@ -289,11 +289,13 @@ describe('POST /_sim/reset', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('GET /_sim/scenario', () => {
-  it('answers the resolved scenario, extends applied', async () => {
-    const sim = makeSim();
+  it('answers the resolved scenario, extends applied, with the clock mode the simulator was given', async () => {
+    const sim = makeSim(); // fast, on the manual clock
     const res = await request(sim.app).get('/_sim/scenario');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(JSON.parse(JSON.stringify(loadScenario('fast'))));
+    const fast = loadScenario('fast');
+    expect(fast.clock.mode).toBe('realtime');
+    expect(res.body).toEqual(JSON.parse(JSON.stringify({ ...fast, clock: { ...fast.clock, mode: 'manual' } })));
     expect(res.body.name).toBe('fast');
     expect(Object.keys(res.body.stages)).toEqual(['queue', 'keyframe', 'routing', 'render', 'output_verification']);
     // Inherited from default through extends.

@@ -12,6 +12,7 @@ import {
   timeText,
   timelineEnd,
 } from './format.js';
+import { timedStages } from './pipeline.js';
 
 /** `h('td', { class: 'x', dataset: { id } }, child, 'text')` */
 export function h(tag, attrs = {}, ...children) {
@@ -283,6 +284,7 @@ function detailStages(g, nowMs) {
     );
   return [
     h('h3', {}, 'Stages ', h('span', { class: 'muted' }, `(${durationText(end - start)} on the virtual clock)`)),
+    endedAtOnceNote(g),
     h(
       'table',
       { class: 'stages', 'data-testid': 'detail-stages' },
@@ -290,6 +292,28 @@ function detailStages(g, nowMs) {
       h('tbody', {}, stageSpans(g, end).map(row)),
     ),
   ];
+}
+
+/**
+ * Stages that ended the instant they began: on a clock that did not move, only a control action
+ * (advance, finish, fail, cancel) ends a stage, so their bars have no length and their times read
+ * +0.00 s. Says so, with the instant of each group, rather than leave empty bars unexplained; null
+ * when every ended stage took time.
+ */
+function endedAtOnceNote(g) {
+  const timed = new Set(timedStages().map((stage) => stage.name));
+  const instants = new Map(); // left_at → the stages ended then
+  for (const s of g.stages) {
+    if (!timed.has(s.stage) || s.left_at === null || s.left_at !== s.entered_at) continue;
+    instants.set(s.left_at, [...(instants.get(s.left_at) ?? []), stageLabel(s.stage)]);
+  }
+  if (instants.size === 0) return null;
+  const groups = [...instants].map(([at, names]) => ({ at: clockText(at), names: names.join(', ') }));
+  const ended =
+    groups.length === 1
+      ? `Ended by control actions at ${groups[0].at}: ${groups[0].names}.`
+      : `Ended by control actions: ${groups.map((group) => `${group.names} at ${group.at}`).join('; ')}.`;
+  return h('p', { class: 'callout note', 'data-testid': 'stages-note' }, `${ended} No virtual time passed in them, so their bars have no length.`);
 }
 
 export function journalRow(entry) {

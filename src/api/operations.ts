@@ -106,7 +106,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simAdvanceClock: (input) => input.sim.advance(input.body.seconds as number, accountKeyOf(input)),
   simReset: (input) =>
     input.sim.reset({ scenario: str(input.body.scenario), seed: int(input.body.seed) ?? null, apiKey: accountKeyOf(input) }),
-  simScenario: ({ sim }) => sim.scenario,
+  simScenario: ({ sim }) => sim.resolvedScenario,
   simScenarios: ({ control }) => ({ object: 'list', data: control.scenarios() }),
   simPipeline: ({ sim }) => ({
     object: 'list',

@@ -42,6 +42,7 @@ export interface SimulatorOptions {
 const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
 
 export class Simulator {
+  /** The scenario as loaded (what transcripts and state files record beside the seed and clock). */
   scenario: Scenario;
   seed: number;
   cdnUrl: string;
@@ -260,14 +261,27 @@ export class Simulator {
     this.state = SimulatorState.fromState(data, this.state.clock, this.scenario, this.seed, storedText);
   }
 
+  /**
+   * The scenario as it runs: the loaded one with the seed and the overrides that survive resets
+   * (`--clock`, `--speed`) applied. The clock is made from it, and `GET /_sim/scenario` shows it.
+   */
+  get resolvedScenario(): Scenario {
+    const { clock } = this.scenario;
+    return {
+      ...this.scenario,
+      seed: this.seed,
+      clock: { ...clock, mode: this.options.clockMode ?? clock.mode, speed: this.options.speed ?? clock.speed },
+    };
+  }
+
   private newState(): SimulatorState {
-    const mode = this.options.clockMode ?? this.scenario.clock.mode;
+    const { mode, speed, start: scenarioStart } = this.resolvedScenario.clock;
     // The manual clock starts at the scenario's start (a fixed default, for determinism); the
     // realtime clock at the wall-clock time unless the scenario sets a start.
-    const start = this.scenario.clock.start ?? (mode === 'manual' ? DEFAULT_MANUAL_START : null);
+    const start = scenarioStart ?? (mode === 'manual' ? DEFAULT_MANUAL_START : null);
     const clock = new VirtualClock(
       mode,
-      this.options.speed ?? this.scenario.clock.speed,
+      speed,
       start === null ? Math.round(this.hostTimeMs()) : Date.parse(start),
       () => this.hostTimeMs(),
     );

@@ -10,8 +10,8 @@
  * started with, or a file of its `--scenarios-dir` (a reset names scenarios, never files). Every
  * control request carries the target's control token, when one is given.
  *
- * Since the target runs the manual clock, the `mode` and `speed` that advance and reset answers show
- * are taken as the recorded ones; everything else is compared byte for byte. A recorded
+ * Since the target runs the manual clock, the `mode` and `speed` that advance, reset and scenario
+ * answers show are taken as the recorded ones; everything else is compared byte for byte. A recorded
  * `POST /_sim/shutdown` is not sent (it would stop the target).
  */
 import { request as httpRequest, Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
@@ -123,7 +123,7 @@ async function addressesNote(target: Target, header: TranscriptHeader): Promise<
  */
 async function resetTarget(target: Target, scenario: Scenario, seed: number, options: TargetReplayOptions, report: ReplayReport): Promise<void> {
   const running = await target.json('GET', '/_sim/scenario');
-  if (running.status === 200 && isDeepStrictEqual(running.value, scenario)) {
+  if (running.status === 200 && isDeepStrictEqual(settingsAside(running.value), settingsAside(scenario))) {
     await target.reset({ seed });
     return;
   }
@@ -138,19 +138,32 @@ async function resetTarget(target: Target, scenario: Scenario, seed: number, opt
     );
   }
   const now = await target.json('GET', '/_sim/scenario');
-  if (now.status === 200 && !isDeepStrictEqual(now.value, scenario)) {
-    const fields = differingFields(now.value, scenario);
+  if (now.status === 200 && !isDeepStrictEqual(settingsAside(now.value), settingsAside(scenario))) {
+    const fields = differingFields(settingsAside(now.value), settingsAside(scenario));
     report.notes.push(`the target's scenario differs from the transcript's in: ${fields.join(', ')}`);
   }
 }
 
 /**
- * The target runs the manual clock: in an advance or reset answer, the clock's `mode` and `speed`
- * are taken as recorded, so that a realtime transcript compares on everything else.
+ * A scenario without the settings a run may override (its seed, the clock's mode and speed), which
+ * `GET /_sim/scenario` shows as the target runs them: the reset sets the seed, and the clock's
+ * settings are taken as recorded.
+ */
+function settingsAside(scenario: unknown): unknown {
+  if (typeof scenario !== 'object' || scenario === null) return scenario;
+  const { seed: _seed, clock, ...rest } = scenario as { seed?: unknown; clock?: unknown };
+  if (typeof clock !== 'object' || clock === null) return rest;
+  const { mode: _mode, speed: _speed, ...start } = clock as Record<string, unknown>;
+  return { ...rest, clock: start };
+}
+
+/**
+ * The target runs the manual clock: in an advance, reset or scenario answer, the clock's `mode` and
+ * `speed` are taken as recorded, so that a realtime transcript compares on everything else.
  */
 function withRecordedClockSettings(line: TranscriptLine, body: string): string {
   const path = line.path.split('?')[0];
-  if (path !== '/_sim/clock/advance' && path !== '/_sim/reset') return body;
+  if (path !== '/_sim/clock/advance' && path !== '/_sim/reset' && path !== '/_sim/scenario') return body;
   try {
     const replayed = JSON.parse(body) as Record<string, unknown>;
     const recorded = JSON.parse(line.response) as Record<string, unknown>;
