@@ -9,8 +9,8 @@
  * namespace (the same host, the same container). A file that is not a regular file (a device such
  * as `/dev/full`, a pipe) is not locked: nothing of it can be lost.
  */
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, closeSync, constants, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 /** The file is held by another running process (or by another part of this one). */
 export class FileLockedError extends Error {
@@ -70,7 +70,11 @@ export function acquireFileLock(file: string, warn: (line: string) => void): Fil
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST') {
-        warn(`cannot create the lock file ${lockFile} (${code ?? (e as Error).message}): another simulator could write to ${file} unnoticed`);
+        // When the file cannot be written either (its directory is missing), its own refusal
+        // follows and says why: a warning about the lock first would only be noise.
+        if (canWrite(file)) {
+          warn(`cannot create the lock file ${lockFile} (${code ?? (e as Error).message}): another simulator could write to ${file} unnoticed`);
+        }
         return { lockFile: null, release: () => {} };
       }
       const pid = readPid(lockFile);
@@ -100,6 +104,22 @@ export function acquireFileLock(file: string, warn: (line: string) => void): Fil
   }
   const pid = readPid(lockFile);
   throw new FileLockedError(file, lockFile, pid ?? 0);
+}
+
+/** Whether `file` can be written: it exists and is writable, or its directory is. */
+function canWrite(file: string): boolean {
+  try {
+    accessSync(file, constants.W_OK);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+  }
+  try {
+    accessSync(dirname(resolve(file)), constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Regular files (and files yet to be made) are locked; devices, pipes and sockets are not. */

@@ -77,8 +77,11 @@ export interface CreateSimulatorOptions {
   cdnUrl?: string;
   /** Where the simulator's own errors are logged. Default: stderr. */
   log?: (line: string) => void;
-  /** Called after `POST /_sim/shutdown` has been answered and the server closed. */
-  onShutdown?: () => void;
+  /**
+   * Called after `POST /_sim/shutdown` has been answered and the server closed, with how many
+   * requests in progress were answered while it stopped (as `close()` resolves).
+   */
+  onShutdown?: (stopped: Stopped) => void;
   /**
    * Writes a transcript of every request to this file (JSON Lines, one line per request as it is
    * handled), for `sim replay FILE`; `GET /_sim/transcript` streams it back. The
@@ -159,9 +162,16 @@ export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
   /**
    * Stops the server gracefully: no new connections; every request already received gets its
    * answer (injected latency still being waited out is cut short), idle connections are closed;
-   * a connection still open after 3 s is cut. Resolves once the server is closed.
+   * a connection still open after 3 s is cut. Resolves once the server is closed, with how many
+   * requests were answered while it stopped.
    */
-  close(): Promise<void>;
+  close(): Promise<Stopped>;
+}
+
+/** What stopping a simulator did. */
+export interface Stopped {
+  /** Requests answered while the server stopped (in progress when it began, or arriving on a connection still open). */
+  drained: number;
 }
 
 /** How long a closing server waits for requests in progress before it cuts their connections. */
@@ -184,16 +194,17 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       explicitCdn: explicitCdn !== undefined,
       log,
     });
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
+  let closing: Promise<Stopped> | undefined;
+  const close = (): Promise<Stopped> => {
     if (closing) return closing;
     const endDrain = api.drain();
-    const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve();
+    const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve(0);
     server = undefined;
     closing = closed
-      .then(() => {
+      .then((drained) => {
         recording?.close();
         durable?.store.close();
+        return { drained };
       })
       .finally(() => {
         endDrain();
@@ -211,7 +222,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     access,
     log,
     sleep: options.sleep,
-    onShutdown: () => void close().then(() => options.onShutdown?.()),
+    onShutdown: () => void close().then((stopped) => options.onShutdown?.(stopped)),
     // Recording and state off: no hook at all on the request path.
     onExchange: exchangeHook(recording, durable?.store),
     ...(recording && {
