@@ -162,10 +162,12 @@ export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
   /**
    * Stops the server gracefully: no new connections; every request already received gets its
    * answer (injected latency still being waited out is cut short), idle connections are closed;
-   * a connection still open after 3 s is cut. Resolves once the server is closed, with how many
-   * requests were answered while it stopped.
+   * a connection still open after 3 s is cut. Resolves once the server is closed (`stopped` then
+   * says how many requests were answered meanwhile).
    */
-  close(): Promise<Stopped>;
+  close(): Promise<void>;
+  /** What the last stop did (`close()`, `POST /_sim/shutdown`); undefined until one has ended. */
+  readonly stopped: Stopped | undefined;
 }
 
 /** What stopping a simulator did. */
@@ -194,8 +196,9 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       explicitCdn: explicitCdn !== undefined,
       log,
     });
-  let closing: Promise<Stopped> | undefined;
-  const close = (): Promise<Stopped> => {
+  let closing: Promise<void> | undefined;
+  let stopped: Stopped | undefined;
+  const close = (): Promise<void> => {
     if (closing) return closing;
     const endDrain = api.drain();
     const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve(0);
@@ -204,7 +207,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       .then((drained) => {
         recording?.close();
         durable?.store.close();
-        return { drained };
+        stopped = { drained };
       })
       .finally(() => {
         endDrain();
@@ -222,7 +225,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     access,
     log,
     sleep: options.sleep,
-    onShutdown: () => void close().then((stopped) => options.onShutdown?.(stopped)),
+    onShutdown: () => void close().then(() => options.onShutdown?.(stopped as Stopped)),
     // Recording and state off: no hook at all on the request path.
     onExchange: exchangeHook(recording, durable?.store),
     ...(recording && {
@@ -250,6 +253,9 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     },
     get port() {
       return port;
+    },
+    get stopped() {
+      return stopped;
     },
     stateRestored: prepared?.read && durable?.restored,
     listen(requestedPort = 0, host = '127.0.0.1') {

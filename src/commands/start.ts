@@ -142,7 +142,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
   // whatever still holds the process after STOP_DEADLINE_MS does not keep it from exiting. A second
   // signal is Node's own: the process ends at once.
   const stop = (signal: NodeJS.Signals): void => {
-    void sim.close().then((stopped) => exitStopped(signal, stopped.drained));
+    void sim.close().then(() => exitStopped(signal, sim.stopped?.drained ?? 0));
     setTimeout(() => {
       process.stderr.write(`sim: stopped (${signal}) before the drain ended: requests still in progress after ${STOP_DEADLINE_MS / 1000} s were cut\n`);
       process.exit(0);
