@@ -21,9 +21,9 @@
  * A file that is not a regular file (a device such as `/dev/full`, a pipe) is not locked: nothing
  * of it can be lost.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, readlinkSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readFileSync, readSync, readlinkSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 /** How often a holder touches its lock files. */
 export const REFRESH_MS = 2_000;
@@ -171,7 +171,11 @@ export function acquireFileLock(file: string, warn: (line: string) => void): Fil
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST') {
-        warn(`cannot create the lock file ${lockFile} (${code ?? (e as Error).message}): another simulator could write to ${file} unnoticed`);
+        // When the file cannot be written either (its directory is missing), its own refusal
+        // follows and says why: a warning about the lock first would only be noise.
+        if (canWrite(file)) {
+          warn(`cannot create the lock file ${lockFile} (${code ?? (e as Error).message}): another simulator could write to ${file} unnoticed`);
+        }
         return { lockFile: null, release: () => {} };
       }
       const found = readLock(lockFile);
@@ -246,6 +250,22 @@ function refreshHeldLocks(): void {
     );
   }
   if (held.size === 0) stopRefreshing();
+}
+
+/** Whether `file` can be written: it exists and is writable, or its directory is. */
+function canWrite(file: string): boolean {
+  try {
+    accessSync(file, constants.W_OK);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+  }
+  try {
+    accessSync(dirname(resolve(file)), constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Regular files (and files yet to be made) are locked; devices, pipes and sockets are not. */

@@ -77,8 +77,11 @@ export interface CreateSimulatorOptions {
   cdnUrl?: string;
   /** Where the simulator's own errors are logged. Default: stderr. */
   log?: (line: string) => void;
-  /** Called after `POST /_sim/shutdown` has been answered and the server closed. */
-  onShutdown?: () => void;
+  /**
+   * Called after `POST /_sim/shutdown` has been answered and the server closed, with how many
+   * requests in progress were answered while it stopped (as `close()` resolves).
+   */
+  onShutdown?: (stopped: Stopped) => void;
   /**
    * Writes a transcript of every request to this file (JSON Lines, one line per request as it is
    * handled), for `sim replay FILE`; `GET /_sim/transcript` streams it back. The
@@ -165,9 +168,17 @@ export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
    * Stops the server gracefully: no new connections; every request already received gets its
    * answer (injected latency still being waited out is cut short), idle connections are closed;
    * a connection still open after `drainGraceMs` (3 s by default) is cut. Resolves once the server
-   * is closed.
+   * is closed (`stopped` then says how many requests were answered meanwhile).
    */
   close(): Promise<void>;
+  /** What the last stop did (`close()`, `POST /_sim/shutdown`); undefined until one has ended. */
+  readonly stopped: Stopped | undefined;
+}
+
+/** What stopping a simulator did. */
+export interface Stopped {
+  /** Requests answered while the server stopped (in progress when it began, or arriving on a connection still open). */
+  drained: number;
 }
 
 /** How long a closing server waits for requests in progress before it cuts their connections. */
@@ -191,15 +202,17 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       log,
     });
   let closing: Promise<void> | undefined;
+  let stopped: Stopped | undefined;
   const close = (): Promise<void> => {
     if (closing) return closing;
     const endDrain = api.drain();
-    const closed = server ? server.drain(options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) : Promise.resolve();
+    const closed = server ? server.drain(options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) : Promise.resolve(0);
     server = undefined;
     closing = closed
-      .then(() => {
+      .then((drained) => {
         recording?.close();
         durable?.store.close();
+        stopped = { drained };
       })
       .finally(() => {
         endDrain();
@@ -217,7 +230,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     access,
     log,
     sleep: options.sleep,
-    onShutdown: () => void close().then(() => options.onShutdown?.()),
+    onShutdown: () => void close().then(() => options.onShutdown?.(stopped as Stopped)),
     // Recording and state off: no hook at all on the request path.
     onExchange: exchangeHook(recording, durable?.store),
     ...(recording && {
@@ -245,6 +258,9 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     },
     get port() {
       return port;
+    },
+    get stopped() {
+      return stopped;
     },
     stateRestored: prepared?.read && durable?.restored,
     listen(requestedPort = 0, host = '127.0.0.1') {

@@ -1,8 +1,9 @@
 /**
  * The `sim` command's sharp edges, run as a real process (`node dist/cli.js`, built by
  * `npm run build`, which `npm test` runs first): a misspelled scenario name gets a suggestion, a bad
- * `extends` does not hide a file's other problems, `--clock manual` with `--speed` is refused, and
- * a reader that stops reading (`sim openapi | head -1`) ends the command quietly.
+ * `extends` does not hide a file's other problems, `--clock manual` with `--speed` is refused, a
+ * start that cannot happen says why in one line, and a reader that stops reading
+ * (`sim openapi | head -1`) ends the command quietly.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,6 +87,34 @@ describe('sim --clock manual --speed X', () => {
   it('exits 2 naming the environment variables when they set them', () => {
     expect(run(['--port', '0'], { SIM_CLOCK: 'manual', SIM_SPEED: '3' }).stderr).toBe(message('SIM_CLOCK=manual', 'SIM_SPEED=3'));
     expect(run(['--port', '0', '--clock=manual'], { SIM_SPEED: '0.5' })).toEqual({ status: 2, stdout: '', stderr: message('--clock manual', 'SIM_SPEED=0.5') });
+  });
+});
+
+describe('sim: one clear message when it cannot start', () => {
+  it.each([
+    ['--state', 'the state file', 2],
+    ['--record', 'the transcript', 2],
+  ])('%s in a directory that does not exist: one sim: line naming the file, no lock-file line before it', (flag, what, status) => {
+    const file = join(dir, 'missing', 'x');
+    const result = run(['--port', '0', flag, file]);
+    expect(result).toEqual({ status, stdout: '', stderr: `sim: cannot write ${what} ${file}: ENOENT\n` });
+  });
+
+  it('a port in use suggests --port 0', async () => {
+    const { createServer } = await import('node:net');
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (busy.address() as { port: number }).port;
+      const result = run(['--port', String(port)]);
+      expect(result).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: `sim: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); stop what listens there, choose another --port, or --port 0 for a free one\n`,
+      });
+    } finally {
+      busy.close();
+    }
   });
 });
 

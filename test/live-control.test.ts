@@ -228,6 +228,18 @@ describe('POST /_sim/generations/{id}/fail', () => {
     expect((await controlView(sim, id)).status).toBe('queued');
   });
 
+  it('says a queued generation cannot fail whatever code is asked for (param id, the stages that can)', async () => {
+    const id = await createOne(sim);
+    for (const body of [{}, { code: 'render_failed' }, { code: 'nonsense' }]) {
+      const res = await control(sim, id, 'fail', body);
+      expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'id');
+      expect(res.body.error.message).toBe(
+        'A generation in the queue stage cannot fail. Advance it to a stage that can (keyframe, routing, render, output_verification) first.',
+      );
+    }
+    expect((await controlView(sim, id)).status).toBe('queued');
+  });
+
   it('rejects the output of a verifying generation: compliance_error with a block flag, charged as a render that happened', async () => {
     const id = await createOne(sim);
     await advanceTo(sim, id, 'verifying');

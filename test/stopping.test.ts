@@ -61,6 +61,8 @@ describe('close() of an in-process simulator', () => {
 
     await sim.close();
 
+    // The three waiting creates, not the idle connection's earlier answer.
+    expect(sim.stopped).toEqual({ drained: 3 });
     const answers = await Promise.all(creates);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     expect(new Set(answers.map((a) => a.body?.id)).size).toBe(3);
@@ -149,17 +151,21 @@ describe('close() of an in-process simulator', () => {
 const children = childProcesses();
 
 /** Starts `sim --scenario fast --clock manual --port 0`; resolves once it listens. */
-function startSim(): Promise<{ child: ChildProcess; url: string }> {
+function startSim(): Promise<{ child: ChildProcess; url: string; stderr: () => Promise<string> }> {
   const env = { ...process.env };
   for (const name of Object.keys(env)) if (name === 'PORT' || name.startsWith('SIM_')) delete env[name];
   const child = spawn(process.execPath, [CLI, '--scenario', 'fast', '--clock', 'manual', '--port', '0'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
+  let err = '';
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  // All it wrote to stderr, once its output has closed.
+  const stderr = new Promise<string>((resolve) => child.once('close', () => resolve(err)));
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1];
-      if (port) resolve({ child, url: `http://127.0.0.1:${port}` });
+      if (port) resolve({ child, url: `http://127.0.0.1:${port}`, stderr: () => stderr });
     });
     child.once('exit', (code) => reject(new Error(`exited ${code} before listening`)));
   });
@@ -186,7 +192,7 @@ describe('the sim process, stopping', () => {
     ['POST /_sim/shutdown', (sim) => fetch(`${sim.url}/_sim/shutdown`, { method: 'POST' }).then((r) => r.json())],
   ];
   for (const [how, stop] of stops) {
-    it(`on ${how}, answers every request waiting out a 60 s injected latency and exits 0`, async () => {
+    it(`on ${how}, answers every request waiting out a 60 s injected latency, says so in one line and exits 0`, async () => {
       const sim = await startSim();
       const fault = await fetch(`${sim.url}/_sim/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(LATENCY) });
       expect(fault.status).toBe(200);
@@ -204,6 +210,7 @@ describe('the sim process, stopping', () => {
       const answers = await Promise.all(creates);
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
       expect(answers.every((a) => typeof a.body?.id === 'string')).toBe(true);
+      expect(await sim.stderr()).toBe(`sim: stopped (${how}): drained 3 requests in progress\n`);
     });
   }
 });

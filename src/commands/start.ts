@@ -120,7 +120,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       allowedHosts: opts.allowedHosts,
       scenariosDir: opts.scenariosDir,
       // POST /_sim/shutdown: the server has drained and closed; the process exits as on SIGTERM.
-      onShutdown: () => process.exit(0),
+      onShutdown: (stopped) => exitStopped('POST /_sim/shutdown', stopped.drained),
     });
   } catch (e) {
     exitRefused(e, opts);
@@ -134,19 +134,36 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
     (err: NodeJS.ErrnoException) => {
       // The transcript and the state file are taken once the port is bound: they can still be refused then.
       exitRefused(err, opts);
-      process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
+      process.stderr.write(`sim: cannot listen on ${shownHost(opts.host)}:${opts.port}: ${listenProblem(err)}\n`);
       process.exit(1);
     },
   );
-  // Drains (every request already received gets its answer), then exits 0; whatever still holds
-  // the process after STOP_DEADLINE_MS does not keep it from exiting. A second signal is Node's own:
-  // the process ends at once.
-  const stop = (): void => {
-    void sim.close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), STOP_DEADLINE_MS).unref();
+  // Drains (every request already received gets its answer), says so in one line, then exits 0;
+  // whatever still holds the process after STOP_DEADLINE_MS does not keep it from exiting. A second
+  // signal is Node's own: the process ends at once.
+  const stop = (signal: NodeJS.Signals): void => {
+    void sim.close().then(() => exitStopped(signal, sim.stopped?.drained ?? 0));
+    setTimeout(() => {
+      process.stderr.write(`sim: stopped (${signal}) before the drain ended: requests still in progress after ${STOP_DEADLINE_MS / 1000} s were cut\n`);
+      process.exit(0);
+    }, STOP_DEADLINE_MS).unref();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** The one line a stop prints (to stderr, beside the other `sim:` lines), then exit 0. */
+function exitStopped(how: string, drained: number): never {
+  process.stderr.write(`sim: stopped (${how}): drained ${drained} request${drained === 1 ? '' : 's'} in progress\n`);
+  process.exit(0);
+}
+
+/** Why a port could not be listened on, with what to do about it. */
+function listenProblem(err: NodeJS.ErrnoException): string {
+  if (err.code === 'EADDRINUSE') return 'the port is in use (EADDRINUSE); stop what listens there, choose another --port, or --port 0 for a free one';
+  if (err.code === 'EACCES') return 'not allowed to listen there (EACCES); a port below 1024 needs privileges: choose another --port, or --port 0 for a free one';
+  if (err.code === 'EADDRNOTAVAIL') return `no interface of this machine has the address (EADDRNOTAVAIL); check --host`;
+  return err.code ?? err.message;
 }
 
 /**

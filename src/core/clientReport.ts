@@ -27,12 +27,16 @@
  *   sending another key.
  * - `retry_too_soon` (error): a repeat of a request answered 429 sooner than that answer's
  *   Retry-After, on the account's clock.
- * - `retry_without_backoff` (warning): a request tried three or more times in a row, each attempt
- *   but the last answered 429 or 5xx, whose waits between attempts never grow. A wait grows when it
- *   is more than 1.25 times the one before (so that a fixed delay with timer noise does not pass
- *   for a backoff). A wait after a 429 that lasted at least its Retry-After is what the service
- *   asked for: it is not judged, and the wait after it is compared with the client's own wait
- *   before it (if any), never with it. Counted once per such request.
+ * - `retry_without_backoff` (warning): a request tried again and again, each attempt but the last
+ *   answered 429 or 5xx, whose waits between attempts do not grow over the run. The client's own
+ *   waits w1..wn grow when one of them is more than 1.25 times the mean of those before it
+ *   (wk > 1.25 * (w1 + ... + wk-1) / (k - 1)): their sum then grows faster than a fixed
+ *   interval's, timer noise included; a fixed interval and shrinking waits never do. A run is
+ *   judged from four own waits on: a jittered backoff draws each wait at random under a doubling
+ *   cap (full jitter: anywhere from 0 to the cap), so over fewer waits it too often shows no growth
+ *   by chance (full jitter: 31% of runs of two waits, 5% of three, 0.5% of four, 0.02% of five).
+ *   A wait after a 429 that lasted at least its Retry-After is what the service asked for: it is
+ *   neither judged nor counted among the client's own waits. Counted once per such request.
  * - `post_retry_without_idempotency_key` (warning): a repeat of a create (POST /v1/videos or
  *   POST /v1/images) after a 429, a 5xx or no answer, when the two attempts do not carry one and
  *   the same Idempotency-Key (no key on the repeat, or a new key for each attempt: either way a
@@ -135,8 +139,10 @@ export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>
 export const MAX_EXAMPLES = 5;
 /** The shortest polling interval the interface document asks for (ms). */
 export const MIN_POLL_INTERVAL_MS = 2000;
-/** A wait grows when it is more than this many times the wait before it. */
+/** The client's waits grow when one of them is more than this many times the mean of the waits before it. */
 export const BACKOFF_GROWTH = 1.25;
+/** How many of the client's own waits a run of retries needs before its backoff is judged. */
+export const MIN_JUDGED_WAITS = 4;
 
 const NOT_RETRYABLE = new Set([400, 401, 402, 422]);
 const CREATES = new Set(['createVideo', 'createImage']);
@@ -312,13 +318,13 @@ function judgePoll({ tallies, facts, timeOf }: Judging, { request, before, answe
 }
 
 /**
- * `retry_without_backoff`, once per chain of three or more attempts whose waits never grow; gives
- * the waits of the first such chain, for the message.
+ * `retry_without_backoff`, once per chain of attempts whose waits do not grow; gives the waits of
+ * the first such chain, for the message.
  */
 function judgeBackoff({ records, timeOf, tallies }: Judging, chains: readonly number[][]): FlatWaits | undefined {
   let first: FlatWaits | undefined;
   for (const chain of chains) {
-    if (chain.length < 3) continue;
+    if (chain.length <= MIN_JUDGED_WAITS) continue;
     const attempts = chain.map((i) => records[i] as ReportedRequest);
     const flat = backoffOf(attempts, timeOf);
     if (flat === undefined) continue;
@@ -329,18 +335,20 @@ function judgeBackoff({ records, timeOf, tallies }: Judging, chains: readonly nu
 }
 
 /**
- * Whether the waits between a request's attempts fail to grow: undefined when the client backed off
- * (or there was nothing to judge), else the client's own waits (ms), which never grew.
+ * Whether the waits between a request's attempts fail to grow over the run: undefined when the
+ * client backed off (or there was too little to judge), else the client's own waits (ms).
  *
  * The client's own waits are those Retry-After did not dictate: a wait after a 429 that lasted at
- * least its Retry-After is the service's, neither judged nor used as the measure of the next wait.
- * Each own wait is compared with the own wait before it; the client backs off when one of them is
- * more than BACKOFF_GROWTH times the one before. With fewer than two own waits there is nothing to
- * compare, and nothing held against the client.
+ * least its Retry-After is the service's, neither judged nor counted. The trend is judged on the
+ * running sum of the own waits, not pair by pair (a jittered backoff's wait is often shorter than
+ * the one before it): the client backs off when a wait is more than BACKOFF_GROWTH times the mean
+ * of the waits before it. With fewer than MIN_JUDGED_WAITS own waits, nothing is held against it.
  */
 function backoffOf(attempts: ReportedRequest[], timeOf: (r: ReportedRequest) => number): FlatWaits | undefined {
   const own: number[] = [];
   let dictated = false;
+  let grew = false;
+  let sum = 0;
   for (let k = 1; k < attempts.length; k++) {
     const failed = attempts[k - 1] as ReportedRequest;
     const wait = timeOf(attempts[k] as ReportedRequest) - timeOf(failed);
@@ -348,11 +356,11 @@ function backoffOf(attempts: ReportedRequest[], timeOf: (r: ReportedRequest) => 
       dictated = true;
       continue;
     }
-    const before = own.at(-1);
-    if (before !== undefined && wait > before * BACKOFF_GROWTH) return undefined;
+    if (own.length > 0 && wait > (BACKOFF_GROWTH * sum) / own.length) grew = true;
     own.push(wait);
+    sum += wait;
   }
-  return own.length < 2 ? undefined : { own, dictated };
+  return grew || own.length < MIN_JUDGED_WAITS ? undefined : { own, dictated };
 }
 
 /** The client's own waits between the attempts of a request (ms), and whether Retry-After dictated others. */
@@ -457,8 +465,9 @@ function messageOf(code: FindingCode, count: number, facts: MessageFacts): strin
       );
     case 'retry_without_backoff':
       return (
-        `The client tried ${some(count, 'a request', 'requests')} three or more times after 429 or 500 answers without ever waiting longer between attempts ` +
-        `(waits of ${facts.flatWaits.own.map(seconds).join(', ')}${facts.flatWaits.dictated ? ', not counting waits that a Retry-After asked for' : ''}). ` +
+        `The client retried ${some(count, 'a request', 'requests')} after 429 or 500 answers without its waits growing ` +
+        `(waits of ${facts.flatWaits.own.map(seconds).join(', ')}${facts.flatWaits.dictated ? ', not counting waits that a Retry-After asked for' : ''}: ` +
+        `none more than ${BACKOFF_GROWTH} times the mean of the waits before it). ` +
         'The interface document says to retry these with exponential backoff: wait longer after each failed attempt.'
       );
     case 'post_retry_without_idempotency_key':

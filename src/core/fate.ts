@@ -280,11 +280,13 @@ export function stageFailureCodes(scenario: Scenario, stage: string): ErrorCode[
  */
 export function failedFate(scenario: Scenario, fate: Fate, stage: TimedStage, code: string | null): Fate {
   const codes = stage === 'keyframe' && fate.keyframeMode !== 'generated' ? [] : stageFailureCodes(scenario, stage);
-  const chosen = code ?? codes[0];
+  // A stage that cannot fail says so whatever code was asked for.
+  const chosen = codes.length === 0 ? undefined : (code ?? codes[0]);
   if (chosen === undefined) {
+    const later = fate.stageNames.slice(fate.stageNames.indexOf(stage) + 1);
     throw fail('invalid_parameter', {
       param: 'id',
-      message: `A generation in the ${stage} stage cannot fail. Advance it to a stage that can (keyframe, routing, render, output_verification) first.`,
+      message: `A generation in the ${stage} stage cannot fail. Advance it to a stage that can (${later.join(', ')}) first.`,
     });
   }
   if (!(codes as string[]).includes(chosen)) {
