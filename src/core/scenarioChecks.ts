@@ -3,7 +3,7 @@
  */
 import type { Distribution } from './distribution.js';
 import { SimError } from './errors.js';
-import { networkFault } from './network.js';
+import { NETWORK_KINDS, networkFault } from './network.js';
 import { PROCESSING_STAGES, type Scenario } from './scenario.js';
 
 /**
@@ -40,6 +40,8 @@ export function checkScenario(s: Scenario, apiErrorCodes: readonly string[], fai
       problems.push(`${at}: expected either status (an error) or network (a network failure), ${rule.status === undefined ? 'got neither' : 'not both'}`);
       return;
     }
+    // An unknown kind is the schema's to name.
+    if (rule.network !== undefined && !(NETWORK_KINDS as readonly string[]).includes(rule.network)) return;
     try {
       networkFault(rule);
     } catch (e) {
