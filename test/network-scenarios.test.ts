@@ -67,7 +67,7 @@ async function run(file: string): Promise<{ lines: string[]; journal: unknown; e
   const url = await sim.listen(0);
   const ends: string[] = [];
   try {
-    for (let i = 0; i < 48; i++) {
+    for (let i = 0; i < 60; i++) {
       const key = i % 3 === 0 ? 'sk_test_bob' : 'sk_test_alice';
       const create = i % 2 === 0;
       const body = JSON.stringify({ model: 'video-3.2', prompt: `${PROMPT} ${i}` });
