@@ -41,7 +41,7 @@ export function checkScenario(s: Scenario, apiErrorCodes: readonly string[], fai
       return;
     }
     // An unknown kind is the schema's to name.
-    if (rule.network !== undefined && !(NETWORK_KINDS as readonly string[]).includes(rule.network)) return;
+    if (rule.network != null && !(NETWORK_KINDS as readonly string[]).includes(rule.network)) return;
     try {
       networkFault(rule);
     } catch (e) {
