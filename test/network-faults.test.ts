@@ -7,6 +7,7 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayPage } from '../src/core/network.js';
+import { SimulatorControl, type SimFaultRequest, type SimulatorControlApi } from '../src/index.js';
 import { PROMPT, expectError, fastWith, makeSim, queueFault } from './helpers.js';
 import { eventually, rawRequest, type RawExchange } from './rawHttp.js';
 
@@ -383,5 +384,32 @@ describe('fault bodies refused', () => {
         { path: '/v1/*', method: null, network: 'truncate', phase: 'after', times_left: 1, api_key: null },
       ],
     });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+describe('the typed control client', () => {
+  const FAULTS: SimFaultRequest[] = [
+    { path: '/v1/videos', method: 'POST', network: 'reset', phase: 'after', times: 1, api_key: KEY },
+    { path: '/v1/videos', network: 'hang', hang_ms: 10_000 },
+    { path: '/v1/*', network: 'truncate', truncate_bytes: 5 },
+    { path: '/v1/videos', network: 'gateway', gateway_status: 504, phase: 'after', latency_ms: 200 },
+    { path: '/cdn/videos/*', network: 'slow', bytes_per_second: 2048 },
+  ];
+
+  it.each(['http', 'in-process'] as const)('(%s) queues network faults with every field, and lists them', async (kind) => {
+    const { sim } = await listening();
+    const control: SimulatorControlApi = kind === 'http' ? new SimulatorControl({ baseUrl: `http://127.0.0.1:${sim.port}` }) : sim;
+    for (const fault of FAULTS) await control.faults.queue(fault);
+    const listed = await control.faults.list();
+    expect(listed.queued).toBe(5);
+    expect(listed.faults.map((f) => [f.network, f.phase, f.hang_ms ?? f.truncate_bytes ?? f.gateway_status ?? f.bytes_per_second])).toEqual([
+      ['reset', 'after', undefined],
+      ['hang', 'before', 10_000],
+      ['truncate', 'after', 5],
+      ['gateway', 'after', 504],
+      ['slow', 'after', 2048],
+    ]);
+    expect((await control.health()).network).toEqual({ hung: 0 });
   });
 });
