@@ -311,7 +311,7 @@ describe('GET /_sim/scenarios', () => {
     noRateLimitHeaders(res.headers);
     expect(res.body.object).toBe('list');
     const data = res.body.data as { name: string; purpose: string }[];
-    expect(data.map((s) => s.name)).toEqual(['compliance', 'default', 'fast', 'flaky', 'low-balance', 'rate-limited', 'slow']);
+    expect(data.map((s) => s.name)).toEqual(['compliance', 'default', 'fast', 'flaky', 'low-balance', 'rate-limited', 'slow', 'unreliable-network']);
     expect(data.find((s) => s.name === 'fast')).toEqual({
       name: 'fast',
       purpose: 'the happy path at CI speed; every generation resolves within 10 virtual seconds, nothing injected.',
