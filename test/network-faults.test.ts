@@ -413,3 +413,43 @@ describe('the typed control client', () => {
     expect((await control.health()).network).toEqual({ hung: 0 });
   });
 });
+
+// ---------------------------------------------------------------------------------------------------
+describe('testing retries (the worked example of docs/testing.md)', () => {
+  /** A fetch client under test: one Idempotency-Key for every attempt of one create (no wait: the test's clock is its own). */
+  async function createWithRetries(url: string, key: string | undefined): Promise<{ id: string; attempts: string[] }> {
+    const attempts: string[] = [];
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      try {
+        const res = await fetch(`${url}/v1/videos`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', ...(key && { 'Idempotency-Key': key }) },
+          body: CREATE_BODY,
+        });
+        attempts.push(String(res.status));
+        if (res.status !== 429 && res.status < 500) return { id: ((await res.json()) as { id: string }).id, attempts };
+      } catch (e) {
+        attempts.push(String((e as { cause?: { code?: string } }).cause?.code));
+      }
+    }
+    throw new Error(`gave up after ${attempts.join(', ')}`);
+  }
+
+  it('a fetch client that retries with its key recovers the create lost after taking effect: one generation, no finding', async () => {
+    const { sim, url } = await listening();
+    sim.faults.queue({ path: '/v1/videos', method: 'POST', network: 'reset', phase: 'after', api_key: KEY });
+    const video = await createWithRetries(url, 'one-create');
+    expect(video.attempts).toEqual(['ECONNRESET', '200']);
+    expect(sim.generations.list({ apiKey: KEY }).data.map((g) => g.id)).toEqual([video.id]);
+    expect(sim.report(KEY).findings).toEqual([]);
+  });
+
+  it('the same client without a key creates twice, and the report says so', async () => {
+    const { sim, url } = await listening();
+    sim.faults.queue({ path: '/v1/videos', method: 'POST', network: 'reset', phase: 'after', api_key: KEY });
+    const video = await createWithRetries(url, undefined);
+    expect(sim.generations.list({ apiKey: KEY }).data).toHaveLength(2);
+    expect(sim.report(KEY).findings.map((f) => f.code)).toEqual(['duplicate_after_lost_answer', 'post_retry_without_idempotency_key']);
+    expect(video.attempts).toEqual(['ECONNRESET', '200']);
+  });
+});
