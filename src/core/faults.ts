@@ -145,7 +145,7 @@ export class FaultQueue {
   }
 
   fromState(faults: readonly QueuedFault[]): void {
-    // A snapshot written before network faults existed has none.
+    // A fault of a snapshot without `network` has none.
     this.faults = faults.map((f) => ({ ...structuredClone(f), network: f.network ?? null }));
   }
 

@@ -82,14 +82,6 @@ export interface Api {
   readonly mediaFaults: Admission;
 }
 
-const EMPTY = Buffer.alloc(0);
-
-function toBuffer(chunk: unknown, encoding: unknown): Buffer {
-  if (Buffer.isBuffer(chunk)) return chunk;
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk);
-  return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-}
-
 /** The request's client went away before its body was complete. */
 const ABORTED = Symbol('aborted');
 
@@ -166,6 +158,8 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     send(res, method, answer);
     if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
   };
+  // Answered without a socket (`answer`): a network hang holds no connection.
+  const socketless: ApiState = { ...state, sockets: false };
   const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release() });
 
   const mediaFaults: Admission = (req, res, next) => {
@@ -205,8 +199,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   return {
     handle,
     admit,
-    // Answered without a socket: a network hang holds no connection.
-    answer: (request) => handleRequest({ ...state, sockets: false }, request),
+    answer: (request) => handleRequest(socketless, request),
     responseFailures: state.responseFailures,
     mediaFaults,
     drain: () => {
@@ -263,6 +256,15 @@ function setHead(res: ServerResponse, answer: ApiAnswer): void {
   res.statusCode = answer.status;
   for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
   res.setHeader('Content-Type', answer.contentType);
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** What a file router passed to `res.end`, as bytes. */
+function toBuffer(chunk: unknown, encoding: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk);
+  return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
 }
 
 /**
