@@ -23,7 +23,7 @@ function run(args: string[], env: Record<string, string> = {}) {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-const BUNDLED = 'compliance, default, fast, flaky, low-balance, rate-limited, slow';
+const BUNDLED = 'compliance, default, fast, flaky, low-balance, rate-limited, slow, unreliable-network';
 
 describe('sim --scenario NAME', () => {
   it('exits 2 suggesting the closest bundled scenario to a misspelled name', () => {

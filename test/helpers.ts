@@ -164,6 +164,8 @@ export function journalRecord(fields: Partial<JournalRecord> = {}): JournalRecor
     idempotencyKey: undefined,
     bodyFingerprint: null,
     retryAfter: undefined,
+    network: undefined,
+    createdId: undefined,
     videoId: undefined,
     videoStatus: undefined,
     errorParam: undefined,

@@ -282,7 +282,7 @@ describe('POST /_sim/reset {"scenario"}: a name, never a file', () => {
     expect(existing).toBe(missing);
     expect(await message('/etc/passwd')).toBe(missing);
     expect(existing).not.toContain('hunter2');
-    expect(existing).toContain('one of fast, compliance, default, flaky, low-balance, rate-limited, slow, team.yaml;');
+    expect(existing).toContain('one of fast, compliance, default, flaky, low-balance, rate-limited, slow, unreliable-network, team.yaml;');
     expect((await request(sim.app).get('/_sim/health')).body.scenario).toBe('fast');
   });
 

@@ -213,4 +213,24 @@ describe('the sim process, stopping', () => {
       expect(await sim.stderr()).toBe(`sim: stopped (${how}): drained 3 requests in progress\n`);
     });
   }
+
+  it('on SIGTERM during a network hang of 600 s, closes the held connection at once and exits 0 well inside its drain', async () => {
+    const sim = await startSim();
+    const hang = { path: '/v1/videos', method: 'POST', network: 'hang', hang_ms: 600_000 };
+    const fault = await fetch(`${sim.url}/_sim/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(hang) });
+    expect(fault.status).toBe(200);
+    const [held] = threeCreates(sim.url, 1);
+    await untilJournaled(sim.url, 1);
+    expect(((await (await fetch(`${sim.url}/_sim/health`)).json()) as { network: { hung: number } }).network.hung).toBe(1);
+
+    const exited = exit(sim.child);
+    const started = Date.now();
+    sim.child.kill('SIGTERM');
+    const { code } = await exited;
+    // The in-process drain would cut the connection at 3 s; the hang is let go at once instead.
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(code).toBe(0);
+    // The client got no answer: the connection closed with nothing sent.
+    expect((await held)?.status).toBe('UND_ERR_SOCKET');
+  });
 });

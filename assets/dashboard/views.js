@@ -316,15 +316,34 @@ function endedAtOnceNote(g) {
   return h('p', { class: 'callout note', 'data-testid': 'stages-note' }, `${ended} No virtual time passed in them, so their bars have no length.`);
 }
 
+/** Whether a request a network fault lost took effect, in words: the journal and the fault list say it alike. */
+export function phaseText(phase) {
+  return phase === 'after' ? 'applied' : 'not applied';
+}
+
 export function journalRow(entry) {
-  const level = entry.status >= 500 ? 'bad' : entry.status >= 400 ? 'warn' : 'good';
+  const level = entry.status === null || entry.status >= 500 ? 'bad' : entry.status >= 400 ? 'warn' : 'good';
+  // A network fault: the answer was lost (or slowed), and the request took effect (after) or not (before).
+  const network = entry.network
+    ? h(
+        'span',
+        { class: 'flag sev-block network', 'data-testid': 'journal-network', title: entry.network.phase === 'after' ? 'The request took effect; its answer was lost on the way.' : 'The request never reached the service.' },
+        `${entry.network.kind}, ${phaseText(entry.network.phase)}`,
+      )
+    : null;
   return h(
     'tr',
     { 'data-testid': 'journal-row' },
     h('td', { class: 'mono', title: entry.at }, timeText(entry.at)),
     h('td', { class: 'mono' }, entry.method),
     h('td', { class: 'mono path', title: entry.path }, entry.path),
-    h('td', {}, h('span', { class: `code code-${level}` }, entry.status), entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null),
+    h(
+      'td',
+      {},
+      h('span', { class: `code code-${level}` }, entry.status ?? 'no answer'),
+      network,
+      entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null,
+    ),
     h('td', { class: 'mono' }, entry.error_code ? h('span', { 'data-testid': 'journal-error-code' }, entry.error_code) : h('span', { class: 'muted' }, '—')),
     h('td', { class: 'mono' }, entry.account ?? h('span', { class: 'muted' }, 'none')),
     h('td', { class: 'mono muted request-id', 'data-testid': 'journal-request-id' }, entry.request_id),

@@ -8,7 +8,7 @@ import { clientReport } from '../core/clientReport.js';
 import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerations, failGeneration, finishGeneration } from '../core/control.js';
 import { fail } from '../core/errors.js';
 import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
-import type { FaultRequest } from '../core/faults.js';
+import { isMediaPattern, type FaultRequest } from '../core/faults.js';
 import { createImage, type CreateImageInput } from '../core/image.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
@@ -119,10 +119,11 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simQueueFault(input) {
     const { sim, body } = input;
     const fault = { ...body, api_key: accountKeyOf(input) } as unknown as FaultRequest;
-    if (!patternMatchesServiceRoute(fault.path)) {
+    // A media path (`/cdn/...`) is checked by the fault queue: it takes network faults only.
+    if (!isMediaPattern(fault.path) && !patternMatchesServiceRoute(fault.path)) {
       throw fail('invalid_parameter', {
         param: 'path',
-        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*'.`,
+        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*', and is no media path (/cdn/...).`,
       });
     }
     return { queued: sim.faults.add(fault) };

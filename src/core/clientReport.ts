@@ -11,8 +11,12 @@
  * - A repeat of a request: the next request that is the same request; the earlier one is the
  *   attempt it repeats.
  * - Answered: the client got the answer. An answer the client never got (it closed the connection
- *   first, for example on a timeout during injected latency) is "no answer"; the rules that judge
- *   how a client reacted to an answer skip those.
+ *   first, for example on a timeout during injected latency, or a network fault reset, closed or
+ *   held the connection, or cut the body short) is "no answer"; the rules that judge how a client
+ *   reacted to an answer skip those. A gateway's 502, 503 or 504 (a network fault `gateway`) is an
+ *   answer: a 5xx.
+ * - A lost answer: the service's answer that a network fault kept from the client (any kind but
+ *   `slow`, in either phase). In the `after` phase the request took effect all the same.
  * - Resolved: `succeeded`, `failed` or `canceled`. Seen as a status: a create, retrieve or cancel
  *   answered 200 with the generation in that status.
  * - Times: the client's own time. With the realtime clock, the host clock each request was handled at
@@ -27,6 +31,10 @@
  *   sending another key.
  * - `retry_too_soon` (error): a repeat of a request answered 429 sooner than that answer's
  *   Retry-After, on the account's clock.
+ * - `duplicate_after_lost_answer` (error): a create whose answer was lost after it took effect,
+ *   repeated without the same Idempotency-Key, and carried out again: two generations (or images)
+ *   where the client wanted one. Sending the key on both attempts, or listing the videos to find
+ *   the lost one instead of creating again, avoids it.
  * - `retry_without_backoff` (warning): a request tried again and again, each attempt but the last
  *   answered 429 or 5xx, whose waits between attempts do not grow over the run. The client's own
  *   waits w1..wn grow when one of them is more than 1.25 times the mean of those before it
@@ -76,6 +84,8 @@ export type ReportedRequest = Pick<
   | 'idempotencyKey'
   | 'bodyFingerprint'
   | 'retryAfter'
+  | 'network'
+  | 'createdId'
   | 'videoId'
   | 'videoStatus'
   | 'errorParam'
@@ -86,6 +96,7 @@ export type FindingCode =
   | 'no_requests'
   | 'retry_not_retryable'
   | 'retry_too_soon'
+  | 'duplicate_after_lost_answer'
   | 'retry_without_backoff'
   | 'post_retry_without_idempotency_key'
   | 'poll_too_fast'
@@ -128,6 +139,7 @@ export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>
   no_requests: 'error',
   retry_not_retryable: 'error',
   retry_too_soon: 'error',
+  duplicate_after_lost_answer: 'error',
   retry_without_backoff: 'warning',
   post_retry_without_idempotency_key: 'warning',
   poll_too_fast: 'warning',
@@ -147,7 +159,11 @@ export const MIN_JUDGED_WAITS = 4;
 const NOT_RETRYABLE = new Set([400, 401, 402, 422]);
 const CREATES = new Set(['createVideo', 'createImage']);
 
-const isRetryableFailure = (status: number): boolean => status === 429 || status >= 500;
+const isRetryableFailure = (status: number | null): boolean => status !== null && (status === 429 || status >= 500);
+/** Whether the client got no answer it could read: it had gone, or a network fault reset, closed, held or cut it (a gateway's page is an answer). */
+const noAnswer = (r: ReportedRequest): boolean => r.undelivered || (r.network !== undefined && r.network.kind !== 'slow' && r.network.kind !== 'gateway');
+/** Whether a network fault kept the service's answer from the client (any kind but `slow`). */
+const lostAnswer = (r: ReportedRequest): boolean => r.network !== undefined && r.network.kind !== 'slow';
 /** The pipeline's own status sets, asked with a status as the journal records it (a string). */
 const isResolved = (status: string): boolean => (RESOLVED_STATUSES as ReadonlySet<string>).has(status);
 const isCancelable = (status: string): boolean => (CANCELABLE_STATUSES as ReadonlySet<string>).has(status);
@@ -206,7 +222,7 @@ export function clientReport(account: string, records: readonly ReportedRequest[
     records,
     timeOf: clock === 'realtime' ? (r) => r.hostMs : (r) => r.atMs,
     tallies: new Tallies(),
-    facts: { notRetryableStatuses: new Set<number>(), shortestWait: Infinity, waitAskedFor: 0, fastestPoll: Infinity },
+    facts: { notRetryableStatuses: new Set<number>(), shortestWait: Infinity, waitAskedFor: 0, fastestPoll: Infinity, duplicate: undefined },
   };
   const previous = previousAttempts(records);
   judgeEachRequest(judging, previous);
@@ -237,7 +253,7 @@ function retryChains(records: readonly ReportedRequest[], previous: readonly num
   const chains: number[][] = [];
   previous.forEach((p, i) => {
     const before = p >= 0 ? records[p] : undefined;
-    if (before === undefined || before.undelivered || !isRetryableFailure(before.status)) return;
+    if (before === undefined || noAnswer(before) || !isRetryableFailure(before.status)) return;
     let chain = chainOf.get(p);
     if (!chain) {
       chain = [p];
@@ -257,17 +273,18 @@ function judgeEachRequest(judging: Judging, previous: readonly number[]): void {
   judging.records.forEach((request, i) => {
     const p = previous[i] as number;
     const before = p >= 0 ? judging.records[p] : undefined;
-    const repeat: Repeat = { request, before, answered: before !== undefined && !before.undelivered };
+    const repeat: Repeat = { request, before, answered: before !== undefined && !noAnswer(before) };
     judgeRetryOfRefused(judging, repeat);
     judgeRetryAfterRateLimit(judging, repeat);
     judgeCreateRetryKey(judging, repeat);
+    judgeDuplicateCreate(judging, repeat);
     if (request.operation === 'retrieveVideo') judgePoll(judging, repeat, seenResolved);
     if (request.operation === 'cancelVideo') {
       const id = videoIdInPath(request.path);
       if (id !== undefined && seenNotCancelable.has(id)) judging.tallies.note('cancel_not_cancelable', request.request_id);
     }
     // What this answer showed the client, for the requests after it.
-    if (!request.undelivered && request.status === 200 && request.videoId !== undefined && request.videoStatus !== undefined) {
+    if (!noAnswer(request) && request.status === 200 && request.videoId !== undefined && request.videoStatus !== undefined) {
       if (isResolved(request.videoStatus)) seenResolved.add(request.videoId);
       if (!isCancelable(request.videoStatus)) seenNotCancelable.add(request.videoId);
     }
@@ -276,7 +293,7 @@ function judgeEachRequest(judging: Judging, previous: readonly number[]): void {
 
 /** `retry_not_retryable`: a repeat of a request answered 400, 401, 402 or 422, unless it only changed a refused Idempotency-Key. */
 function judgeRetryOfRefused({ tallies, facts }: Judging, { request, before, answered }: Repeat): void {
-  if (!before || !answered || !NOT_RETRYABLE.has(before.status)) return;
+  if (!before || !answered || before.status === null || !NOT_RETRYABLE.has(before.status)) return;
   const newKeyForKeyError = before.errorParam === 'Idempotency-Key' && request.idempotencyKey !== before.idempotencyKey;
   if (newKeyForKeyError) return;
   tallies.note('retry_not_retryable', request.request_id);
@@ -298,9 +315,21 @@ function judgeRetryAfterRateLimit({ tallies, facts, timeOf }: Judging, { request
 /** `post_retry_without_idempotency_key`: a create repeated after a 429, a 5xx or no answer without one key on both attempts. */
 function judgeCreateRetryKey({ tallies }: Judging, { request, before }: Repeat): void {
   if (!before || request.operation === null || !CREATES.has(request.operation)) return;
-  if (!before.undelivered && !isRetryableFailure(before.status)) return;
-  const sameKey = request.idempotencyKey !== undefined && request.idempotencyKey === before.idempotencyKey;
-  if (!sameKey) tallies.note('post_retry_without_idempotency_key', request.request_id);
+  if (!noAnswer(before) && !isRetryableFailure(before.status)) return;
+  if (!sameKey(request, before)) tallies.note('post_retry_without_idempotency_key', request.request_id);
+}
+
+/** `duplicate_after_lost_answer`: a create whose answer was lost after it took effect, carried out again by a repeat without its key. */
+function judgeDuplicateCreate({ tallies, facts }: Judging, { request, before }: Repeat): void {
+  if (!before || request.operation === null || !CREATES.has(request.operation) || !lostAnswer(before)) return;
+  if (before.createdId === undefined || request.createdId === undefined || request.createdId === before.createdId || sameKey(request, before)) return;
+  tallies.note('duplicate_after_lost_answer', request.request_id);
+  facts.duplicate ??= { lost: before.createdId, again: request.createdId };
+}
+
+/** Whether two attempts carry one and the same Idempotency-Key. */
+function sameKey(a: ReportedRequest, b: ReportedRequest): boolean {
+  return a.idempotencyKey !== undefined && a.idempotencyKey === b.idempotencyKey;
 }
 
 /** `poll_too_fast` and `poll_after_resolved`, for a retrieve. */
@@ -422,7 +451,7 @@ function coverageOf(records: readonly ReportedRequest[]): ClientReport['coverage
   for (const r of records) {
     const key = `${r.method} ${routeOf(r)}`;
     endpoints[key] = (endpoints[key] ?? 0) + 1;
-    const status = String(r.status);
+    const status = r.status === null ? 'none' : String(r.status);
     statuses[status] = (statuses[status] ?? 0) + 1;
   }
   return { endpoints, statuses };
@@ -442,6 +471,8 @@ interface MessageFacts {
   waitAskedFor: number;
   fastestPoll: number;
   flatWaits: FlatWaits;
+  /** The first duplicate: the id of the create whose answer was lost, and of the one made again. */
+  duplicate: { lost: string; again: string } | undefined;
 }
 
 const times = (n: number): string => (n === 1 ? 'once' : `${n} times`);
@@ -463,6 +494,15 @@ function messageOf(code: FindingCode, count: number, facts: MessageFacts): strin
         `(the earliest ${seconds(facts.shortestWait)} after the 429, where Retry-After asked for ${facts.waitAskedFor} s). ` +
         'Wait at least Retry-After seconds before sending a rate-limited request again.'
       );
+    case 'duplicate_after_lost_answer': {
+      const { lost, again } = facts.duplicate as NonNullable<MessageFacts['duplicate']>;
+      return (
+        `The client created ${some(count, 'a generation', 'generations')} twice: a create whose answer was lost after it took effect ` +
+        `(${lost}) was sent again without its Idempotency-Key and carried out again (${again})${count > 1 ? `, and ${count - 1} more like it` : ''}. ` +
+        'Both are charged. Send one Idempotency-Key with every attempt of a create: the retry then answers the original; ' +
+        'or list the videos to find the lost one before creating again.'
+      );
+    }
     case 'retry_without_backoff':
       return (
         `The client retried ${some(count, 'a request', 'requests')} after 429 or 500 answers without its waits growing ` +

@@ -20,6 +20,8 @@ export interface Health {
   seed: number;
   clock: ClockState;
   limits: LimitsHealth;
+  /** Connections held now by network `hang` faults (at most the scenario's `limits.max_hung_connections`). */
+  network: { hung: number };
 }
 
 export interface GenerationsInput {
@@ -42,6 +44,7 @@ export function health(sim: Simulator): Health {
       evicted_accounts: sim.accounts.evicted,
       evicted_generations: sim.store.evictedGenerations,
     },
+    network: { hung: sim.held.held },
   };
 }
 

@@ -19,6 +19,7 @@ import type { FaultQueue } from './faults.js';
 import type { Generation } from './generation.js';
 import type { Image } from './image.js';
 import type { Journal } from './journal.js';
+import { HeldConnections, boundedHang, type NetworkFault } from './network.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
 import { SimulatorState, type CoreState } from './simulatorState.js';
@@ -46,6 +47,8 @@ export class Simulator {
   scenario: Scenario;
   seed: number;
   cdnUrl: string;
+  /** Connections held by network `hang` faults: the process's sockets, so they outlive resets. */
+  readonly held = new HeldConnections();
   private state: SimulatorState;
   /** The wall-clock reading that `atOneInstant` holds while it runs, if it runs. */
   private heldWallMs: number | undefined;
@@ -218,6 +221,15 @@ export class Simulator {
     this.seed = input.seed ?? this.options.seed ?? this.scenario.seed;
     this.state = this.newState();
     return this.health();
+  }
+
+  /**
+   * A network fault as it is carried out on a socket: a hang takes a place among the held
+   * connections (the adapter gives it back with `held.release()` once the connection closes), or,
+   * past `limits.max_hung_connections`, is a `close`.
+   */
+  onSocket(fault: NetworkFault): NetworkFault {
+    return boundedHang(fault, this.held, this.scenario.limits.max_hung_connections);
   }
 
   /** A stored video by id, whatever its account (media files), once its account caught up. */

@@ -2,7 +2,8 @@
  * The JSON API (`/v1` and the control API under `/_sim`: every path but the media and dashboard
  * files) as one plain `node:http` request handler, on Node's own request and response objects:
  * the access checks (controlGuard.ts), CORS for `/v1` (never for `/_sim`), the raw body,
- * `handleRequest` (which holds the order of checks), any injected latency, then the answer. The
+ * `handleRequest` (which holds the order of checks), any injected latency, then the answer (or a
+ * network fault the core drew in its place, carried out on the socket by network.ts). The
  * server calls it directly for API paths (server.ts says why); the Express app (app.ts) mounts it
  * as its fallback, so that the app alone answers alike.
  */
@@ -18,6 +19,7 @@ import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../state/store.js';
 import { createControlGuard, isControlPath, pathOf, type AccessPolicy } from './controlGuard.js';
 import { answerInternalError } from './errorAnswers.js';
+import { loseAnswer, type NetworkHooks } from './network.js';
 
 export interface ApiOptions {
   /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
@@ -67,10 +69,17 @@ export interface Api {
   readonly responseFailures: ApiState['responseFailures'];
   /**
    * Stops waiting out injected latency while the server stops: the answers waiting now are sent at
-   * once, later ones are not delayed, and each closes its connection. Returns the function that
-   * ends the drain (once the server has closed).
+   * once, later ones are not delayed, and each closes its connection; connections held by a network
+   * `hang` are closed at once, and slow answers sent whole. Returns the function that ends the drain
+   * (once the server has closed).
    */
   drain(): () => void;
+  /**
+   * A media download's queued network fault, if one matches it (`/cdn/...` faults): after its
+   * latency, the fault is carried out, on the file answer the next handler makes for `truncate`
+   * and `slow`. Without one, calls `next` at once.
+   */
+  readonly mediaFaults: Admission;
 }
 
 /** The request's client went away before its body was complete. */
@@ -98,6 +107,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     log,
     responseFailures: [],
     onExchange: options.onExchange,
+    sockets: true,
     control: {
       transcript: options.transcript,
       recording: options.recording,
@@ -144,8 +154,33 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     });
     if (answer.delayMs > 0) await wait(answer.delayMs);
     if (body === 'too_large' || drain.signal.aborted) res.setHeader('Connection', 'close');
+    if (answer.network) return sendLost(res, method, answer, networkHooks());
     send(res, method, answer);
     if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
+  };
+  // Answered without a socket (`answer`): a network hang holds no connection.
+  const socketless: ApiState = { ...state, sockets: false };
+  const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release() });
+
+  const mediaFaults: Admission = (req, res, next) => {
+    const queued = sim.faults.takeMedia(req.method ?? 'GET', pathOf((req as { originalUrl?: string }).originalUrl ?? req.url));
+    if (queued === undefined) return next();
+    const go = (): void => {
+      if (queued.network === null) return next();
+      const fault = sim.onSocket(queued.network);
+      if (fault.kind !== 'truncate' && fault.kind !== 'slow') return loseAnswer(res, fault, EMPTY, networkHooks());
+      // The file router answers with `res.end(body)`: that answer is the one lost.
+      const end = res.end;
+      res.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown) {
+        res.end = end;
+        const body = req.method === 'HEAD' || chunk == null || typeof chunk === 'function' ? EMPTY : toBuffer(chunk, encoding);
+        loseAnswer(res, fault, body, networkHooks());
+        return res;
+      } as ServerResponse['end'];
+      next();
+    };
+    if (queued.latencyMs > 0) void wait(queued.latencyMs).then(go);
+    else go();
   };
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => answerInternalError(req, res, err, log);
 
@@ -164,8 +199,9 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   return {
     handle,
     admit,
-    answer: (request) => handleRequest(state, request),
+    answer: (request) => handleRequest(socketless, request),
     responseFailures: state.responseFailures,
+    mediaFaults,
     drain: () => {
       const current = drain;
       current.abort();
@@ -205,9 +241,7 @@ function send(res: ServerResponse, method: string, answer: ApiAnswer): void {
     if (answer.journaled) answer.journaled.undelivered = true;
     return;
   }
-  res.statusCode = answer.status;
-  for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
-  res.setHeader('Content-Type', answer.contentType);
+  setHead(res, answer);
   if (answer.stream) {
     res.setHeader('Content-Length', answer.stream.length);
     if (method === 'HEAD') return void res.end();
@@ -216,6 +250,35 @@ function send(res: ServerResponse, method: string, answer: ApiAnswer): void {
   }
   res.setHeader('Content-Length', Buffer.byteLength(answer.body));
   res.end(method === 'HEAD' ? undefined : answer.body);
+}
+
+function setHead(res: ServerResponse, answer: ApiAnswer): void {
+  res.statusCode = answer.status;
+  for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
+  res.setHeader('Content-Type', answer.contentType);
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** What a file router passed to `res.end`, as bytes. */
+function toBuffer(chunk: unknown, encoding: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk);
+  return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+}
+
+/**
+ * An answer a network fault loses: the service's answer set on the response (when the request
+ * reached it), then the fault carried out on the socket. (`/v1` answers are never streamed.)
+ */
+function sendLost(res: ServerResponse, method: string, answer: ApiAnswer, hooks: NetworkHooks): void {
+  const { fault } = answer.network as NonNullable<ApiAnswer['network']>;
+  const body = method === 'HEAD' ? Buffer.alloc(0) : Buffer.from(answer.body);
+  if (fault.phase === 'after' && !res.headersSent) {
+    setHead(res, answer);
+    res.setHeader('Content-Length', Buffer.byteLength(answer.body));
+  }
+  loseAnswer(res, fault, body, hooks);
 }
 
 /**

@@ -12,6 +12,9 @@
  *    "content-type":"application/json"},"body":"{\"model\":...}","status":200}
  *   {"ids":12}
  *
+ * A request that met a network fault also records it (`"network":{"kind":"reset","phase":"after",...}`,
+ * as a transcript does); its `status` is null when the request never reached the service.
+ *
  * A `{"ids":N}` line says that the simulator's global request ids (those of control requests, media
  * and requests without a key) had reached `req_N` by then, though no request line says so.
  *
@@ -24,7 +27,7 @@ import type { Exchange } from '../api/handleRequest.js';
 import type { ClockMode } from '../core/clock.js';
 import { isoTime } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
-import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, type RecordedRequest } from '../transcript/format.js';
+import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, formatStatusAndNetwork, type RecordedRequest } from '../transcript/format.js';
 import { parseSnapshot, type Snapshot } from './snapshot.js';
 import { JsonLinesError, parseJsonObject } from '../jsonLine.js';
 
@@ -94,7 +97,7 @@ export function formatStateLine(seq: number, wall: number, exchange: Exchange): 
   return (
     `{"seq":${seq},"now":"${now}","at":${at},"wall":${wall},"id":${JSON.stringify(id)},"method":${JSON.stringify(exchange.method)},` +
     `"path":${JSON.stringify(exchange.path)},"headers":{${headers}},"body":${body},` +
-    `${exchange.body === 'too_large' ? '"body_too_large":true,' : ''}"status":${exchange.answer.status}}`
+    `${exchange.body === 'too_large' ? '"body_too_large":true,' : ''}${formatStatusAndNetwork(exchange.answer)}}`
   );
 }
 

@@ -10,6 +10,7 @@
 import { handleRequest, type ApiState } from '../api/handleRequest.js';
 import type { Simulator } from '../core/simulator.js';
 import { listBundledScenarios } from '../scenarios/load.js';
+import { describeRecordedNetwork, recordedNetwork, recordedStatus } from '../transcript/format.js';
 import { recordedRequest } from '../transcript/replay.js';
 import { globalIdNumber, type StateFile } from './format.js';
 import { loadSnapshot } from './snapshot.js';
@@ -81,9 +82,12 @@ export function restoreState(
       if (globalId !== null) core.skipGlobalRequestIdsTo(globalId - 1);
       const answer = handleRequest(state, recordedRequest(line));
       requests++;
-      if (answer.status !== line.status) {
-        divergences.push(`line ${entry.row} (${line.method} ${line.path}): answered ${line.status} when first handled, ${answer.status} now`);
+      const status = recordedStatus(answer);
+      if (status !== line.status) {
+        divergences.push(`line ${entry.row} (${line.method} ${line.path}): answered ${line.status} when first handled, ${status} now`);
       }
+      const [was, now] = [describeRecordedNetwork(line.network), describeRecordedNetwork(recordedNetwork(answer))];
+      if (was !== now) divergences.push(`line ${entry.row} (${line.method} ${line.path}): network fault ${was} when first handled, ${now} now`);
     }
   } finally {
     wall.release();

@@ -312,6 +312,7 @@ describe('dashboard at /_sim/', () => {
         ['low-balance', expect.any(String)],
         ['rate-limited', expect.any(String)],
         ['slow', expect.any(String)],
+        ['unreliable-network', expect.any(String)],
         ['nightly', 'A scenario only the server knows of.'],
       ]);
       await select.selectOption('nightly');
