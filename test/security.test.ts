@@ -151,7 +151,25 @@ describe('Host check (DNS rebinding)', () => {
     },
   );
 
-  it.each(['evil.example', 'localhost.evil.example', '127.0.0.1.evil.example', '127.0.0.256', '0.0.0.0:8080', '[::2]:8080', '10.0.0.5'])(
+  it.each([
+    'evil.example',
+    'localhost.evil.example',
+    '127.0.0.1.evil.example',
+    '127.0.0.256',
+    '0.0.0.0:8080',
+    '[::2]:8080',
+    '10.0.0.5',
+    // One strict parse of host and port: nothing after a loopback name makes it another host.
+    'localhost:80@evil.example',
+    '[::1]evil',
+    '127.0.0.1:abc',
+    'localhost:',
+    'localhost:123456',
+    '[::1',
+    '.localhost',
+    'localhost..',
+    '::1',
+  ])(
     'refuses the host %s',
     async (host) => {
       const sim = makeSim();
