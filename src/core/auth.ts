@@ -17,12 +17,21 @@ export function apiKeyOf(scenario: Scenario, authorization: string | undefined):
       message: 'Malformed Authorization header. Use "Authorization: Bearer sk_test_..." (the scheme Bearer, one space, the key).',
     });
   }
+  return keyRefusal(scenario, key) ?? key;
+}
+
+/**
+ * Why the scenario refuses a key (401 `revoked_api_key` or `invalid_api_key`), or undefined for a
+ * key that is, or can become, an account's. A control call that names an account by its key
+ * (`api_key`) never makes an account for a refused one.
+ */
+export function keyRefusal(scenario: Scenario, key: string): SimError | undefined {
   const { auth, accounts } = scenario;
   // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
   const spec = Object.hasOwn(accounts, key) ? accounts[key] : undefined;
   if (auth.revoked_keys.includes(key) || spec?.revoked) return fail('revoked_api_key');
   const known = spec !== undefined || (auth.key_prefix !== null && key.startsWith(auth.key_prefix) && key.length > auth.key_prefix.length);
-  if (known) return key;
+  if (known) return undefined;
   return fail('invalid_api_key', {
     message:
       auth.key_prefix !== null
