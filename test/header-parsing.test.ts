@@ -107,7 +107,7 @@ describe('the control token', () => {
 
   it('createSimulator refuses a short one with a RangeError naming controlToken', () => {
     expect(() => createSimulator({ scenario: 'fast', controlToken: 'short' })).toThrow(
-      new RangeError('controlToken must be at least 16 characters long (got 5): a short token can be guessed. Generate one with: openssl rand -hex 16'),
+      new RangeError('controlToken must be at least 16 characters long (got 5): a short token can be guessed; make one with `openssl rand -hex 16`'),
     );
   });
 });

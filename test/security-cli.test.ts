@@ -149,7 +149,7 @@ describe('sim on a loopback address (the default)', () => {
     expect(flag.status).toBe(2);
     expect(flag.stdout).toBe('');
     expect(flag.stderr).toBe(
-      'sim: --control-token must be at least 16 characters long (got 15): a short token can be guessed. Generate one with: openssl rand -hex 16 (or none: no token).\n',
+      'sim: --control-token must be at least 16 characters long (got 15): a short token can be guessed; make one with `openssl rand -hex 16`, or give none for no token.\n',
     );
     const env = spawnSync(process.execPath, [CLI, '--host', '0.0.0.0'], { env: cleanEnv({ SIM_CONTROL_TOKEN: 'short' }), encoding: 'utf8', timeout: 10_000 });
     expect(env.status).toBe(2);

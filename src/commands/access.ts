@@ -31,7 +31,7 @@ export function controlAccess(opts: { host: string; controlToken?: string }, fro
   if (given === 'none') return { token: undefined, generated: false, open: true };
   if (given !== undefined) {
     const problem = controlTokenProblem(given);
-    if (problem !== undefined) throw new Error(`${fromEnv ? 'SIM_CONTROL_TOKEN' : '--control-token'} ${problem} (or none: no token).`);
+    if (problem !== undefined) throw new Error(`${fromEnv ? 'SIM_CONTROL_TOKEN' : '--control-token'} ${problem}, or give none for no token.`);
     return { token: given, generated: false, open: false };
   }
   if (isLoopbackAddress(opts.host)) return { token: undefined, generated: false, open: false };

@@ -47,7 +47,7 @@ export const MIN_CONTROL_TOKEN_LENGTH = 16;
 export function controlTokenProblem(token: string): string | undefined {
   if (!isPrintableAscii(token)) return 'must be printable ASCII without spaces (it travels in an Authorization header)';
   if (token.length < MIN_CONTROL_TOKEN_LENGTH) {
-    return `must be at least ${MIN_CONTROL_TOKEN_LENGTH} characters long (got ${token.length}): a short token can be guessed. Generate one with: openssl rand -hex 16`;
+    return `must be at least ${MIN_CONTROL_TOKEN_LENGTH} characters long (got ${token.length}): a short token can be guessed; make one with \`openssl rand -hex 16\``;
   }
   return undefined;
 }
