@@ -3,7 +3,7 @@
 // the baselines and the history of the figures: bench/README.md.
 //
 //   node bench/bench.mjs [--quick] [--skip-tests] [--out FILE] [--strict]
-//                        [--only startup,in-process,poll,create,advance,list,memory,hung,tests]
+//                        [--only startup,in-process,poll,create,advance,list,memory,hung,headers,tests]
 //                        [--generations N]   (the memory figure's count; default 100,000, --quick 10,000)
 //
 // Exit status: 0 when it ran (whatever the figures; with --strict, only when every target is met),
@@ -48,14 +48,14 @@ const quick = flag('--quick');
 const skipTests = flag('--skip-tests');
 const strict = flag('--strict');
 const outFile = option('--out', join(BENCH_DIR, quick ? 'results.quick.json' : 'results.json'));
-const ALL = ['startup', 'in-process', 'poll', 'create', 'advance', 'list', 'memory', 'hung', 'tests'];
+const ALL = ['startup', 'in-process', 'poll', 'create', 'advance', 'list', 'memory', 'hung', 'headers', 'tests'];
 const only = new Set(option('--only', ALL.join(',')).split(','));
 for (const o of only) if (!ALL.includes(o)) throw new Error(`--only: unknown figure '${o}' (one of ${ALL.join(', ')})`);
 if (skipTests) only.delete('tests');
 
 const CONFIG = quick
-  ? { startupRuns: 3, rounds: 1, seconds: 1, warmupSeconds: 1, connections: 32, advanceN: 10_000, advanceAccounts: 1, listBig: 10_000, listSmall: 1_000, listRequests: 60, memoryN: 10_000, hung: 1000 }
-  : { startupRuns: 9, rounds: 5, seconds: 5, warmupSeconds: 2, connections: 32, advanceN: 10_000, advanceAccounts: 3, listBig: 100_000, listSmall: 1_000, listRequests: 300, memoryN: 100_000, hung: 1000 };
+  ? { startupRuns: 3, rounds: 1, seconds: 1, warmupSeconds: 1, connections: 32, advanceN: 10_000, advanceAccounts: 1, listBig: 10_000, listSmall: 1_000, listRequests: 60, memoryN: 10_000, hung: 1000, headerRounds: 1, headerRequests: 300 }
+  : { startupRuns: 9, rounds: 5, seconds: 5, warmupSeconds: 2, connections: 32, advanceN: 10_000, advanceAccounts: 3, listBig: 100_000, listSmall: 1_000, listRequests: 300, memoryN: 100_000, hung: 1000, headerRounds: 3, headerRequests: 1_000 };
 
 const BARE_HTTP = join(BENCH_DIR, 'baselines', 'bare-http.mjs');
 const PLAIN_EXPRESS = join(BENCH_DIR, 'baselines', 'plain-express.mjs');
@@ -625,6 +625,90 @@ async function benchTests() {
   });
 }
 
+// ---- hostile headers ---------------------------------------------------------------------------
+
+/**
+ * What a 16 KiB hostile header costs the server beside a normal control request: the server's CPU
+ * time per request (utime + stime over `headerRequests` sequential keep-alive requests of one kind,
+ * the kinds interleaved in rounds), and the parse alone in-process. Each header is one a regular
+ * expression with backtracking takes quadratic time on (`Bearer a`, 16,000 spaces, `b`).
+ */
+async function benchHeaders() {
+  const token = 'bench-control-token-0123456789';
+  const junk = ' '.repeat(16_000);
+  const kinds = {
+    normal: { path: '/_sim/clock', headers: { Authorization: `Bearer ${token}` }, status: 200 },
+    'control Authorization': { path: '/_sim/clock', headers: { Authorization: `Bearer a${junk}b` }, status: 401 },
+    '/v1 Authorization': { path: '/v1/videos', headers: { Authorization: `Bearer sk_test_a${junk}b` }, status: 401 },
+    Host: { path: '/_sim/clock', headers: { Host: `localhost:80@${'a'.repeat(16_000)}`, Authorization: `Bearer ${token}` }, status: 403 },
+  };
+  const { headerRounds, headerRequests } = CONFIG;
+  log(`headers: ${headerRounds} round(s) of ${headerRequests} sequential requests of each kind (normal, and a 16,000-byte hostile header), server CPU per request`);
+  const sim = await startServer(CLI, [...SIM_ARGS, '--control-token', token], { name: 'sim' });
+  const cpu = Object.fromEntries(Object.keys(kinds).map((k) => [k, []]));
+  try {
+    // Warm-up: every path compiled before anything is counted.
+    for (const { path, headers } of Object.values(kinds)) for (let i = 0; i < 100; i++) await request(`${sim.url}${path}`, { headers });
+    for (let round = 0; round < headerRounds; round++) {
+      const names = Object.keys(kinds);
+      for (const name of names.map((_, j) => names[(round + j) % names.length])) {
+        const { path, headers, status } = kinds[name];
+        const before = cpuMs(sim.pid);
+        for (let i = 0; i < headerRequests; i++) {
+          const r = await request(`${sim.url}${path}`, { headers });
+          if (r.status !== status) throw new Error(`headers (${name}): expected ${status}, got ${r.status} ${r.text.slice(0, 200)}`);
+        }
+        cpu[name].push((cpuMs(sim.pid) - before) / headerRequests);
+      }
+      log(`  round ${round + 1}: ${names.map((k) => `${k} ${cpu[k].at(-1).toFixed(3)} ms`).join(', ')}`);
+    }
+  } finally {
+    await stopServer(sim);
+  }
+  const { bearerCredential } = await import(pathToFileURL(join(ROOT, 'dist', 'core', 'auth.js')).href);
+  const { hostNameOf } = await import(pathToFileURL(join(ROOT, 'dist', 'http', 'controlGuard.js')).href);
+  const parse = (fn, value, n = 2_000) => {
+    const t0 = now();
+    for (let i = 0; i < n; i++) fn(value);
+    return (now() - t0) / n;
+  };
+  const parseMs = {
+    'control Authorization': parse(bearerCredential, kinds['control Authorization'].headers.Authorization),
+    Host: parse(hostNameOf, kinds.Host.headers.Host),
+  };
+  raw.headers = { cpuMsPerRequest: cpu, parseMs, requests: headerRequests };
+  const normal = median(cpu.normal);
+  for (const name of ['control Authorization', '/v1 Authorization', 'Host']) {
+    const value = median(cpu[name]);
+    figure({
+      id: `hostile_header_${name.replace(/\W+/g, '_').replace(/^_|_$/g, '').toLowerCase()}`,
+      figure: `server CPU per request with a 16 KiB hostile ${name} header`,
+      value,
+      unit: 'ms',
+      display: `${value.toFixed(3)} ms`,
+      baseline: normal,
+      baselineDisplay: `${normal.toFixed(3)} ms (a normal control request)`,
+      ratio: value / normal,
+      target: 'at most 1 ms more than a normal request',
+      pass: value - normal < 1,
+    });
+  }
+  for (const [name, value] of Object.entries(parseMs)) {
+    figure({
+      id: `hostile_header_parse_${name.replace(/\W+/g, '_').toLowerCase()}`,
+      figure: `parsing a 16 KiB hostile ${name} header (in-process)`,
+      value,
+      unit: 'ms',
+      display: `${(value * 1000).toFixed(1)} µs`,
+      baseline: null,
+      baselineDisplay: '-',
+      ratio: null,
+      target: '< 1 ms',
+      pass: value < 1,
+    });
+  }
+}
+
 // ---- report -----------------------------------------------------------------------------------
 
 function table(rows) {
@@ -653,6 +737,7 @@ async function main() {
   if (only.has('list')) await benchList();
   if (only.has('memory')) await benchMemory();
   if (only.has('hung')) await benchHung();
+  if (only.has('headers')) await benchHeaders();
   if (only.has('tests')) await benchTests();
 
   const result = {

@@ -16,7 +16,7 @@ import type { Scenario } from './core/scenario.js';
 import { Simulator } from './core/simulator.js';
 import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
-import { isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
+import { controlTokenProblem, isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
@@ -119,7 +119,8 @@ export interface CreateSimulatorOptions {
   scenariosDir?: string;
   /**
    * Every `/_sim` request (but `GET /_sim/health` and the dashboard's files) must then carry
-   * `Authorization: Bearer <controlToken>`. Default: none (in-process, the control API is open).
+   * `Authorization: Bearer <controlToken>`: printable ASCII, at least 16 characters (a shorter one
+   * throws a RangeError). Default: none (in-process, the control API is open).
    */
   controlToken?: string;
   /**
@@ -185,6 +186,8 @@ export interface Stopped {
 export const DEFAULT_DRAIN_GRACE_MS = 3000;
 
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
+  const tokenProblem = options.controlToken === undefined ? undefined : controlTokenProblem(options.controlToken);
+  if (tokenProblem !== undefined) throw new RangeError(`controlToken ${tokenProblem}`);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
   const { core, prepared } = openCore(options, explicitCdn, log);

@@ -25,6 +25,7 @@ import {
   type StartedTestContainer,
 } from 'testcontainers';
 import { SimulatorControl } from './control/client.js';
+import { controlTokenProblem } from './http/controlGuard.js';
 
 /** The port the image's simulator listens on. */
 export const SIM_PORT = 8080;
@@ -101,10 +102,13 @@ export class VideoSimContainer extends GenericContainer {
   }
 
   /**
-   * The control token the simulator requires on `/_sim` (`--control-token`). Default: a random one,
+   * The control token the simulator requires on `/_sim` (`--control-token`; printable ASCII, at
+   * least 16 characters, else a RangeError). Default: a random one,
    * set for each start and carried by the started container's `control`.
    */
   withControlToken(token: string): this {
+    const problem = controlTokenProblem(token);
+    if (problem !== undefined) throw new RangeError(`withControlToken: the token ${problem}`);
     this.controlToken = token;
     return this;
   }

@@ -52,7 +52,7 @@ describe('sim validate (a bad extends)', () => {
     expect(result.status).toBe(2);
     const problems = result.stderr.split('\n').filter((l) => l.startsWith('  - '));
     expect(problems).toEqual([
-      `  - extends: expected a bundled scenario (${BUNDLED}) or a path to a YAML file, got 'flakey'; did you mean flaky?`,
+      `  - extends: expected a bundled scenario (${BUNDLED}) or the file name of a YAML file in the same directory (base.yaml), got 'flakey'; did you mean flaky?`,
       expect.stringMatching(/^ {2}- bogus: unknown key/),
       '  - rate_limits.capacity: expected integer, got string "lots"',
     ]);

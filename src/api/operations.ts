@@ -145,10 +145,10 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       changedSince: int(query.changed_since) ?? null,
     }),
   simGeneration: ({ sim, params }) => controlGeneration(sim, params.id as string),
-  simAdvanceGeneration: ({ sim, params }) => advanceGeneration(sim, params.id as string),
-  simFinishGeneration: ({ sim, params }) => finishGeneration(sim, params.id as string),
-  simFailGeneration: ({ sim, params, body }) => failGeneration(sim, params.id as string, str(body.code)),
-  simCancelGeneration: ({ sim, params }) => cancelGeneration(sim, params.id as string),
+  simAdvanceGeneration: (input) => advanceGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
+  simFinishGeneration: (input) => finishGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
+  simFailGeneration: (input) => failGeneration(input.sim, input.params.id as string, str(input.body.code), accountKeyOf(input)),
+  simCancelGeneration: (input) => cancelGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ control }) {
     const stream = control.transcript?.();

@@ -71,7 +71,11 @@ export function addStartOptions(program: Command): void {
       refuseSpeedOnManualClock(program, opts);
       // The default scenario is not asked for: a state file's own is used instead.
       const scenarioAsked = program.getOptionValueSource('scenario') !== 'default';
-      start({ ...opts, scenario: scenarioAsked ? opts.scenario : undefined }, program.getOptionValueSource('heapGrowingPercent') === 'default');
+      start(
+        { ...opts, scenario: scenarioAsked ? opts.scenario : undefined },
+        program.getOptionValueSource('heapGrowingPercent') === 'default',
+        program.getOptionValueSource('controlToken') === 'env',
+      );
     });
 }
 
@@ -91,12 +95,12 @@ function refuseSpeedOnManualClock(program: Command, opts: StartOptions): void {
   );
 }
 
-function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
+function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv: boolean): void {
   keepServingWhenOutputCloses();
   applyHeapPolicy(opts.heapGrowingPercent, heapPolicyFromDefault);
   let access: ControlAccess;
   try {
-    access = controlAccess(opts);
+    access = controlAccess(opts, tokenFromEnv);
     if (opts.scenariosDir !== undefined && !isDirectory(opts.scenariosDir)) {
       throw new Error(`--scenarios-dir ${opts.scenariosDir}: expected a directory of scenario files, but there is none at this path.`);
     }

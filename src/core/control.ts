@@ -82,13 +82,13 @@ export function controlGeneration(sim: Simulator, id: string) {
 }
 
 /** Its current stage ends now: it enters the next one, or resolves to its fate. Nothing else moves. */
-export function advanceGeneration(sim: Simulator, id: string) {
-  return forceTransition(sim, id, (account, g, now) => lifecycle.endStageNow(sim, account, g, now));
+export function advanceGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => lifecycle.endStageNow(sim, account, g, now));
 }
 
 /** It walks all its remaining stages now and resolves to its fate. */
-export function finishGeneration(sim: Simulator, id: string) {
-  return forceTransition(sim, id, (account, g, now) => lifecycle.finishNow(sim, account, g, now));
+export function finishGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => lifecycle.finishNow(sim, account, g, now));
 }
 
 /**
@@ -96,16 +96,16 @@ export function finishGeneration(sim: Simulator, id: string) {
  * output verification, an output rejection); 400 `invalid_parameter` when the stage cannot fail or
  * the code is not one of the stage's.
  */
-export function failGeneration(sim: Simulator, id: string, code: string | null) {
-  return forceTransition(sim, id, (account, g, now) => {
+export function failGeneration(sim: Simulator, id: string, code: string | null, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => {
     const stage = g.fate.stageNames[g.stageIndex] as TimedStage;
     lifecycle.failNow(sim, account, g, failedFate(sim.scenario, g.fate, stage, code), now);
   });
 }
 
 /** Cancels it as `DELETE /v1/videos/{id}` would (the same cancel table), answering the whole generation. */
-export function cancelGeneration(sim: Simulator, id: string) {
-  return forceTransition(sim, id, (account, g, now) => {
+export function cancelGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => {
     lifecycle.cancel(sim, account, g, now);
   });
 }
@@ -113,10 +113,12 @@ export function cancelGeneration(sim: Simulator, id: string) {
 /**
  * Applies a forced transition to an in-flight generation at its account's current time, once
  * every transition due by then has been applied; answers the generation as the control API shows
- * it. 404 for an unknown id, 400 `generation_resolved` for a resolved one.
+ * it. 404 for an unknown id, and for a generation of another account than `apiKey` (when given:
+ * a call scoped to one account never reaches another's); 400 `generation_resolved` for a resolved one.
  */
-function forceTransition(sim: Simulator, id: string, transition: (account: Account, g: Generation, nowMs: number) => void) {
+function forceTransition(sim: Simulator, id: string, apiKey: string | null, transition: (account: Account, g: Generation, nowMs: number) => void) {
   const found = sim.store.get(id);
+  if (found && apiKey !== null && found.account !== apiKey) throw notStored(id);
   // Not a use of the account by its client (as a media file or a control view is not): it is not
   // made the most recently used, so a refused call (not kept in a state file) changes no eviction order.
   const account = found && sim.accounts.peek(found.account);

@@ -11,7 +11,7 @@
  */
 import { Account } from './account.js';
 import type { Accounts } from './accounts.js';
-import { apiKeyOf } from './auth.js';
+import { apiKeyOf, keyRefusal } from './auth.js';
 import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
 import { controlGenerations, health, type GenerationsInput, type Health } from './control.js';
 import { SimError, fail } from './errors.js';
@@ -172,10 +172,22 @@ export class Simulator {
     return now;
   }
 
-  /** Moves time forward (one account's, with `apiKey`) and applies every transition that falls due. */
+  /**
+   * Moves time forward (one account's, with `apiKey`) and applies every transition that falls due.
+   * An account's clock moves only for a key the scenario accepts (it makes the account when it is
+   * new); any other key is 400 `invalid_parameter`, param `api_key`, and makes nothing.
+   */
   advance(seconds: number, apiKey?: string | null): ClockState {
     const ms = secondsToMs(seconds);
     if (apiKey) {
+      const refused = keyRefusal(this.scenario, apiKey);
+      if (refused !== undefined) {
+        const shown = apiKey.length > 100 ? `${apiKey.slice(0, 100)}…` : apiKey;
+        throw fail('invalid_parameter', {
+          param: 'api_key',
+          message: `Scenario '${this.scenario.name}' refuses the API key '${shown}' (${refused.code}), so it has no account whose clock could move: ${refused.message}`,
+        });
+      }
       const account = this.account(apiKey);
       account.offsetMs += ms;
       this.catchUp(account);

@@ -251,7 +251,7 @@ describe('the container image', () => {
       '-e', 'SIM_SPEED=2',
       '-e', 'SIM_BASE_URL=http://sim.example.test:9090',
       '-e', 'SIM_CDN_URL=http://cdn.example.test/media',
-      '-e', 'SIM_CONTROL_TOKEN=env-given-token',
+      '-e', 'SIM_CONTROL_TOKEN=env-given-token-0123',
       '-p', '127.0.0.1::9090',
       '--health-interval', '1s',
       IMAGE,
@@ -264,7 +264,7 @@ describe('the container image', () => {
     expect(image.body.url).toMatch(/^http:\/\/cdn\.example\.test\/media\/images\/img_\w+\.png$/);
     // The token given is the one needed, and it is not printed.
     expect((await control(url, '/_sim/reset')).status).toBe(401);
-    expect((await control(url, '/_sim/reset', 'env-given-token')).status).toBe(200);
+    expect((await control(url, '/_sim/reset', 'env-given-token-0123')).status).toBe(200);
     expect(await dockerOk(['logs', ENV_ONLY])).not.toContain('env-given-token');
     // The HEALTHCHECK follows PORT too.
     await waitForHealthy(ENV_ONLY);
