@@ -16,10 +16,10 @@ export function registerStateCommand(program: Command): void {
     .command('compact')
     .description('rewrite a state file as its header and a snapshot (the smallest file that restores the same state)')
     .argument('<file>', 'the state file')
-    .action((file: string) => {
+    .action(async (file: string) => {
       const warnings: string[] = [];
       try {
-        const done = compactStateFile(file, (line) => warnings.push(line));
+        const done = await compactStateFile(file, (line) => warnings.push(line));
         for (const line of warnings) process.stderr.write(`${line}\n`);
         process.stdout.write(
           `${file}: compacted from ${bytes(done.before)} to ${bytes(done.after)} (a snapshot of ${done.requests} request${done.requests === 1 ? '' : 's'})\n`,
