@@ -50,6 +50,11 @@ export interface StateStatus {
   compacted_at: string | null;
   /** Present when a write failed and the state is no longer kept: the error's code. */
   write_failed?: string;
+  /** Present while a compaction is under way. */
+  compacting?: true;
+  /** Present when the last compaction failed (the file is as it was): its error's code, and when it is tried again (ISO, wall clock). */
+  compaction_failed?: string;
+  compaction_retry_at?: string;
 }
 
 /** How long a poll's line may wait in memory before it is written. */
@@ -128,6 +133,8 @@ export class StateStore {
   /** When a compaction past the bound may be tried again (host time, ms), and the delay after the next failure. */
   private retryAt = -Infinity;
   private retryDelayMs = COMPACT_RETRY_FIRST_MS;
+  /** The error of the last compaction past the bound, when it failed. */
+  private compactionError: string | undefined;
   /** The core's clock as of the file's header: another one means a global reset happened. */
   private clockSeen: VirtualClock;
   private anchor: number;
@@ -352,6 +359,7 @@ export class StateStore {
     this.compactedAt = isoTime(wall);
     this.retryAt = -Infinity;
     this.retryDelayMs = COMPACT_RETRY_FIRST_MS;
+    this.compactionError = undefined;
     return { before, after: this.bytes };
   }
 
@@ -367,6 +375,7 @@ export class StateStore {
       return;
     }
     const delay = this.retryDelayMs;
+    this.compactionError = why;
     this.retryAt = this.options.core.hostTimeMs() + delay;
     this.retryDelayMs = Math.min(2 * delay, COMPACT_RETRY_MAX_MS);
     this.options.warn(`${kept}, and compaction is tried again in ${delay / 1000} s`);
@@ -388,6 +397,8 @@ export class StateStore {
       lines: this.lines + this.pendingLines,
       compacted_at: this.compactedAt,
       ...(this.writeFailed !== undefined && { write_failed: this.writeFailed }),
+      ...(this.compaction !== undefined && { compacting: true as const }),
+      ...(this.compactionError !== undefined && { compaction_failed: this.compactionError, compaction_retry_at: isoTime(this.retryAt) }),
     };
   }
 
@@ -474,6 +485,7 @@ export class StateStore {
     this.compactedAt = null;
     this.retryAt = -Infinity;
     this.retryDelayMs = COMPACT_RETRY_FIRST_MS;
+    this.compactionError = undefined;
   }
 
   private fail(e: unknown): void {
