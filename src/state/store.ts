@@ -309,7 +309,6 @@ export class StateStore {
           return { before: from.bytes, after: from.bytes };
         }
       }
-      await handle.sync();
       reader = await open(file, 'r');
       let copied = from.bytes;
       const buffer = Buffer.allocUnsafe(CATCH_UP_BYTES);
@@ -319,8 +318,10 @@ export class StateStore {
         await writeFully(handle, buffer.subarray(0, bytesRead));
         copied += bytesRead;
       }
+      await handle.sync();
       if (stop()) return undefined;
-      // The last lines, the flush and the rename at once: no line is written meanwhile.
+      // The last lines and the rename at once: no line is written meanwhile. They are flushed to
+      // the disk as any line is (not at once): the snapshot before them is.
       for (let rest = this.bytes - copied; rest > 0; ) {
         const got = readSync(reader.fd, buffer, 0, Math.min(rest, CATCH_UP_BYTES), copied);
         if (got === 0) throw new Error(`${file} is shorter than the lines written to it`);
@@ -328,7 +329,6 @@ export class StateStore {
         copied += got;
         rest -= got;
       }
-      fsyncSync(handle.fd);
       renameSync(job.temporary, file);
       job.renamed = true;
       return this.appendToCompacted(from, written, wall);
