@@ -120,15 +120,17 @@ export class SimulatorState {
 
   /**
    * The state now, as a snapshot's head and rows. What can still change is copied now (accounts'
-   * counters, in-flight generations, the journal's and the fault queue's lists); what cannot (a
-   * resolved generation never changes again; stored answers and images are replaced, never
-   * changed) is kept by reference and written out as its row is read.
+   * counters, in-flight generations' own fields, the lists of stored answers, generations, images,
+   * journal records and queued faults); what cannot (a resolved generation never changes again; a
+   * fate, a request, a stored answer or an image is replaced, never changed) is kept by reference
+   * and written out as its row is read. Linear in the number of items, with little allocation.
    */
   capture(): StateCapture {
-    const accounts = [...this.accounts.values()].map((account) => ({ row: account.toRow(), answers: account.idempotency.toState() }));
+    const accounts = [...this.accounts.values()].map((account) => ({ row: account.toRow(), answers: account.idempotency.capture() }));
     const { counters, generations, images } = this.store.capture();
-    const inFlight = generations.map((g) => (g.completedAt === null ? inFlightState(g) : undefined));
-    const journal = this.journal.toState();
+    // An in-flight generation as it is now: its own fields copied (what they hold is replaced, never changed).
+    const held = generations.map((g) => (g.completedAt === null ? { ...g } : g));
+    const journal = this.journal.capture();
     const faults = this.faults.toState();
     const head: StateHead = {
       clock_advanced_ms: this.clock.advancedMs,
@@ -136,18 +138,18 @@ export class SimulatorState {
       evicted_accounts: this.accounts.evicted,
       store: counters,
     };
-    const answers = accounts.reduce((sum, a) => sum + a.answers.length, 0);
+    const answers = accounts.reduce((sum, a) => sum + a.answers.count, 0);
     return {
       head,
-      count: accounts.length + answers + generations.length + images.length + journal.length + faults.length,
+      count: accounts.length + answers + held.length + images.length + journal.count + faults.length,
       *rows() {
         for (const { row, answers: stored } of accounts) {
           yield { account: row };
-          for (const entry of stored) yield { idempotency: { account: row.key, ...entry } };
+          for (const entry of stored.entries()) yield { idempotency: { account: row.key, ...entry } };
         }
-        for (let i = 0; i < generations.length; i++) yield { generation: inFlight[i] ?? generationToState(generations[i] as Generation) };
+        for (const g of held) yield { generation: generationToState(g) };
         for (const image of images) yield { image };
-        for (const record of journal) yield { journal: record };
+        for (const record of journal.records()) yield { journal: record };
         for (const fault of faults) yield { fault };
       },
     };
@@ -235,11 +237,4 @@ export class SimulatorState {
     for (const fault of data.faults) loader.add({ fault });
     return loader.finish();
   }
-}
-
-/** An in-flight generation as plain data now: it changes as its stages end (its durations too, when a stage is ended early). */
-function inFlightState(g: Generation): GenerationState {
-  const state = generationToState(g);
-  state.fate.durations_ms = state.fate.durations_ms.slice();
-  return state;
 }

@@ -82,17 +82,26 @@ export function* compactedLines(header: StateHeader, capture: StateCapture, seq:
   yield `${JSON.stringify({ [SNAPSHOT_END]: { rows: capture.count } })}\n`;
 }
 
-/** `lines` gathered into chunks of about `chunkChars` characters (a line longer than that is a chunk of its own). */
-export function* chunksOf(lines: Iterable<string>, chunkChars: number): Generator<string, void, undefined> {
-  let chunk = '';
+/**
+ * `lines` packed into chunks of at most `chunkBytes` bytes (a line longer than that is a chunk of its
+ * own), each line encoded into the chunk as it comes: no string longer than a line is made. With
+ * `reuse`, one buffer is filled again for each chunk (use a chunk before asking for the next);
+ * without, each chunk is a buffer of its own.
+ */
+export function* chunksOf(lines: Iterable<string>, chunkBytes: number, reuse: boolean): Generator<Buffer, void, undefined> {
+  let buffer = Buffer.allocUnsafe(chunkBytes);
+  let used = 0;
   for (const line of lines) {
-    chunk += line;
-    if (chunk.length >= chunkChars) {
-      yield chunk;
-      chunk = '';
+    // A UTF-16 code unit takes at most 3 bytes in UTF-8.
+    if (used > 0 && used + 3 * line.length > chunkBytes) {
+      yield buffer.subarray(0, used);
+      if (!reuse) buffer = Buffer.allocUnsafe(chunkBytes);
+      used = 0;
     }
+    if (3 * line.length > chunkBytes) yield Buffer.from(line, 'utf8');
+    else used += buffer.write(line, used, 'utf8');
   }
-  if (chunk !== '') yield chunk;
+  if (used > 0) yield buffer.subarray(0, used);
 }
 
 /**

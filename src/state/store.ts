@@ -75,10 +75,10 @@ export const COMPACT_RETRY_FIRST_MS = 10_000;
 const COMPACT_RETRY_MAX_MS = 10 * 60_000;
 
 /**
- * A snapshot is serialised and written about this many characters at a time, between requests: a
- * slice costs a few milliseconds (serialising runs at a few hundred MB/s).
+ * A snapshot is serialised and written about this many bytes at a time, between requests: a slice
+ * costs a few milliseconds (serialising runs at a few hundred MB/s).
  */
-const COMPACT_CHUNK_CHARS = 1 << 20;
+const COMPACT_CHUNK_BYTES = 1 << 20;
 
 /**
  * The lines the file gained while a snapshot was written are copied after it in chunks of this
@@ -300,9 +300,9 @@ export class StateStore {
     try {
       handle = await open(job.temporary, 'w');
       let written = 0;
-      for (const chunk of chunksOf(lines, COMPACT_CHUNK_CHARS)) {
+      for (const chunk of chunksOf(lines, COMPACT_CHUNK_BYTES, true)) {
         if (stop()) return undefined;
-        written += await writeFully(handle, Buffer.from(chunk, 'utf8'));
+        written += await writeFully(handle, chunk);
         if (onlySmaller && written >= from.bytes) {
           // Tried again once the file has doubled.
           this.compactAt = from.bytes + Math.max(COMPACT_MIN_TAIL_BYTES, from.bytes);
@@ -559,7 +559,7 @@ function removeStaleTemporaryFiles(file: string): void {
  */
 export function compactedBody(core: Simulator, overrides: StateHeader['overrides'], anchor: number, seq: number): StreamedBody {
   const lines = compactedLines(stateHeaderOf(core, overrides, anchor), core.captureState(), seq, core.hostTimeMs());
-  const chunks = [...chunksOf(lines, COMPACT_CHUNK_CHARS)].map((chunk) => Buffer.from(chunk, 'utf8'));
+  const chunks = [...chunksOf(lines, COMPACT_CHUNK_BYTES, false)];
   return {
     length: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
     open: () => Readable.from(chunks),
