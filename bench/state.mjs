@@ -14,9 +14,9 @@
 //             rounds of autocannon (32 connections); the ratio is the cost.
 // large:      (not in the default set) a state whose snapshot is past V8's longest string: N
 //             creates (--large-creates, default 22,000) with prompts and negative prompts of the
-//             longest length under Idempotency-Keys, made in-process, then requests that change
-//             nothing but the file (1 MiB bodies answered 400) until its log outweighs the snapshot;
-//             the compaction that follows runs while a 1 ms timer watches the event loop (its longest
+//             longest length under Idempotency-Keys, made in-process (no compaction runs meanwhile:
+//             it runs between requests), then a turn of the event loop: the compaction that follows
+//             captures the whole state and runs while a 1 ms timer watches the event loop (its longest
 //             turn is the longest any request could wait; the CPU time spent in it tells work from
 //             waiting for a CPU on a loaded machine), and the capture it begins with is timed apart. Then `sim --state FILE` restores the compacted file: its start-up time and peak
 //             resident memory (VmHWM), per 100 MiB of file.
@@ -223,7 +223,7 @@ async function benchLarge() {
     if (i > 5000) throw new Error('never compacted');
   }
   const size = statSync(file).size;
-  log(`compacted to ${fmtBytes(size)} in ${(compactedMs / 1000).toFixed(1)} s (${compactions} compactions began, those before abandoned as not smaller)`);
+  log(`compacted to ${fmtBytes(size)} in ${(compactedMs / 1000).toFixed(1)} s (${compactions} compaction${compactions === 1 ? '' : 's'})`);
   const slowest = turns.reduce((a, b) => (b.wall > a.wall ? b : a), { wall: 0, cpu: 0 });
   const busiest = turns.reduce((a, b) => (b.cpu > a.cpu ? b : a), { wall: 0, cpu: 0 });
   log(
