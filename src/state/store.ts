@@ -407,7 +407,7 @@ export class StateStore {
 
   /**
    * The state as a compacted file (the header and a snapshot of the state now, no request line:
-   * the smallest file that restores it), for `GET /_sim/state`. The file itself is left as it is.
+   * nothing to replay), for `GET /_sim/state`. The file itself is left as it is.
    */
   compacted(): StreamedBody {
     const { core, overrides } = this.options;
