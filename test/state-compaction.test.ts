@@ -7,7 +7,7 @@
  * the file restores the same state after it failed and after it succeeded. And the snapshot's rows:
  * a capture is the state as it was when taken, whatever happens after.
  */
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -198,5 +198,32 @@ describe('a capture of the state', () => {
     loading.finish();
     expect(count).toBe(capture.count);
     expect(coreState(other)).toBe(before);
+  });
+});
+
+describe('reading a state file', () => {
+  const fixture = (name: string): string => readFileSync(join(import.meta.dirname, 'fixtures', name), 'utf8');
+
+  it('restores a single-line snapshot of format 1 longer than any other row may be (16 MiB)', async () => {
+    const [header, snapshot, ...rest] = fixture('state-snapshot-format-1.jsonl').split('\n');
+    // White space inside the JSON: the same snapshot on a line of 17 MiB.
+    const long = stateFile();
+    writeFileSync(long, [header, snapshot?.replace('{"snapshot":', `{"snapshot":${' '.repeat(17 * 2 ** 20)}`), ...rest].join('\n'));
+    const short = stateFile();
+    writeFileSync(short, fixture('state-snapshot-format-1.jsonl'));
+    const fromLong = bulkSim({ scenario: undefined, state: long }).sim;
+    const fromShort = bulkSim({ scenario: undefined, state: short }).sim;
+    expect(coreState(fromLong)).toBe(coreState(fromShort));
+    await Promise.all([fromLong.close(), fromShort.close()]);
+  });
+
+  it('starts anew on a file that holds only a header cut short, and says so', async () => {
+    const file = stateFile();
+    const [header] = fixture('state-snapshot-format-1.jsonl').split('\n');
+    writeFileSync(file, (header as string).slice(0, 200));
+    const { sim, logs } = bulkSim({ scenario: undefined, state: file });
+    expect(logs).toContain(`state: ${file} holds only a header cut short (the simulator was stopped while writing it): starting with a new state`);
+    expect(sim.stateRestored).toBeUndefined();
+    await sim.close();
   });
 });

@@ -165,7 +165,7 @@ export function readStateRows(rows: Iterable<string>, position: () => number = (
         break;
       }
       ending.wholeBytes = end;
-      if (text.trim() === '') continue;
+      if (text === '' || (text.charCodeAt(0) <= 0x20 && text.trim() === '')) continue;
       const value = parseJsonObject(text, row, (line, what) => new StateFormatError(line, what));
       if (inSnapshot) {
         if (SNAPSHOT_END in value) {

@@ -51,18 +51,22 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
   const holder = fileHolder(path);
   if (holder !== null) throw new FileLockedError(path, lockFileOf(path), holder);
   let size: number;
-  let rows: string[];
+  let first: string;
+  /** Whether a newline ends the header (without one, it was cut while it was written). */
+  let ended: boolean;
   try {
     // A device or a pipe (/dev/full reads zeros for ever) is no place for a state.
     const stat = statSync(path);
     if (!stat.isFile()) throw new StateRefusedError(`${path} is not a regular file: give --state a file's path`);
     size = stat.size;
-    // The header, and whether a newline ends it.
-    rows = [];
-    for (const row of fileRows(path, HEADER_MAX_CHARS, { end: size })) {
-      rows.push(row);
-      if (rows.length === 2) break;
+    const progress = { bytes: 0 };
+    const rows = fileRows(path, HEADER_MAX_CHARS, { end: size, progress });
+    try {
+      first = rows.next().value ?? '';
+    } finally {
+      rows.return();
     }
+    ended = progress.bytes > Buffer.byteLength(first);
   } catch (e) {
     if (e instanceof StateRefusedError) throw e;
     if (e instanceof RowTooLongError) throw refusedFormat(path, new StateFormatError(1, `longer than ${e.maxRowChars} characters, more than any header the simulator writes`));
@@ -71,13 +75,13 @@ export function readStateFile(path: string, asked: AskedState, warn: (line: stri
     throw new StateRefusedError(`cannot read the state file ${path}: ${code ?? (e as Error).message}`);
   }
   if (size === 0) return undefined;
-  if (rows.length < 2) {
+  if (!ended) {
     warn(`state: ${path} holds only a header cut short (the simulator was stopped while writing it): starting with a new state`);
     return undefined;
   }
   let header: StateHeader;
   try {
-    header = readStateRows(rows).header;
+    header = readStateRows([first, '']).header;
   } catch (e) {
     throw refusedFormat(path, e);
   }
