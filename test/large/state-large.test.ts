@@ -90,6 +90,13 @@ interface StateHealth {
 }
 const stateOf = async (sim: Running): Promise<StateHealth> => (JSON.parse((await call(sim, 'GET', '/_sim/health')).body) as { state: StateHealth }).state;
 
+/** The CPU time a process has used (user and system, all its threads), from /proc (Linux; clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** The resident memory a process reached at most, from /proc (Linux). */
 function peakRssBytes(pid: number): number {
   const kb = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
@@ -177,6 +184,7 @@ describe('a state file past the longest string', () => {
     const second = await startCli(['--state', file]);
     const restoredMs = second.startedMs;
     const peak = peakRssBytes(second.child.pid as number);
+    const restoredCpu = cpuSeconds(second.child.pid as number);
     expect(second.stdout()).toMatch(/requests restored/);
     expect(await reads(second)).toEqual(before);
     const replayed = await call(second, 'POST', '/v1/videos', {
@@ -192,7 +200,7 @@ describe('a state file past the longest string', () => {
       [
         `state of ${creates} creates made in ${(madeMs / 1000).toFixed(1)} s (the file compacted as it grew: ${MiB(logged)}); compacted whole (snapshot and tail) ${MiB(compacted)} in ${(compactedMs / 1000).toFixed(1)} s`,
         `requests while compacting: ${latencies.length}, latency median ${latencies[Math.floor(latencies.length / 2)]?.toFixed(1)} ms, p99 ${latencies[Math.floor(latencies.length * 0.99)]?.toFixed(1)} ms, max ${maxLatency.toFixed(1)} ms`,
-        `restart: restored in ${(restoredMs / 1000).toFixed(1)} s (${((restoredMs / 1000 / compacted) * 100 * 2 ** 20).toFixed(2)} s per 100 MiB), peak RSS ${MiB(peak)}`,
+        `restart: restored in ${(restoredMs / 1000).toFixed(1)} s, ${restoredCpu.toFixed(1)} s of CPU (${((restoredCpu / compacted) * 100 * 2 ** 20).toFixed(2)} s of CPU per 100 MiB), peak RSS ${MiB(peak)}`,
         '',
       ].join('\n'),
     );
