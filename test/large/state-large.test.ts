@@ -2,9 +2,7 @@
  * A state file past V8's limit on a string's length (2^29 - 24 characters, about 512 MiB): a
  * simulator process holds a state whose snapshot is bigger than that, compacts its file as it runs
  * (the snapshot written as rows, off the request path: every request is answered meanwhile, none
- * with an error), and a restart restores it in bounded memory. Before, the snapshot was one string:
- * the compaction threw on the request path (a 500, tried again on the next request) or in the
- * flush timer (the process exited), and a file that size could not be restored at all.
+ * with an error), and a restart restores it in bounded memory.
  *
  * The state: creates with prompts and negative prompts of the longest length allowed (4,000
  * characters) under Idempotency-Keys, on the manual clock (nothing resolves): each holds its
