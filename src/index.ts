@@ -25,8 +25,7 @@ import { controlMethods, definedOnly, queryString, type ControlMethods, type Sim
 import { SimulatorControlError } from './control/client.js';
 import type { Exchange } from './api/handleRequest.js';
 import { attachState, prepareState } from './state/durable.js';
-import { compactedStateText } from './state/snapshot.js';
-import { textBody, type StateStore } from './state/store.js';
+import { compactedBody, type StateStore } from './state/store.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
@@ -241,7 +240,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       recording: () => recording.status(),
     }),
     // GET /_sim/state: the state as a compacted file, whether or not it is kept in one.
-    state: durable ? () => durable.store.compacted() : () => textBody(compactedStateText(core, overrides, core.clock.wallStartMs, 0)),
+    state: durable ? () => durable.store.compacted() : () => compactedBody(core, overrides, core.clock.wallStartMs, 0),
     ...(durable && { stateStatus: () => durable.store.status() }),
   });
   // The Express app (for the files, and `sim.app`) is made, and Express loaded, on first use.

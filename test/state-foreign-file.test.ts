@@ -11,7 +11,7 @@ import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimulator } from '../src/index.js';
 import { StateRefusedError } from '../src/state/open.js';
-import { parseStateFile } from '../src/state/format.js';
+import { readStateRows } from '../src/state/format.js';
 import { createVideo, makeSim } from './helpers.js';
 import { childProcesses, runCli } from './processes.js';
 
@@ -99,7 +99,7 @@ describe('a file this simulator began', () => {
     await sim.listen(0);
     await createVideo(sim);
     await sim.close();
-    expect(parseStateFile(readFileSync(file, 'utf8')).entries).toHaveLength(1);
+    expect([...readStateRows(readFileSync(file, 'utf8').split('\n')).entries]).toHaveLength(1);
   });
 
   for (const torn of ['{', '{"sta', '{"state":', '{"state":1,"version":"0.1', '{"state":1,"version":"0.1.0","scenario":{"name":"fa']) {
@@ -111,7 +111,7 @@ describe('a file this simulator began', () => {
       await sim.listen(0);
       await createVideo(sim);
       await sim.close();
-      expect(parseStateFile(readFileSync(file, 'utf8')).entries).toHaveLength(1);
+      expect([...readStateRows(readFileSync(file, 'utf8').split('\n')).entries]).toHaveLength(1);
     });
   }
 

@@ -24,7 +24,7 @@ export interface StageVisit {
 }
 
 export interface Generation {
-  /** Drawn at creation; a control request that forces a transition rewrites it (see lifecycle.ts). */
+  /** Drawn at creation; a control request that forces a transition replaces it (never changes it: see lifecycle.ts). */
   fate: Fate;
   readonly account: string;
   /** Creation order across all accounts (for the control API). */

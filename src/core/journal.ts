@@ -237,13 +237,29 @@ export class Journal {
 
   /** The records shown, oldest first (a snapshot: hidden ones are never shown again). */
   toState(): JournalRecord[] {
-    const out: JournalRecord[] = [];
+    return [...this.capture().records()];
+  }
+
+  /**
+   * The records shown now, oldest first, each made as plain data as it is read: a record changes
+   * only its `undelivered` (an answer that could not be sent), which is kept as it is now.
+   */
+  capture(): { count: number; records(): Generator<JournalRecord, void, undefined> } {
+    const shown: JournalRecord[] = [];
+    const undelivered: boolean[] = [];
     for (let i = this.start; i < this.entries.length; i++) {
       const e = this.entries[i] as JournalRecord;
-      // `undelivered` is left out when false (nearly always).
-      if (this.isVisible(e, i)) out.push(e.undelivered ? e : { ...e, undelivered: undefined as unknown as boolean });
+      if (!this.isVisible(e, i)) continue;
+      shown.push(e);
+      undelivered.push(e.undelivered);
     }
-    return out;
+    return {
+      count: shown.length,
+      *records() {
+        // `undelivered` is left out when false (nearly always).
+        for (let i = 0; i < shown.length; i++) yield { ...(shown[i] as JournalRecord), undelivered: (undelivered[i] || undefined) as boolean };
+      },
+    };
   }
 
   /** Puts back the records `toState` gave, into an empty journal. */

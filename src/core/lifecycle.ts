@@ -62,8 +62,10 @@ export function endStageNow(parts: PipelineParts, account: Account, g: Generatio
   const entry = g.pending;
   if (entry === null) return;
   account.scheduler.cancel(entry);
-  const durations = g.fate.durationsMs;
-  durations[g.stageIndex] = (durations[g.stageIndex] ?? 0) - (entry.due - atMs);
+  // A fate is replaced, never changed (a snapshot keeps a reference to it).
+  const durationsMs = g.fate.durationsMs.slice();
+  durationsMs[g.stageIndex] = (durationsMs[g.stageIndex] ?? 0) - (entry.due - atMs);
+  g.fate = { ...g.fate, durationsMs };
   endStage(parts, account, g, atMs);
 }
 

@@ -22,7 +22,7 @@ import type { Journal } from './journal.js';
 import { HeldConnections, boundedHang, type NetworkFault } from './network.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
-import { SimulatorState, type CoreState } from './simulatorState.js';
+import { SimulatorState, type CoreState, type StateCapture, type StateHead, type StateRow } from './simulatorState.js';
 import type { GenerationStore } from './store.js';
 
 export interface SimulatorOptions {
@@ -295,6 +295,28 @@ export class Simulator {
       ...this.scenario,
       seed: this.seed,
       clock: { ...clock, mode: this.options.clockMode ?? clock.mode, speed: this.options.speed ?? clock.speed },
+    };
+  }
+
+  /**
+   * The state as it stands, as a snapshot's head and rows made as they are read (nothing caught
+   * up, as `toState`): what happens after this call does not show in them.
+   */
+  captureState(): StateCapture {
+    return this.state.capture();
+  }
+
+  /**
+   * Replaces the state, once `finish` is called, with the one whose head is `head` and whose rows
+   * are added one by one (see `fromState` for the clock and `storedText`).
+   */
+  loadState(head: StateHead, storedText?: (body: string) => string): { add(row: StateRow): void; finish(): void } {
+    const loader = SimulatorState.loader(head, this.state.clock, this.scenario, this.seed, storedText);
+    return {
+      add: (row) => loader.add(row),
+      finish: () => {
+        this.state = loader.finish();
+      },
     };
   }
 

@@ -9,7 +9,7 @@
  * `storedResolved`, `evictedGenerations`); every other field is an index over them, in the order
  * they were added, resolved or changed.
  */
-import { generationFromState, generationToState, type Generation, type GenerationState } from './generation.js';
+import { generationToState, type Generation, type GenerationState } from './generation.js';
 import type { Image } from './image.js';
 import { OldestFirst } from './limits.js';
 import { firstAfter, takePage } from './paging.js';
@@ -37,12 +37,16 @@ export interface GenerationPage {
  * a resolved generation never changes again, so the order generations resolved in is the order of
  * their latest change.
  */
-export interface StoreState {
+export interface StoreState extends StoreCounters {
+  generations: GenerationState[];
+  images: Image[];
+}
+
+/** The store's counters: what a snapshot holds of it beside its generations and images. */
+export interface StoreCounters {
   next_seq: number;
   change_seq: number;
   evicted_generations: number;
-  generations: GenerationState[];
-  images: Image[];
 }
 
 /** Lists with fewer entries than this are never compacted. */
@@ -227,22 +231,33 @@ export class GenerationStore {
   }
 
   toState(): StoreState {
+    const { counters, generations, images } = this.capture();
+    return { ...counters, generations: generations.map(generationToState), images };
+  }
+
+  /**
+   * What a snapshot holds of the store, as it is now, without copying a generation: the counters,
+   * the stored generations in creation order and the stored images in the order they were stored
+   * (new arrays; the items are the store's own).
+   */
+  capture(): { counters: StoreCounters; generations: Generation[]; images: Image[] } {
     return {
-      next_seq: this.nextSeq,
-      change_seq: this.changeSeq,
-      evicted_generations: this.evictedGenerations,
-      generations: this.order.filter((g) => !g.evicted).map(generationToState),
+      counters: { next_seq: this.nextSeq, change_seq: this.changeSeq, evicted_generations: this.evictedGenerations },
+      generations: this.order.filter((g) => !g.evicted),
       images: this.imageQueue.peekAll(),
     };
   }
 
-  /** Fills an empty store with what `toState` gave; answers the generations, for their accounts to schedule. */
-  fromState(state: StoreState): Generation[] {
-    const generations = state.generations.map(generationFromState);
+  /**
+   * Fills an empty store with what `capture` gave (the generations in creation order, the images
+   * in the order they were stored). The indexes follow from them: a resolved generation never
+   * changes again, so the order generations resolved in is the order of their latest change.
+   */
+  restore(counters: StoreCounters, generations: readonly Generation[], images: readonly Image[]): void {
     for (const g of generations) this.add(g);
-    this.nextSeq = state.next_seq;
-    this.changeSeq = state.change_seq;
-    this.evictedGenerations = state.evicted_generations;
+    this.nextSeq = counters.next_seq;
+    this.changeSeq = counters.change_seq;
+    this.evictedGenerations = counters.evicted_generations;
     const byChange = generations.slice().sort((a, b) => a.changeSeq - b.changeSeq);
     this.changeSeqs = byChange.map((g) => g.changeSeq);
     this.changed = byChange;
@@ -251,13 +266,12 @@ export class GenerationStore {
       this.resolvedQueue.push(g);
       this.storedResolved++;
     }
-    for (const image of state.images) {
+    for (const image of images) {
       // Only what is read of an image (files written by earlier versions hold more).
       this.holdingsOf(image.account).images.set(image.id, { id: image.id, account: image.account, prompt: image.prompt, aspectRatio: image.aspectRatio });
       this.imageQueue.push(this.holdings.get(image.account)?.images.get(image.id) as Image);
       this.storedImages++;
     }
-    return generations;
   }
 
   private holdingsOf(account: string): Holdings {
