@@ -9,7 +9,7 @@ import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerati
 import { fail } from '../core/errors.js';
 import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
 import { isMediaPattern, type FaultRequest } from '../core/faults.js';
-import { createImage, type CreateImageInput } from '../core/image.js';
+import { createImage, type CreateImageInput } from '../core/images.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
