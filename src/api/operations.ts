@@ -16,7 +16,7 @@ import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput }
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../state/store.js';
 import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
-import type { StreamedBody } from './handleRequest.js';
+import type { StreamedBody } from './exchange.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */
 export interface Control {
