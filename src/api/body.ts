@@ -5,11 +5,9 @@
 import { createHash } from 'node:crypto';
 import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
 import { fail, type SimError } from '../core/errors.js';
+import type { RawBody } from './exchange.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-
-/** The raw body as the adapter read it: its bytes, none at all, or more than the limit. */
-export type RawBody = Buffer | null | 'too_large';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -21,79 +21,21 @@
  *
  * (A CORS preflight is answered by the HTTP adapter before any of this, without a key.)
  */
-import type { Readable } from 'node:stream';
 import type { Account } from '../core/account.js';
 import { SimError, errorObject, fail } from '../core/errors.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
 import { drawInjection } from '../core/injection.js';
-import { journalRecord, type HandledRequest, type JournalRecord } from '../core/journal.js';
-import { bodyBytesSent, type AnswerLoss, type NetworkFault } from '../core/network.js';
+import { journalRecord, type HandledRequest } from '../core/journal.js';
+import { bodyBytesSent, type NetworkFault } from '../core/network.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
-import { bodyFingerprint, readJsonBody, type RawBody } from './body.js';
+import { bodyFingerprint, readJsonBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
+import type { ApiAnswer, ApiRequest, Exchange, StreamedBody } from './exchange.js';
 import { OPERATION_HANDLERS, StreamAnswer, type Control, type OperationInput } from './operations.js';
 
-/** A request as the HTTP adapter hands it over. */
-export interface ApiRequest {
-  method: string;
-  /** The path, percent-encoded as received, without the query string. */
-  path: string;
-  /** The query string as received, without the `?` ('' when none). */
-  query: string;
-  /** Header names in lower case. */
-  headers: Record<string, string | undefined>;
-  body: RawBody;
-}
-
-/** A body sent from a stream (the transcript: it may not fit in a string): its length in bytes, and its bytes. */
-export interface StreamedBody {
-  readonly length: number;
-  open(): Readable;
-  /** All of it as text, read at once (for the in-process API). */
-  text(): string;
-}
-
-/** An answer for the HTTP adapter to send. */
-export interface ApiAnswer {
-  /**
-   * The status of the service's answer; 0 when the service gave none (a network fault in its
-   * `before` phase: the request never reached it).
-   */
-  status: number;
-  headers: Record<string, string>;
-  /** The body as sent: JSON text ('' when `stream` is given). */
-  body: string;
-  /** A body to send from a stream instead of `body`. */
-  stream: StreamedBody | undefined;
-  contentType: string;
-  /** Injected latency: wall-clock milliseconds to wait before sending. */
-  delayMs: number;
-  /** Set by `POST /_sim/shutdown`: close the server once this answer is sent. */
-  shutdown?: boolean;
-  /** A network fault that loses this answer (or, without one, the request): for the adapter to carry out on the socket. */
-  network?: AnswerLoss;
-  /**
-   * The journal's record of this request (`/v1`), for the adapter to mark `undelivered` when the
-   * client has gone before the answer could be sent. Not part of what is sent.
-   */
-  journaled?: JournalRecord;
-}
-
-/** One request and its answer, as a transcript records it. */
-export interface Exchange {
-  /** The global virtual time at which the request was handled (ms), before it moved the clock. */
-  nowMs: number;
-  /** The account's virtual time then (ms), or null (no account). */
-  atMs: number | null;
-  method: string;
-  /** The path with its query string. */
-  path: string;
-  headers: ApiRequest['headers'];
-  body: RawBody;
-  answer: ApiAnswer;
-}
+export type { ApiAnswer, ApiRequest, Exchange, StreamedBody };
 
 /** An app's state around its simulator: what one Express app (or one replay) keeps. */
 export interface ApiState {

@@ -9,14 +9,14 @@ import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerati
 import { fail } from '../core/errors.js';
 import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
 import { isMediaPattern, type FaultRequest } from '../core/faults.js';
-import { createImage, type CreateImageInput } from '../core/image.js';
+import { createImage, type CreateImageInput } from '../core/images.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../state/store.js';
 import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
-import type { StreamedBody } from './handleRequest.js';
+import type { StreamedBody } from './exchange.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */
 export interface Control {

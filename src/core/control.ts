@@ -1,28 +1,16 @@
 /**
  * What the control API shows and does beyond the service: the generations across accounts
- * (`/_sim/generations`), the simulator's health, and live control of one generation (advance,
+ * (`/_sim/generations`) and live control of one generation (advance,
  * finish, fail, cancel: forced transitions through its state machine, at its account's current
  * time).
  */
 import type { Account } from './account.js';
-import type { ClockState } from './clock.js';
 import { fail } from './errors.js';
 import { failedFate } from './fate.js';
 import { controlView, type Generation } from './generation.js';
 import * as lifecycle from './lifecycle.js';
-import type { LimitsHealth } from './limits.js';
 import { IN_FLIGHT_STATUSES, RESOLVED_STATUSES, inWords, type TimedStage, type VideoStatus } from './pipeline.js';
 import type { Simulator } from './simulator.js';
-
-export interface Health {
-  status: 'ok';
-  scenario: string;
-  seed: number;
-  clock: ClockState;
-  limits: LimitsHealth;
-  /** Connections held now by network `hang` faults (at most the scenario's `limits.max_hung_connections`). */
-  network: { hung: number };
-}
 
 export interface GenerationsInput {
   apiKey?: string | null;
@@ -30,22 +18,6 @@ export interface GenerationsInput {
   limit?: number;
   after?: string | null;
   changedSince?: number | null;
-}
-
-export function health(sim: Simulator): Health {
-  return {
-    status: 'ok',
-    scenario: sim.scenario.name,
-    seed: sim.seed,
-    clock: sim.clockState(),
-    limits: {
-      accounts: sim.accounts.size,
-      stored_generations: sim.store.storedGenerations,
-      evicted_accounts: sim.accounts.evicted,
-      evicted_generations: sim.store.evictedGenerations,
-    },
-    network: { hung: sim.held.held },
-  };
 }
 
 /**

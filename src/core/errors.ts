@@ -6,8 +6,6 @@
  * enum) all read from here; a test checks that this list and the OpenAPI enum are the same.
  */
 
-import type { PipelineStageName } from './pipeline.js';
-
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -32,7 +30,11 @@ export const STATUS_OF_TYPE: Readonly<Record<ErrorType, number>> = {
   api_error: 500,
 };
 
-export type { PipelineStageName };
+/**
+ * The stages that can reject a request for compliance, and so the values of an error's `stage`:
+ * claim linking (a synchronous 422) and output verification (the generation fails).
+ */
+export type ComplianceStage = 'claim_linking' | 'output_verification';
 
 interface CatalogueEntry {
   readonly type: ErrorType;
@@ -147,7 +149,7 @@ export interface ErrorObject {
   code: string;
   message: string;
   param?: string | null;
-  stage?: PipelineStageName;
+  stage?: ComplianceStage;
 }
 
 export interface ErrorBody {
@@ -157,7 +159,7 @@ export interface ErrorBody {
 export interface SimErrorOptions {
   message?: string;
   param?: string | null;
-  stage?: PipelineStageName;
+  stage?: ComplianceStage;
   /** Overrides the type (fault injection may pair a status with another code). */
   type?: ErrorType;
   status?: number;
@@ -180,7 +182,7 @@ export class SimError extends Error {
   readonly type: ErrorType;
   readonly status: number;
   readonly param: string | null;
-  readonly stage: PipelineStageName | undefined;
+  readonly stage: ComplianceStage | undefined;
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode | string, options: SimErrorOptions = {}) {
@@ -215,7 +217,7 @@ export function errorObject(
   type: ErrorType,
   code: string,
   message: string,
-  extra: { param?: string | null; stage?: PipelineStageName } = {},
+  extra: { param?: string | null; stage?: ComplianceStage } = {},
 ): ErrorObject {
   const obj: ErrorObject = { type, code, message };
   if (type === 'invalid_request_error') obj.param = extra.param ?? null;

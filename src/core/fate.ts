@@ -24,12 +24,11 @@ export interface Compliance {
   flags: ComplianceFlag[];
 }
 
-export interface PlannedFailure {
-  stage: TimedStage;
-  type: 'api_error' | 'compliance_error';
-  code: string;
-  message: string;
-}
+/** A failure at a stage: an `api_error`, or the output verification's compliance rejection. */
+export type PlannedFailure = { code: string; message: string } & (
+  | { stage: TimedStage; type: 'api_error' }
+  | { stage: 'output_verification'; type: 'compliance_error' }
+);
 
 /** Everything about a generation's future, decided at creation. */
 export interface Fate {

@@ -2,9 +2,9 @@
  * A video generation's state and its public views (interface document 2.1 and 4.3).
  */
 import { isoTime } from './clock.js';
-import { errorObject, type ErrorObject, type PipelineStageName } from './errors.js';
+import { errorObject, type ErrorObject } from './errors.js';
 import { COMPLIANCE_PASSED, stagesFor, type Compliance, type Fate, type KeyframeMode, type PlannedFailure } from './fate.js';
-import type { VideoStatus } from './pipeline.js';
+import type { PipelineStageName, VideoStatus } from './pipeline.js';
 import type { Resolution } from './scenario.js';
 import type { ScheduledEntry } from './scheduler.js';
 

@@ -13,12 +13,12 @@ import { Account } from './account.js';
 import type { Accounts } from './accounts.js';
 import { apiKeyOf, keyRefusal } from './auth.js';
 import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
-import { controlGenerations, health, type GenerationsInput, type Health } from './control.js';
 import { SimError, fail } from './errors.js';
 import type { FaultQueue } from './faults.js';
 import type { Generation } from './generation.js';
 import type { Image } from './image.js';
 import type { Journal } from './journal.js';
+import type { LimitsHealth } from './limits.js';
 import { HeldConnections, boundedHang, type NetworkFault } from './network.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
@@ -41,6 +41,16 @@ export interface SimulatorOptions {
 
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
 const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
+
+export interface Health {
+  status: 'ok';
+  scenario: string;
+  seed: number;
+  clock: ClockState;
+  limits: LimitsHealth;
+  /** Connections held now by network `hang` faults (at most the scenario's `limits.max_hung_connections`). */
+  network: { hung: number };
+}
 
 export class Simulator {
   /** The scenario as loaded (what transcripts and state files record beside the seed and clock). */
@@ -258,14 +268,21 @@ export class Simulator {
     return this.store.image(id);
   }
 
-  // ---- the control API's views, also for inspection in-process (see `control.ts`) ----
-
+  /** What `GET /_sim/health` and a reset answer: the scenario, the seed, the clock, the limits' counts. */
   health(): Health {
-    return health(this);
-  }
-
-  controlGenerations(input: GenerationsInput) {
-    return controlGenerations(this, input);
+    return {
+      status: 'ok',
+      scenario: this.scenario.name,
+      seed: this.seed,
+      clock: this.clockState(),
+      limits: {
+        accounts: this.accounts.size,
+        stored_generations: this.store.storedGenerations,
+        evicted_accounts: this.accounts.evicted,
+        evicted_generations: this.store.evictedGenerations,
+      },
+      network: { hung: this.held.held },
+    };
   }
 
   /**

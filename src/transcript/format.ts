@@ -16,7 +16,7 @@
  *
  *   {"seq":2,...,"status":200,"network":{"kind":"reset","phase":"after","body_bytes":0},"response_headers":{},"response":"{\"id\":...}"}
  */
-import type { ApiAnswer, Exchange } from '../api/handleRequest.js';
+import type { ApiAnswer, Exchange } from '../api/exchange.js';
 import { NETWORK_KINDS, type NetworkKind, type NetworkPhase } from '../core/network.js';
 import { isoTime } from '../core/clock.js';
 import type { ClockMode } from '../core/clock.js';

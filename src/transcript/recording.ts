@@ -3,7 +3,7 @@
  * (scenario, seed, clock) and the addresses it writes into responses, and whose lines go to a file.
  */
 import { Readable } from 'node:stream';
-import type { Exchange, StreamedBody } from '../api/handleRequest.js';
+import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { FileLockedError, acquireFileLock, refuseIfHeld, type FileLock } from '../fileLock.js';
