@@ -117,14 +117,23 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     },
   };
 
-  const allowCors = cors({
+  const exposedHeaders = [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(',');
+  const preflight = cors({
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Range', 'If-None-Match'],
-    exposedHeaders: [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(','),
+    exposedHeaders,
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
+  // Any other request gets the two headers `cors` would set for it (any origin, the exposed
+  // headers), set here directly: the middleware copies its options and makes closures per request.
+  const allowCors: Admission = (req, res, next) => {
+    if (req.method?.toUpperCase() === 'OPTIONS') return preflight(req, res, next);
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
+    next();
+  };
   const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
   const guard = createControlGuard(access, () => sim.nextRequestId());
   const admit: Admission = (req, res, next) => {
