@@ -3,8 +3,9 @@
 // the baselines and the history of the figures: bench/README.md.
 //
 //   node bench/bench.mjs [--quick] [--skip-tests] [--out FILE] [--strict]
-//                        [--only startup,in-process,poll,create,advance,list,memory,hung,headers,tests]
+//                        [--only startup,in-process,poll,create,floor,advance,list,memory,hung,headers,tests]
 //                        [--generations N]   (the memory figure's count; default 100,000, --quick 10,000)
+//                        [--against DIST/cli.js]  (floor: another build's simulator in the same rounds)
 //
 // Exit status: 0 when it ran (whatever the figures; with --strict, only when every target is met),
 // 1 when it could not run or, with --strict, a target was missed.
@@ -48,7 +49,7 @@ const quick = flag('--quick');
 const skipTests = flag('--skip-tests');
 const strict = flag('--strict');
 const outFile = option('--out', join(BENCH_DIR, quick ? 'results.quick.json' : 'results.json'));
-const ALL = ['startup', 'in-process', 'poll', 'create', 'advance', 'list', 'memory', 'hung', 'headers', 'tests'];
+const ALL = ['startup', 'in-process', 'poll', 'create', 'floor', 'advance', 'list', 'memory', 'hung', 'headers', 'tests'];
 const only = new Set(option('--only', ALL.join(',')).split(','));
 for (const o of only) if (!ALL.includes(o)) throw new Error(`--only: unknown figure '${o}' (one of ${ALL.join(', ')})`);
 if (skipTests) only.delete('tests');
@@ -62,6 +63,7 @@ const PLAIN_EXPRESS = join(BENCH_DIR, 'baselines', 'plain-express.mjs');
 const IN_PROCESS_SIM = join(BENCH_DIR, 'in-process', 'simulator.mjs');
 const IN_PROCESS_EXPRESS = join(BENCH_DIR, 'in-process', 'express.mjs');
 const SIM_ARGS = ['--port', '0', '--scenario', 'fast', '--clock', 'manual'];
+const RATE_LIMITED_ARGS = ['--port', '0', '--scenario', 'rate-limited', '--clock', 'manual'];
 const KEY = 'sk_test_bench';
 const AUTH = { Authorization: `Bearer ${KEY}` };
 const CREATE_BODY = JSON.stringify({ model: 'video-3.2', prompt: 'A lighthouse on a cliff at dawn, waves crashing below.' });
@@ -279,6 +281,124 @@ async function benchThroughput(kinds) {
   } finally {
     await Promise.all(started.map(stopServer));
     rmSync(transcriptDir, { recursive: true, force: true });
+  }
+}
+
+// ---- the floor: bare node:http ----------------------------------------------------------------
+
+/**
+ * The request path beside bare `node:http` answering the same bytes: polls, creates and 429
+ * answers (the bundled `rate-limited` scenario on the manual clock: its bucket of 10 never
+ * refills, so every later request is a 429). Each kind has its own bare server, answering the
+ * simulator's own body for it. With `--against DIST/cli.js`, a second simulator (another build)
+ * runs in the same rounds, for before/after comparisons.
+ */
+async function benchFloor() {
+  requireAutocannon();
+  const against = option('--against', undefined);
+  const started = [];
+  try {
+    const start = async (name, script, args, options = {}) => {
+      const server = await startServer(script, args, { name, ...options });
+      started.push(server);
+      return server;
+    };
+    const sims = { sim: await start('sim', CLI, SIM_ARGS) };
+    const limited = { sim: await start('sim rate-limited', CLI, RATE_LIMITED_ARGS) };
+    if (against) {
+      sims.other = await start('other', against, SIM_ARGS);
+      limited.other = await start('other rate-limited', against, RATE_LIMITED_ARGS);
+    }
+    const created = {};
+    for (const [name, server] of Object.entries(sims)) created[name] = await createOne(server.url, KEY);
+    const polled = await request(`${sims.sim.url}/v1/videos/${created.sim.id}`, { headers: AUTH });
+    if (polled.status !== 200) throw new Error(`GET /v1/videos/${created.sim.id}: ${polled.status}`);
+    // Spend each rate-limited bucket, so that every request of the rounds is a 429.
+    let refused;
+    for (const server of Object.values(limited)) {
+      for (let i = 0; i < 20; i++) refused = await request(`${server.url}/v1/videos`, { headers: AUTH });
+      if (refused.status !== 429) throw new Error(`rate-limited: GET /v1/videos answered ${refused.status}, not 429`);
+    }
+    const c = String(CONFIG.connections);
+    const pollArgs = ['-c', c, ...acHeaders(AUTH)];
+    const createArgs = ['-c', c, '-m', 'POST', '-b', CREATE_BODY, ...acHeaders(POST_HEADERS(KEY))];
+    const specs = {
+      poll: {
+        figure: 'polls beside bare node:http: GET /v1/videos/{id}, 32 connections',
+        threshold: 0.45,
+        status: 200,
+        servers: sims,
+        path: (name) => (name === 'bare' ? '/' : `/v1/videos/${created[name].id}`),
+        args: pollArgs,
+        body: polled.text,
+      },
+      create: {
+        figure: 'creates beside bare node:http: POST /v1/videos, 32 connections',
+        threshold: 0.3,
+        status: 200,
+        servers: sims,
+        path: (name) => (name === 'bare' ? '/' : '/v1/videos'),
+        args: createArgs,
+        body: JSON.stringify(created.sim),
+      },
+      limited: {
+        figure: '429 answers beside bare node:http: GET /v1/videos on an empty bucket, 32 connections',
+        threshold: 0.45,
+        status: 429,
+        servers: limited,
+        path: () => '/v1/videos',
+        args: pollArgs,
+        body: refused.text,
+      },
+    };
+    for (const [kind, spec] of Object.entries(specs)) {
+      const bare = await start(`bare node:http (${kind})`, BARE_HTTP, ['--port', '0'], { env: { BENCH_BODY: spec.body } });
+      const targets = { ...spec.servers, bare };
+      const names = Object.keys(targets);
+      log(`${kind} beside bare node:http: ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s, ${c} connections, ${names.join(', ')}`);
+      for (const name of names) await autocannon(`${targets[name].url}${spec.path(name)}`, [...spec.args, '-d', String(CONFIG.warmupSeconds)]);
+      const runs = Object.fromEntries(names.map((name) => [name, []]));
+      for (let round = 0; round < CONFIG.rounds; round++) {
+        const line = [];
+        for (const name of names.map((_, i) => names[(i + round) % names.length])) {
+          const cpuBefore = cpuMs(targets[name].pid);
+          const r = await autocannon(`${targets[name].url}${spec.path(name)}`, [...spec.args, '-d', String(CONFIG.seconds)]);
+          const rps = r.requests.total / r.duration;
+          const cpuUsPerRequest = ((cpuMs(targets[name].pid) - cpuBefore) * 1000) / r.requests.total;
+          // Every answer must be the expected status: a simulator answer that failed validation is a 500.
+          const expected = name === 'bare' ? 200 : spec.status;
+          const wrong = r.errors + (expected === 200 ? r.non2xx : r.requests.total - (r.statusCodeStats?.[expected]?.count ?? 0));
+          runs[name].push({ rps, cpuUsPerRequest, latencyP50: r.latency.p50, latencyP99: r.latency.p99, total: r.requests.total, wrong, load: os.loadavg()[0] });
+          if (wrong > 0) log(`  WARNING: ${name} gave ${wrong} answers other than ${expected} (or errors)`);
+          line.push(`${name} ${rps.toFixed(0)} req/s (${cpuUsPerRequest.toFixed(1)} µs of CPU each)`);
+        }
+        log(`  round ${round + 1}: ${line.join(', ')}; load average ${os.loadavg()[0].toFixed(2)}`);
+      }
+      await stopServer(bare);
+      raw[`floor_${kind}`] = runs;
+      const rate = (name) => median(runs[name].map((x) => x.rps));
+      const cpu = (name) => median(runs[name].map((x) => x.cpuUsPerRequest));
+      const invalid = Object.values(runs).some((xs) => xs.some((x) => x.wrong > 0));
+      const value = rate('sim');
+      const floor = rate('bare');
+      const other = against ? `; the other build ${rate('other').toFixed(0)} req/s (ratio ${(rate('other') / floor).toFixed(2)}, ${cpu('other').toFixed(1)} µs of CPU each)` : '';
+      figure({
+        id: `floor_${kind}`,
+        figure: spec.figure,
+        value,
+        unit: 'req/s',
+        display: `${value.toFixed(0)} req/s`,
+        baseline: floor,
+        baselineDisplay: `${floor.toFixed(0)} req/s (bare node:http)`,
+        ratio: value / floor,
+        target: `ratio >= ${spec.threshold}`,
+        pass: value / floor >= spec.threshold && !invalid,
+        cpuUsPerRequest: { sim: cpu('sim'), bare: cpu('bare'), ...(against ? { other: cpu('other') } : {}) },
+        note: `server CPU per request: the simulator ${cpu('sim').toFixed(1)} µs, bare node:http ${cpu('bare').toFixed(1)} µs${other}${invalid ? '; a server gave unexpected answers or errors' : ''}`,
+      });
+    }
+  } finally {
+    await Promise.all(started.map(stopServer));
   }
 }
 
@@ -733,6 +853,7 @@ async function main() {
   if (only.has('in-process')) await benchInProcess();
   const tp = ['poll', 'create'].filter((k) => only.has(k));
   if (tp.length) await benchThroughput(tp);
+  if (only.has('floor')) await benchFloor();
   if (only.has('advance')) await benchAdvance();
   if (only.has('list')) await benchList();
   if (only.has('memory')) await benchMemory();

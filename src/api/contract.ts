@@ -106,6 +106,9 @@ export function matchRoute(method: string, path: string): (Omit<MatchedRoute, 'p
       } else if (part === '') {
         matches = false;
         break;
+      } else if (!part.includes('%')) {
+        // Without a percent sign there is nothing to decode.
+        params[segment.param] = part;
       } else {
         try {
           params[segment.param] = decodeURIComponent(part);

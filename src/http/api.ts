@@ -118,14 +118,23 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     },
   };
 
-  const allowCors = cors({
+  const exposedHeaders = [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(',');
+  const preflight = cors({
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Range', 'If-None-Match'],
-    exposedHeaders: [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(','),
+    exposedHeaders,
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
+  // Any other request gets the two headers `cors` would set for it (any origin, the exposed
+  // headers), set here directly: the middleware copies its options and makes closures per request.
+  const allowCors: Admission = (req, res, next) => {
+    if (req.method?.toUpperCase() === 'OPTIONS') return preflight(req, res, next);
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
+    next();
+  };
   const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
   const guard = createControlGuard(access, () => sim.nextRequestId());
   const admit: Admission = (req, res, next) => {
@@ -138,11 +147,16 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     });
   };
 
-  // One plain request in, one plain answer out.
-  const answerRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const body = await readRawBody(req);
-    // A half-sent request is no request: it is not handled, so it leaves no trace.
-    if (body === ABORTED) return;
+  // One plain request in, one plain answer out. A request without a body to read (GET, HEAD,
+  // OPTIONS) is answered at once, without a promise; injected latency waits in any case.
+  const answerRequest = (req: IncomingMessage, res: ServerResponse): Promise<void> | void => {
+    if (takesNoBody(req.method)) return respond(req, res, null);
+    return readRawBody(req).then((body) => {
+      // A half-sent request is no request: it is not handled, so it leaves no trace.
+      if (body !== ABORTED) return respond(req, res, body);
+    });
+  };
+  const respond = (req: IncomingMessage, res: ServerResponse, body: RawBody): Promise<void> | void => {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const queryAt = url.indexOf('?');
@@ -153,7 +167,10 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       headers: req.headers as Record<string, string | undefined>,
       body,
     });
-    if (answer.delayMs > 0) await wait(answer.delayMs);
+    if (answer.delayMs > 0) return wait(answer.delayMs).then(() => deliver(res, method, body, answer));
+    deliver(res, method, body, answer);
+  };
+  const deliver = (res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer): void => {
     if (body === 'too_large' || drain.signal.aborted) res.setHeader('Connection', 'close');
     if (answer.network) return sendLost(res, method, answer, networkHooks());
     send(res, method, answer);
@@ -186,7 +203,13 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => answerInternalError(req, res, err, log);
 
   const handle: RequestHandler = (req, res) => {
-    const answer = (): void => void answerRequest(req, res).catch((err: unknown) => fail(req, res, err));
+    const answer = (): void => {
+      try {
+        answerRequest(req, res)?.catch((err: unknown) => fail(req, res, err));
+      } catch (err) {
+        fail(req, res, err);
+      }
+    };
     try {
       // A file path reaches this only from the Express app, when no file router answered it:
       // the app admitted it already.
@@ -282,14 +305,18 @@ function sendLost(res: ServerResponse, method: string, answer: ApiAnswer, hooks:
   loseAnswer(res, fault, body, hooks);
 }
 
+/** GET, HEAD and OPTIONS requests: their bodies, if any, are not read. */
+function takesNoBody(method: string | undefined): boolean {
+  return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+}
+
 /**
  * The request's body, up to 1 MiB: its bytes, null when it has none, 'too_large' (the rest is not
  * read: the connection is closed after the answer), or ABORTED when the client went away before
- * the body was complete. GET, HEAD and OPTIONS bodies are not read. Behind `express.raw()` (the
+ * the body was complete (GET, HEAD and OPTIONS bodies are not read: see `takesNoBody`). Behind `express.raw()` (the
  * app mounted in another server), the body it read is taken as is.
  */
 function readRawBody(req: IncomingMessage): Promise<RawBody | typeof ABORTED> {
-  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return Promise.resolve(null);
   // Mounted behind a raw body parser (express.raw()), the body has been read already.
   const read = (req as { body?: unknown }).body;
   if (Buffer.isBuffer(read)) return Promise.resolve(read.length > BODY_LIMIT_BYTES ? 'too_large' : read.length === 0 ? null : read);
