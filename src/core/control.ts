@@ -12,6 +12,7 @@ import { controlView, type Generation } from './generation.js';
 import * as lifecycle from './lifecycle.js';
 import type { LimitsHealth } from './limits.js';
 import { IN_FLIGHT_STATUSES, RESOLVED_STATUSES, inWords, type TimedStage, type VideoStatus } from './pipeline.js';
+import type { ShardSpec } from './shard.js';
 import type { Simulator } from './simulator.js';
 
 export interface Health {
@@ -20,6 +21,8 @@ export interface Health {
   seed: number;
   clock: ClockState;
   limits: LimitsHealth;
+  /** Which shard of N this simulator is; null when it is the only one. */
+  shard: ShardSpec | null;
 }
 
 export interface GenerationsInput {
@@ -42,6 +45,7 @@ export function health(sim: Simulator): Health {
       evicted_accounts: sim.accounts.evicted,
       evicted_generations: sim.store.evictedGenerations,
     },
+    shard: sim.shard,
   };
 }
 

@@ -22,6 +22,7 @@ import type { Journal } from './journal.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
 import { SimulatorState, type CoreState } from './simulatorState.js';
+import type { ShardSpec } from './shard.js';
 import type { GenerationStore } from './store.js';
 
 export interface SimulatorOptions {
@@ -36,6 +37,8 @@ export interface SimulatorOptions {
   wallClock: () => number;
   /** The address written into `output.url`, `thumbnail_url` and image `url`. */
   cdnUrl: string;
+  /** Which shard of N this simulator is (null: the only one). Kept across resets. */
+  shard?: ShardSpec | null;
 }
 
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
@@ -45,6 +48,7 @@ export class Simulator {
   scenario: Scenario;
   seed: number;
   cdnUrl: string;
+  readonly shard: ShardSpec | null;
   private state: SimulatorState;
   /** The wall-clock reading that `atOneInstant` holds while it runs, if it runs. */
   private heldWallMs: number | undefined;
@@ -52,6 +56,7 @@ export class Simulator {
 
   constructor(private readonly options: SimulatorOptions) {
     this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
+    this.shard = options.shard ?? null;
     this.scenario = options.scenario;
     this.seed = options.seed ?? options.scenario.seed;
     this.state = this.newState();

@@ -35,6 +35,7 @@ export function compactStateFile(path: string, warn: (line: string) => void): Co
     speed: prepared.core.speed,
     wallClock: prepared.wall.now,
     cdnUrl: read.file.header.cdn_url,
+    shard: prepared.core.shard,
   });
   const durable = attachState(prepared, core, { overrides: read.file.header.overrides, explicitCdn: false, log: warn });
   // Takes the file (its lock): refused when a simulator started on it since it was read.

@@ -46,6 +46,7 @@ export function stateHeaderOf(core: Simulator, overrides: StateHeader['overrides
     overrides,
     clock: { mode: core.clock.mode, speed: core.clock.speed, start: isoTime(core.clock.startMs), anchor },
     cdn_url: core.cdnUrl,
+    shard: core.shard,
   };
 }
 
