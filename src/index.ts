@@ -347,11 +347,11 @@ function inProcessControl(api: Api): ControlMethods<false> {
 function exchangeHook(recording: Recording | undefined, state: StateStore | undefined): ((exchange: Exchange) => void) | undefined {
   if (recording && state) {
     return (exchange) => {
-      recording.record(exchange);
+      if (!exchange.idOnly) recording.record(exchange);
       state.record(exchange);
     };
   }
-  if (recording) return (exchange) => recording.record(exchange);
+  if (recording) return (exchange) => exchange.idOnly || recording.record(exchange);
   if (state) return (exchange) => state.record(exchange);
   return undefined;
 }

@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseShard, ShardSpecError } from '../src/index.js';
+import { compactStateFile } from '../src/state/compact.js';
 import { StateRefusedError } from '../src/state/open.js';
 import { createVideo, makeSim } from './helpers.js';
-import { childProcesses, cleanEnv, runCli } from './processes.js';
+import { childProcesses, runCli } from './processes.js';
 
 childProcesses();
 const dir = mkdtempSync(join(tmpdir(), 'sim-shard-test-'));
@@ -45,10 +46,10 @@ describe('which shard a simulator is', () => {
     ['0/0', /'0\/0' is invalid.*shard count must be 1 or more/],
     ['x', /'x' is invalid.*expected I\/N/],
   ])('sim --shard %s exits 2 naming the value', async (value, message) => {
-    const flag = await runCli(['--port', '0', '--shard', value], cleanEnv());
+    const flag = await runCli(['--port', '0', '--shard', value]);
     expect(flag.status).toBe(2);
     expect(flag.stderr).toMatch(message);
-    const env = await runCli(['--port', '0'], cleanEnv({ SIM_SHARD: value }));
+    const env = await runCli(['--port', '0'], { SIM_SHARD: value });
     expect(env.status).toBe(2);
     expect(env.stderr).toMatch(/from env 'SIM_SHARD' is invalid/);
   });
@@ -77,7 +78,7 @@ describe('state files and transcripts of a shard', () => {
     const first = makeSim({ state: path, shard: { index: 0, count: 2 } });
     await createVideo(first);
     await first.close();
-    const refused = await runCli(['--port', '0', '--state', path, '--shard', '1/2'], cleanEnv());
+    const refused = await runCli(['--port', '0', '--state', path, '--shard', '1/2']);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain(`${path} holds the accounts of shard 0/2, but this simulator is shard 1/2`);
   });
@@ -88,5 +89,90 @@ describe('state files and transcripts of a shard', () => {
     await createVideo(sim);
     await sim.close();
     expect(JSON.parse(readFileSync(path, 'utf8').split('\n')[0] as string).shard).toEqual({ index: 0, count: 2 });
+  });
+});
+
+describe('answers that do not depend on the deployment', () => {
+  const A = 'sk_test_owner';
+  const B = 'sk_test_neighbour';
+  const tagOf = (id: string): string => id.split('_')[1] as string;
+
+  /** What account A sees of a script of its own, /v1 and keyed control calls alike, while `noise` runs between its steps. */
+  async function scriptOfA(sim: ReturnType<typeof makeSim>, noise: () => Promise<unknown>) {
+    const seen: unknown[] = [];
+    const note = (res: request.Response) => seen.push({ id: res.headers['x-request-id'], status: res.status, body: res.text });
+    note(await createVideo(sim, {}, A));
+    await noise();
+    note(await request(sim.app).get('/_sim/generations').query({ api_key: A }));
+    const cursor = JSON.parse(seen.at(-1) && (seen.at(-1) as { body: string }).body).cursor as number;
+    await noise();
+    note(await request(sim.app).post('/_sim/clock/advance').query({ api_key: A }).send({ seconds: 5 }));
+    await noise();
+    note(await request(sim.app).get('/_sim/generations').query({ api_key: A, changed_since: cursor }));
+    note(await request(sim.app).get('/_sim/clock').query({ api_key: A }));
+    note(await createVideo(sim, {}, A));
+    note(await request(sim.app).get('/_sim/requests').query({ api_key: A }));
+    return seen;
+  }
+
+  it('a control call that names an account counts its request id within that account, apart from its /v1 ids', async () => {
+    const sim = makeSim();
+    const seen = (await scriptOfA(sim, async () => {})) as { id: string }[];
+    const tag = tagOf(seen[0]!.id);
+    expect(seen.map((s) => s.id)).toEqual([
+      `req_${tag}_000001`,
+      `req_${tag}_sim_000001`,
+      `req_${tag}_sim_000002`,
+      `req_${tag}_sim_000003`,
+      `req_${tag}_sim_000004`,
+      `req_${tag}_000002`,
+      `req_${tag}_sim_000005`,
+    ]);
+    // A call that names no account still counts globally.
+    expect((await request(sim.app).get('/_sim/health')).headers['x-request-id']).toMatch(/^req_\d{10}$/);
+  });
+
+  it("an account's answers, control calls and cursors included, are byte-identical whatever other accounts and global reads do", async () => {
+    const alone = await scriptOfA(makeSim(), async () => {});
+    const crowded = makeSim();
+    const noisy = await scriptOfA(crowded, async () => {
+      await createVideo(crowded, {}, B);
+      await request(crowded.app).get('/_sim/generations').query({ api_key: B });
+      await request(crowded.app).get('/_sim/generations');
+      await request(crowded.app).get('/_sim/health');
+    });
+    expect(noisy).toEqual(alone);
+  });
+
+  it("the cursor of one account's list counts that account's changes, and changed_since with it lists only what changed since", async () => {
+    const sim = makeSim();
+    await createVideo(sim, {}, A);
+    const first = (await request(sim.app).get('/_sim/generations').query({ api_key: A })).body;
+    for (let i = 0; i < 3; i++) await createVideo(sim, {}, B);
+    const unchanged = (await request(sim.app).get('/_sim/generations').query({ api_key: A, changed_since: first.cursor })).body;
+    expect(unchanged).toEqual({ object: 'list', data: [], has_more: false, cursor: first.cursor });
+    await request(sim.app).post('/_sim/clock/advance').send({ seconds: 600 });
+    const changed = (await request(sim.app).get('/_sim/generations').query({ api_key: A, changed_since: first.cursor, limit: 1 })).body;
+    expect(changed.data.map((g: { id: string }) => g.id)).toEqual([first.data[0].id]);
+    expect(changed.has_more).toBe(false);
+    expect(changed.cursor).toBeGreaterThan(first.cursor);
+  });
+
+  it('gives out no control request id of an account twice across a restart, reads included, from the request lines and from a snapshot', async () => {
+    const path = file('jsonl');
+    const first = makeSim({ state: path });
+    await createVideo(first, {}, A);
+    for (let i = 0; i < 3; i++) await request(first.app).get('/_sim/clock').query({ api_key: A });
+    const last = (await request(first.app).get('/_sim/generations').query({ api_key: A })).headers['x-request-id'];
+    expect(last).toMatch(/_sim_000004$/);
+    await first.close();
+
+    const second = makeSim({ scenario: undefined, clock: undefined, state: path });
+    expect((await request(second.app).get('/_sim/clock').query({ api_key: A })).headers['x-request-id']).toBe(last.replace(/4$/, '5'));
+    await second.close();
+    compactStateFile(path, () => {});
+    const third = makeSim({ scenario: undefined, clock: undefined, state: path });
+    expect((await request(third.app).get('/_sim/clock').query({ api_key: A })).headers['x-request-id']).toBe(last.replace(/4$/, '6'));
+    await third.close();
   });
 });

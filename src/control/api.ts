@@ -100,7 +100,10 @@ export interface ControlMethods<Async extends boolean> {
 /** The control methods of either kind: await every call. */
 export type SimulatorControlApi = ControlMethods<boolean>;
 
-/** One control request, as a transport sends it. */
+/**
+ * One control request, as a transport sends it. A call for one account names it in the query
+ * (`?api_key=`), never only in the body: a proxy in front of shards routes it by that key.
+ */
 export interface ControlCall {
   method: 'GET' | 'POST' | 'DELETE';
   /** The path, ids percent-encoded. */
@@ -121,17 +124,18 @@ export function controlMethods<Async extends boolean>(send: (call: ControlCall) 
     health: () => call({ method: 'GET', path: '/_sim/health' }),
     clock: {
       get: (apiKey) => call({ method: 'GET', path: '/_sim/clock', query: { api_key: apiKey } }),
-      advance: (seconds, apiKey) =>
-        call({ method: 'POST', path: '/_sim/clock/advance', body: apiKey === undefined ? { seconds } : { seconds, api_key: apiKey } }),
+      advance: (seconds, apiKey) => call({ method: 'POST', path: '/_sim/clock/advance', query: { api_key: apiKey }, body: { seconds } }),
     },
     reset: (options = {}) =>
       call({
         method: 'POST',
         path: '/_sim/reset',
-        body: definedOnly({ scenario: options.scenario, seed: options.seed, api_key: options.apiKey }),
+        query: { api_key: options.apiKey },
+        body: definedOnly({ scenario: options.scenario, seed: options.seed }),
       }),
     faults: {
-      queue: (fault) => call({ method: 'POST', path: '/_sim/faults', body: fault as Record<string, unknown> }),
+      queue: ({ api_key, ...fault }) =>
+        call({ method: 'POST', path: '/_sim/faults', query: { api_key: api_key ?? undefined }, body: fault as Record<string, unknown> }),
       list: () => call({ method: 'GET', path: '/_sim/faults' }),
       clear: (apiKey) => call({ method: 'DELETE', path: '/_sim/faults', query: { api_key: apiKey } }),
     },

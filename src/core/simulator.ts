@@ -9,7 +9,7 @@
  * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `store.ts`, the
  * control views and live control in `control.ts`.
  */
-import { Account } from './account.js';
+import { Account, accountTag } from './account.js';
 import type { Accounts } from './accounts.js';
 import { apiKeyOf } from './auth.js';
 import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
@@ -142,6 +142,16 @@ export class Simulator {
   nextRequestId(account?: Account): string {
     if (account) return `req_${account.tag}_${String(++account.requestCount).padStart(6, '0')}`;
     return `req_${String(++this.state.requestCount).padStart(10, '0')}`;
+  }
+
+  /**
+   * The id of a control request that names an account (`?api_key=`): counted within that key's
+   * control requests (`req_<tag>_sim_000001`), apart from its /v1 requests (so watching an account
+   * never shifts its client's ids), and whatever other accounts do: the same on one simulator as
+   * on the shard that owns the account. A reset of the account restarts the count.
+   */
+  nextAccountControlId(apiKey: string): string {
+    return `req_${accountTag(apiKey)}_sim_${String(this.state.nextControlRequest(apiKey)).padStart(6, '0')}`;
   }
 
   /** How many global request ids were given out since the start or the last global reset. */

@@ -21,6 +21,8 @@ interface Holdings {
   list: Generation[];
   evictedInList: number;
   images: Map<string, Image>;
+  /** Changes to its generations: the account's own change sequence (its control list's cursor). */
+  changes: number;
 }
 
 /** A page of generations across accounts. */
@@ -41,6 +43,8 @@ export interface StoreState {
   next_seq: number;
   change_seq: number;
   evicted_generations: number;
+  /** Each account's change count (a cursor of its control list), where it is past its stored generations' latest. */
+  account_changes?: Record<string, number>;
   generations: GenerationState[];
   images: Image[];
 }
@@ -114,7 +118,8 @@ export class GenerationStore {
   /**
    * Generations across accounts (or of one) created after the one with sequence `afterSeq`, in
    * creation order; or, with `changedSince`, those changed after that cursor, in the order of
-   * their latest change.
+   * their latest change. The cursor of one account's list counts that account's changes only, so
+   * it is the same whatever other accounts do (and wherever else they are served).
    */
   list(filter: { account: string | null; status: VideoStatus | null; afterSeq: number; changedSince: number | null }, limit: number): GenerationPage {
     const keep = (g: Generation): boolean =>
@@ -122,6 +127,7 @@ export class GenerationStore {
       g.globalSeq > filter.afterSeq &&
       (filter.account === null || g.account === filter.account) &&
       (filter.status === null || g.status === filter.status);
+    if (filter.account !== null) return this.accountList(filter.account, filter.changedSince, keep, limit);
     if (filter.changedSince !== null) {
       // The change log holds an entry per change; only a generation's latest one counts.
       const page = takePage(
@@ -135,6 +141,20 @@ export class GenerationStore {
     const start = filter.afterSeq < 0 ? 0 : firstAfter(this.order, filter.afterSeq, (g) => g.globalSeq);
     const page = takePage(this.order, start, limit, keep);
     return { data: page.data, hasMore: page.hasMore, cursor: this.changeSeq };
+  }
+
+  /** One account's part of `list`: its own list, and its own change sequence for the cursor. */
+  private accountList(account: string, changedSince: number | null, keep: (g: Generation) => boolean, limit: number): GenerationPage {
+    const held = this.holdings.get(account);
+    if (!held) return { data: [], hasMore: false, cursor: 0 };
+    if (changedSince === null) {
+      const page = takePage(held.list, 0, limit, keep);
+      return { data: page.data, hasMore: page.hasMore, cursor: held.changes };
+    }
+    const changed = held.list.filter((g) => g.accountChangeSeq > changedSince && keep(g)).sort((a, b) => a.accountChangeSeq - b.accountChangeSeq);
+    if (changed.length <= limit) return { data: changed, hasMore: false, cursor: held.changes };
+    const data = changed.slice(0, limit);
+    return { data, hasMore: true, cursor: (data[limit - 1] as Generation).accountChangeSeq };
   }
 
   /** How many generations are stored, in-flight ones included. */
@@ -173,6 +193,7 @@ export class GenerationStore {
   /** A generation was created or changed (a stage entered or left, resolved, canceled): it takes the next change number. */
   recordChange(g: Generation): void {
     g.changeSeq = ++this.changeSeq;
+    g.accountChangeSeq = ++this.holdingsOf(g.account).changes;
     this.changeSeqs.push(g.changeSeq);
     this.changed.push(g);
     if (this.changeSeqs.length > 4 * COMPACT_MIN && this.changeSeqs.length > 2 * this.storedGenerations) {
@@ -227,11 +248,18 @@ export class GenerationStore {
   }
 
   toState(): StoreState {
+    const generations = this.order.filter((g) => !g.evicted);
+    // The count each account's stored generations do not already show (some were evicted, or changed).
+    const shown = new Map<string, number>();
+    for (const g of generations) shown.set(g.account, Math.max(shown.get(g.account) ?? 0, g.accountChangeSeq));
+    const accountChanges: Record<string, number> = {};
+    for (const [account, held] of this.holdings) if (held.changes > (shown.get(account) ?? 0)) accountChanges[account] = held.changes;
     return {
       next_seq: this.nextSeq,
       change_seq: this.changeSeq,
       evicted_generations: this.evictedGenerations,
-      generations: this.order.filter((g) => !g.evicted).map(generationToState),
+      ...(Object.keys(accountChanges).length > 0 && { account_changes: accountChanges }),
+      generations: generations.map(generationToState),
       images: this.imageQueue.peekAll(),
     };
   }
@@ -246,6 +274,16 @@ export class GenerationStore {
     const byChange = generations.slice().sort((a, b) => a.changeSeq - b.changeSeq);
     this.changeSeqs = byChange.map((g) => g.changeSeq);
     this.changed = byChange;
+    for (const g of byChange) {
+      const held = this.holdingsOf(g.account);
+      // A snapshot without accounts' change numbers: each account's changes counted in the global order.
+      if (g.accountChangeSeq === 0) g.accountChangeSeq = held.changes + 1;
+      held.changes = Math.max(held.changes, g.accountChangeSeq);
+    }
+    for (const [account, changes] of Object.entries(state.account_changes ?? {})) {
+      const held = this.holdingsOf(account);
+      held.changes = Math.max(held.changes, changes);
+    }
     for (const g of byChange) {
       if (g.completedAt === null) continue;
       this.resolvedQueue.push(g);
@@ -263,7 +301,7 @@ export class GenerationStore {
   private holdingsOf(account: string): Holdings {
     let held = this.holdings.get(account);
     if (!held) {
-      held = { list: [], evictedInList: 0, images: new Map() };
+      held = { list: [], evictedInList: 0, images: new Map(), changes: 0 };
       this.holdings.set(account, held);
     }
     return held;
