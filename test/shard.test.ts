@@ -103,8 +103,9 @@ describe('answers that do not depend on the deployment', () => {
     const note = (res: request.Response) => seen.push({ id: res.headers['x-request-id'], status: res.status, body: res.text });
     note(await createVideo(sim, {}, A));
     await noise();
-    note(await request(sim.app).get('/_sim/generations').query({ api_key: A }));
-    const cursor = JSON.parse(seen.at(-1) && (seen.at(-1) as { body: string }).body).cursor as number;
+    const list = await request(sim.app).get('/_sim/generations').query({ api_key: A });
+    note(list);
+    const cursor = list.body.cursor as number;
     await noise();
     note(await request(sim.app).post('/_sim/clock/advance').query({ api_key: A }).send({ seconds: 5 }));
     await noise();
@@ -163,7 +164,7 @@ describe('answers that do not depend on the deployment', () => {
     const first = makeSim({ state: path });
     await createVideo(first, {}, A);
     for (let i = 0; i < 3; i++) await request(first.app).get('/_sim/clock').query({ api_key: A });
-    const last = (await request(first.app).get('/_sim/generations').query({ api_key: A })).headers['x-request-id'];
+    const last = (await request(first.app).get('/_sim/generations').query({ api_key: A })).headers['x-request-id'] as string;
     expect(last).toMatch(/_sim_000004$/);
     await first.close();
 
@@ -174,5 +175,49 @@ describe('answers that do not depend on the deployment', () => {
     const third = makeSim({ scenario: undefined, clock: undefined, state: path });
     expect((await request(third.app).get('/_sim/clock').query({ api_key: A })).headers['x-request-id']).toBe(last.replace(/4$/, '6'));
     await third.close();
+  });
+});
+
+describe('clock moves that can be sent twice (POST /_sim/clock/advance {"to"})', () => {
+  const START = '2026-01-01T00:00:00.000Z';
+  const advance = (sim: ReturnType<typeof makeSim>, body: object, apiKey?: string) =>
+    request(sim.app).post('/_sim/clock/advance').query(apiKey ? { api_key: apiKey } : {}).send(body);
+
+  it('moves the clock to the instant, and leaves it there when sent again or when it is already past', async () => {
+    const sim = makeSim();
+    const to = '2026-01-01T00:10:00.000Z';
+    const first = await advance(sim, { to });
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ mode: 'manual', now: to, speed: 1 });
+    expect((await advance(sim, { to })).body.now).toBe(to);
+    expect((await advance(sim, { to: START })).body.now).toBe(to);
+    // Transitions due by then are applied, as with seconds.
+    const created = await createVideo(sim);
+    await advance(sim, { to: '2026-01-01T01:00:00.000Z' });
+    expect((await request(sim.app).get(`/_sim/generations/${created.body.id}`)).body.status).not.toBe('queued');
+  });
+
+  it("moves one account's clock with api_key, the others staying", async () => {
+    const sim = makeSim();
+    expect((await advance(sim, { to: '2026-01-01T00:00:30.000Z' }, 'sk_test_a')).body.now).toBe('2026-01-01T00:00:30.000Z');
+    expect((await advance(sim, { to: '2026-01-01T00:00:10.000Z' }, 'sk_test_a')).body.now).toBe('2026-01-01T00:00:30.000Z');
+    expect(sim.clock.get().now).toBe(START);
+    expect(sim.clock.get('sk_test_b').now).toBe(START);
+    expect(sim.clock.advanceTo(new Date('2026-01-01T00:01:00.000Z')).now).toBe('2026-01-01T00:01:00.000Z');
+    expect(sim.clock.get('sk_test_a').now).toBe('2026-01-01T00:01:30.000Z');
+  });
+
+  it('refuses seconds and to together, neither, a to that is no instant, and one more than a year ahead', async () => {
+    const sim = makeSim();
+    const refused = async (body: object, code: string, param: string) => {
+      const res = await advance(sim, body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code, param });
+    };
+    await refused({ seconds: 5, to: '2026-01-01T00:10:00.000Z' }, 'invalid_parameter', 'to');
+    await refused({}, 'missing_parameter', 'seconds');
+    await refused({ to: 'tomorrow' }, 'invalid_parameter', 'to');
+    await refused({ to: '2027-06-01T00:00:00.000Z' }, 'invalid_parameter', 'to');
+    expect(sim.clock.get().now).toBe(START);
   });
 });

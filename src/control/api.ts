@@ -66,6 +66,11 @@ export interface ControlMethods<Async extends boolean> {
     get(apiKey?: string): Answer<SimClock, Async>;
     /** `POST /_sim/clock/advance`: moves time forward (one account's, with `apiKey`), applying due transitions. */
     advance(seconds: number, apiKey?: string): Answer<SimClock, Async>;
+    /**
+     * `POST /_sim/clock/advance {"to"}`: moves time (one account's, with `apiKey`) forward to that
+     * instant, or leaves it where it is when it is already there or past it: safe to send twice.
+     */
+    advanceTo(instant: string | Date, apiKey?: string): Answer<SimClock, Async>;
   };
   /** `POST /_sim/reset`: drops all state (or one account's, with `apiKey`). */
   reset(options?: ResetOptions): Answer<SimHealth, Async>;
@@ -125,6 +130,8 @@ export function controlMethods<Async extends boolean>(send: (call: ControlCall) 
     clock: {
       get: (apiKey) => call({ method: 'GET', path: '/_sim/clock', query: { api_key: apiKey } }),
       advance: (seconds, apiKey) => call({ method: 'POST', path: '/_sim/clock/advance', query: { api_key: apiKey }, body: { seconds } }),
+      advanceTo: (instant, apiKey) =>
+        call({ method: 'POST', path: '/_sim/clock/advance', query: { api_key: apiKey }, body: { to: instant instanceof Date ? instant.toISOString() : instant } }),
     },
     reset: (options = {}) =>
       call({

@@ -41,6 +41,9 @@ export interface SimulatorOptions {
   shard?: ShardSpec | null;
 }
 
+/** The furthest one clock move goes (the most `seconds` of `POST /_sim/clock/advance` takes). */
+const MAX_ADVANCE_MS = 31_536_000_000;
+
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
 const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
 
@@ -195,6 +198,22 @@ export class Simulator {
     this.clock.advance(ms);
     this.catchUpAll();
     return this.clockState();
+  }
+
+  /**
+   * Moves time (one account's, with `apiKey`) forward to the instant `toMs`, applying every
+   * transition that falls due; stays where it is when it is already there or past it. So the same
+   * move can be sent twice, or to every shard, and every clock ends at that instant.
+   */
+  advanceTo(toMs: number, apiKey?: string | null): ClockState {
+    const behindMs = toMs - (apiKey ? this.clock.now() + (this.state.accounts.peek(apiKey)?.offsetMs ?? 0) : this.clock.now());
+    if (behindMs > MAX_ADVANCE_MS) {
+      throw fail('invalid_parameter', {
+        param: 'to',
+        message: `'to' is ${behindMs / 1000} seconds ahead of the clock; a move goes at most ${MAX_ADVANCE_MS / 1000} seconds (a year) ahead.`,
+      });
+    }
+    return behindMs > 0 ? this.advance(behindMs / 1000, apiKey) : this.clockState(apiKey);
   }
 
   /** The global clock, or an account's (the global one for a key never used). */
