@@ -221,3 +221,22 @@ describe('clock moves that can be sent twice (POST /_sim/clock/advance {"to"})',
     expect(sim.clock.get().now).toBe(START);
   });
 });
+
+describe('media routable through a proxy by a path prefix of --cdn-url', () => {
+  it('writes the prefix into every media URL, and still serves the files under /cdn', async () => {
+    const cdnUrl = 'http://proxy.example.test:8080/shards/2/cdn';
+    const sim = makeSim({ cdnUrl, shard: { index: 2, count: 3 } });
+    const image = (await request(sim.app).post('/v1/images').set({ Authorization: 'Bearer sk_test_alice' }).send({ prompt: 'a still' })).body;
+    expect(image.url).toBe(`${cdnUrl}/images/${image.id}.png`);
+    const created = (await createVideo(sim)).body;
+    const done = (await request(sim.app).post(`/_sim/generations/${created.id}/finish`)).body;
+    expect(done.status).toBe('succeeded');
+    expect(done.output).toEqual({ url: `${cdnUrl}/videos/${created.id}.mp4`, thumbnail_url: `${cdnUrl}/thumbnails/${created.id}.png` });
+    // The proxy strips /shards/2: the instance serves the same files under /cdn.
+    for (const url of [done.output.url, done.output.thumbnail_url, image.url]) {
+      const path = new URL(url).pathname.replace('/shards/2', '');
+      const res = await request(sim.app).get(path).set('Host', 'proxy.example.test:8080');
+      expect(res.status, path).toBe(200);
+    }
+  });
+});
