@@ -151,11 +151,11 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       after: str(query.after),
       changedSince: int(query.changed_since) ?? null,
     }),
-  simGeneration: ({ sim, params }) => controlGeneration(sim, params.id as string),
-  simAdvanceGeneration: ({ sim, params }) => advanceGeneration(sim, params.id as string),
-  simFinishGeneration: ({ sim, params }) => finishGeneration(sim, params.id as string),
-  simFailGeneration: ({ sim, params, body }) => failGeneration(sim, params.id as string, str(body.code)),
-  simCancelGeneration: ({ sim, params }) => cancelGeneration(sim, params.id as string),
+  simGeneration: ({ sim, params, query }) => controlGeneration(sim, params.id as string, str(query.api_key)),
+  simAdvanceGeneration: ({ sim, params, query }) => advanceGeneration(sim, params.id as string, str(query.api_key)),
+  simFinishGeneration: ({ sim, params, query }) => finishGeneration(sim, params.id as string, str(query.api_key)),
+  simFailGeneration: ({ sim, params, body, query }) => failGeneration(sim, params.id as string, str(body.code), str(query.api_key)),
+  simCancelGeneration: ({ sim, params, query }) => cancelGeneration(sim, params.id as string, str(query.api_key)),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ control }) {
     const stream = control.transcript?.();

@@ -85,16 +85,19 @@ export interface ControlMethods<Async extends boolean> {
   readonly generations: {
     /** `GET /_sim/generations`. */
     list(options?: GenerationListOptions): Answer<SimGenerationList, Async>;
-    /** `GET /_sim/generations/{id}`. */
-    get(id: string): Answer<SimGeneration, Async>;
+    /**
+     * `GET /_sim/generations/{id}[?api_key=]`. Each call on one generation takes its account's key
+     * too (`apiKey`), which a proxy in front of shards routes by; another account's is a 404.
+     */
+    get(id: string, apiKey?: string): Answer<SimGeneration, Async>;
     /** `POST /_sim/generations/{id}/advance`: its current stage ends now. */
-    advance(id: string): Answer<SimGeneration, Async>;
+    advance(id: string, apiKey?: string): Answer<SimGeneration, Async>;
     /** `POST /_sim/generations/{id}/finish`: it runs to its drawn end now. */
-    finish(id: string): Answer<SimGeneration, Async>;
+    finish(id: string, apiKey?: string): Answer<SimGeneration, Async>;
     /** `POST /_sim/generations/{id}/fail`: it fails now at its stage (with `code`, one of the stage's). */
-    fail(id: string, code?: ErrorCode): Answer<SimGeneration, Async>;
+    fail(id: string, code?: ErrorCode, apiKey?: string): Answer<SimGeneration, Async>;
     /** `POST /_sim/generations/{id}/cancel`. */
-    cancel(id: string): Answer<SimGeneration, Async>;
+    cancel(id: string, apiKey?: string): Answer<SimGeneration, Async>;
   };
   /** `GET /_sim/report?api_key=`: the client report of that key. */
   report(apiKey: string): Answer<SimClientReport, Async>;
@@ -153,11 +156,11 @@ export function controlMethods<Async extends boolean>(send: (call: ControlCall) 
           path: '/_sim/generations',
           query: { api_key: o.apiKey, status: o.status, limit: o.limit, after: o.after, changed_since: o.changedSince },
         }),
-      get: (id) => call({ method: 'GET', path: generation(id) }),
-      advance: (id) => call({ method: 'POST', path: generation(id, 'advance') }),
-      finish: (id) => call({ method: 'POST', path: generation(id, 'finish') }),
-      fail: (id, code) => call({ method: 'POST', path: generation(id, 'fail'), body: code === undefined ? {} : { code } }),
-      cancel: (id) => call({ method: 'POST', path: generation(id, 'cancel') }),
+      get: (id, apiKey) => call({ method: 'GET', path: generation(id), query: { api_key: apiKey } }),
+      advance: (id, apiKey) => call({ method: 'POST', path: generation(id, 'advance'), query: { api_key: apiKey } }),
+      finish: (id, apiKey) => call({ method: 'POST', path: generation(id, 'finish'), query: { api_key: apiKey } }),
+      fail: (id, code, apiKey) => call({ method: 'POST', path: generation(id, 'fail'), query: { api_key: apiKey }, body: code === undefined ? {} : { code } }),
+      cancel: (id, apiKey) => call({ method: 'POST', path: generation(id, 'cancel'), query: { api_key: apiKey } }),
     },
     report: (apiKey) => call({ method: 'GET', path: '/_sim/report', query: { api_key: apiKey } }),
     transcript: () => call({ method: 'GET', path: '/_sim/transcript', text: true }),

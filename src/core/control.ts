@@ -77,19 +77,20 @@ export function controlGenerations(sim: Simulator, input: GenerationsInput) {
   };
 }
 
-export function controlGeneration(sim: Simulator, id: string) {
+/** One generation; with `apiKey`, only one of that account's (another's is not found). */
+export function controlGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
   sim.catchUpAll();
-  return controlView(storedGeneration(sim, id), sim.cdnUrl);
+  return controlView(storedGeneration(sim, id, apiKey), sim.cdnUrl);
 }
 
 /** Its current stage ends now: it enters the next one, or resolves to its fate. Nothing else moves. */
-export function advanceGeneration(sim: Simulator, id: string) {
-  return forceTransition(sim, id, (account, g, now) => lifecycle.endStageNow(sim, account, g, now));
+export function advanceGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => lifecycle.endStageNow(sim, account, g, now));
 }
 
 /** It walks all its remaining stages now and resolves to its fate. */
-export function finishGeneration(sim: Simulator, id: string) {
-  return forceTransition(sim, id, (account, g, now) => lifecycle.finishNow(sim, account, g, now));
+export function finishGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => lifecycle.finishNow(sim, account, g, now));
 }
 
 /**
@@ -97,16 +98,16 @@ export function finishGeneration(sim: Simulator, id: string) {
  * output verification, an output rejection); 400 `invalid_parameter` when the stage cannot fail or
  * the code is not one of the stage's.
  */
-export function failGeneration(sim: Simulator, id: string, code: string | null) {
-  return forceTransition(sim, id, (account, g, now) => {
+export function failGeneration(sim: Simulator, id: string, code: string | null, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => {
     const stage = g.fate.stageNames[g.stageIndex] as TimedStage;
     lifecycle.failNow(sim, account, g, failedFate(sim.scenario, g.fate, stage, code), now);
   });
 }
 
 /** Cancels it as `DELETE /v1/videos/{id}` would (the same cancel table), answering the whole generation. */
-export function cancelGeneration(sim: Simulator, id: string) {
-  return forceTransition(sim, id, (account, g, now) => {
+export function cancelGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => {
     lifecycle.cancel(sim, account, g, now);
   });
 }
@@ -116,8 +117,9 @@ export function cancelGeneration(sim: Simulator, id: string) {
  * every transition due by then has been applied; answers the generation as the control API shows
  * it. 404 for an unknown id, 400 `generation_resolved` for a resolved one.
  */
-function forceTransition(sim: Simulator, id: string, transition: (account: Account, g: Generation, nowMs: number) => void) {
-  const found = sim.store.get(id);
+function forceTransition(sim: Simulator, id: string, apiKey: string | null, transition: (account: Account, g: Generation, nowMs: number) => void) {
+  const stored = sim.store.get(id);
+  const found = apiKey === null || stored?.account === apiKey ? stored : undefined;
   // Not a use of the account by its client (as a media file or a control view is not): it is not
   // made the most recently used, so a refused call (not kept in a state file) changes no eviction order.
   const account = found && sim.accounts.peek(found.account);
@@ -134,9 +136,9 @@ function forceTransition(sim: Simulator, id: string, transition: (account: Accou
 
 const IN_FLIGHT_IN_WORDS = inWords(IN_FLIGHT_STATUSES, 'or');
 
-function storedGeneration(sim: Simulator, id: string): Generation {
+function storedGeneration(sim: Simulator, id: string, apiKey: string | null): Generation {
   const g = sim.store.get(id);
-  if (!g) throw notStored(id);
+  if (!g || (apiKey !== null && g.account !== apiKey)) throw notStored(id);
   return g;
 }
 
