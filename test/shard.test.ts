@@ -240,3 +240,26 @@ describe('media routable through a proxy by a path prefix of --cdn-url', () => {
     }
   });
 });
+
+describe('sim deploy nginx', () => {
+  it('prints a configuration that hashes keys over the shards in the order given and strips /shards/I/', async () => {
+    const run = await runCli(['deploy', 'nginx', '--shards', 'http://127.0.0.1:8081,http://sim-1.sim:8080/', '--listen', '9090']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('hash $sim_key consistent;\n        server 127.0.0.1:8081 max_fails=0;\n        server sim-1.sim:8080 max_fails=0;');
+    expect(run.stdout).toContain('proxy_next_upstream off;');
+    expect(run.stdout).toContain('listen 9090;');
+    expect(run.stdout).toContain('location /shards/1/ {\n            proxy_pass http://sim_shard_1/;');
+  });
+
+  it.each([
+    [['--shards', 'nope'], /'nope' is not a URL/],
+    [['--shards', 'https://sim-0:8080'], /is not an http:\/\/ URL/],
+    [['--shards', 'http://sim-0:8080/api'], /has more than a host and a port/],
+    [['--shards', 'http://sim-0:8080', '--listen', 'x'], /--listen: 'x' is not a port/],
+    [[], /required option '--shards/],
+  ])('%j exits 2 naming what is wrong', async (args, message) => {
+    const run = await runCli(['deploy', 'nginx', ...args]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(message);
+  });
+});

@@ -78,7 +78,7 @@ export function nginxConfig(options: NginxOptions): string {
   const unprefixedMedia = errorBody(
     `Media of a sharded deployment are served under /shards/I/cdn/...: start each shard with --cdn-url ending in /shards/I/cdn, and follow the URLs its answers carry.`,
   );
-  const server = (address: string) => `    server ${address} max_fails=0;`;
+  const server = (address: string) => `        server ${address} max_fails=0;`;
   return `# nginx in front of ${n} simulator shard${n === 1 ? '' : 's'}, written by \`sim deploy nginx\`
 # (video-service-sim). Regenerate it rather than edit it:
 #   sim deploy nginx --shards ${options.shards.join(',')} --listen ${listen}
