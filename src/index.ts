@@ -39,6 +39,7 @@ export type { VideoView } from './core/generation.js';
 export type { ClientReport, ClientFinding, FindingCode } from './core/clientReport.js';
 export { Simulator } from './core/simulator.js';
 export { SimulatorControl, SimulatorControlError, type SimulatorControlOptions } from './control/client.js';
+export { SimulatorShardsError, type ShardedHealth } from './control/shards.js';
 export { StateRefusedError } from './state/open.js';
 export type { StateStatus } from './state/store.js';
 export type {

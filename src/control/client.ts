@@ -9,7 +9,8 @@
  * ```
  */
 import type { ApiError } from '../api-types.js';
-import { controlMethods, queryString, type ControlCall, type ControlMethods } from './api.js';
+import { controlMethods, queryString, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
+import { mergeHealth, sendToEveryShard, type ShardedHealth } from './shards.js';
 
 export interface SimulatorControlOptions {
   /** The simulator's address, `http://localhost:8080` (a trailing slash is fine). */
@@ -45,7 +46,14 @@ export class SimulatorControlError extends Error {
   }
 }
 
-/** The control API of a simulator over HTTP; every method returns a promise. See `ControlMethods`. */
+/**
+ * The control API of a simulator over HTTP; every method returns a promise. See `ControlMethods`.
+ *
+ * Given the address of a proxy in front of N shards (docs/scaling.md), it finds the shards from
+ * health (`shard.count`) the first time the proxy refuses a call that names no account (421
+ * `sharded_global_call`), and from then on sends such calls to every shard (`/shards/I`) and merges
+ * the answers (control/shards.ts); a call that names an account goes through the proxy once.
+ */
 export class SimulatorControl implements ControlMethods<true> {
   readonly baseUrl: string;
   readonly clock: ControlMethods<true>['clock'];
@@ -54,6 +62,8 @@ export class SimulatorControl implements ControlMethods<true> {
   private readonly methods: ControlMethods<true>;
   private readonly token: string | undefined;
   private readonly fetch: typeof fetch;
+  /** How many shards answer behind `baseUrl`, once a proxy said it has more than one. */
+  private shardCount: number | undefined;
 
   constructor(options: SimulatorControlOptions) {
     if (typeof options?.baseUrl !== 'string' || !/^https?:\/\/[^/]/.test(options.baseUrl)) {
@@ -68,8 +78,18 @@ export class SimulatorControl implements ControlMethods<true> {
     this.generations = this.methods.generations;
   }
 
-  health() {
-    return this.methods.health();
+  /** `GET /_sim/health`; behind a proxy in front of shards, every shard's health under `shards` too. */
+  async health(): Promise<ShardedHealth> {
+    const health = await this.methods.health();
+    const count = health.shard?.count ?? 1;
+    if (count <= 1) return health;
+    this.shardCount = count;
+    return mergeHealth((await sendToEveryShard(count, { method: 'GET', path: '/_sim/health' }, (i, c) => this.sendTo(`/shards/${i}`, c))) as SimHealth[]);
+  }
+
+  /** The control API of shard `i` alone, through the proxy (`BASE/shards/i`). */
+  shard(i: number): SimulatorControl {
+    return new SimulatorControl({ baseUrl: `${this.baseUrl}/shards/${i}`, token: this.token, fetch: this.fetch });
   }
 
   reset(options?: Parameters<ControlMethods<true>['reset']>[0]) {
@@ -85,8 +105,28 @@ export class SimulatorControl implements ControlMethods<true> {
   }
 
   private async send(call: ControlCall): Promise<unknown> {
+    const keyed = call.query?.api_key !== undefined;
+    if (keyed || call.path === '/_sim/health') return this.sendTo('', call);
+    if (this.shardCount !== undefined) return this.toEveryShard(call);
+    try {
+      return await this.sendTo('', call);
+    } catch (e) {
+      // The proxy in front of shards sent this call nowhere: it goes to every shard.
+      if (!(e instanceof SimulatorControlError && e.status === 421 && e.code === 'sharded_global_call')) throw e;
+      const health = await this.methods.health();
+      if ((health.shard?.count ?? 1) <= 1) throw e;
+      this.shardCount = health.shard?.count;
+      return this.toEveryShard(call);
+    }
+  }
+
+  private toEveryShard(call: ControlCall): Promise<unknown> {
+    return sendToEveryShard(this.shardCount as number, call, (i, c) => this.sendTo(`/shards/${i}`, c));
+  }
+
+  private async sendTo(prefix: string, call: ControlCall): Promise<unknown> {
     const query = queryString(call.query);
-    const url = `${this.baseUrl}${call.path}${query === '' ? '' : `?${query}`}`;
+    const url = `${this.baseUrl}${prefix}${call.path}${query === '' ? '' : `?${query}`}`;
     const headers: Record<string, string> = {};
     if (this.token !== undefined) headers.Authorization = `Bearer ${this.token}`;
     if (call.body !== undefined) headers['Content-Type'] = 'application/json';
@@ -96,7 +136,7 @@ export class SimulatorControl implements ControlMethods<true> {
       body: call.body === undefined ? undefined : JSON.stringify(call.body),
     });
     const text = await res.text();
-    if (res.status !== 200) throw new SimulatorControlError(res.status, text, `${call.method} ${call.path}`);
+    if (res.status !== 200) throw new SimulatorControlError(res.status, text, `${call.method} ${prefix}${call.path}`);
     return call.text ? text : JSON.parse(text);
   }
 }
