@@ -92,7 +92,8 @@ export class SimulatorControl implements ControlMethods<true> {
     return new SimulatorControl({ baseUrl: `${this.baseUrl}/shards/${i}`, token: this.token, fetch: this.fetch });
   }
 
-  reset(options?: Parameters<ControlMethods<true>['reset']>[0]) {
+  /** `POST /_sim/reset`; behind a proxy in front of shards, a global reset reaches every shard and answers every shard's health under `shards`. */
+  reset(options?: Parameters<ControlMethods<true>['reset']>[0]): Promise<ShardedHealth> {
     return this.methods.reset(options);
   }
 

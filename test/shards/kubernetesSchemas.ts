@@ -9,7 +9,7 @@
  * schema does not have, misspelt or misplaced, is a problem), with their required fields and types,
  * checked by Ajv.
  */
-import Ajv from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 
 type KubernetesObject = { apiVersion?: string; kind: string; [key: string]: unknown };
 
@@ -28,7 +28,7 @@ export async function validateKubernetesObject(object: KubernetesObject): Promis
   }
   const check = standIn.getSchema(`${object.apiVersion} ${object.kind}`);
   if (!check) return [`no schema of ${object.apiVersion} ${object.kind}`];
-  return check(object) ? [] : (check.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
+  return check(object) ? [] : (check.errors ?? []).map((e: ErrorObject) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
 }
 
 async function importModels(): Promise<unknown> {
