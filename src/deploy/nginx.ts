@@ -103,6 +103,8 @@ http {
     uwsgi_temp_path uwsgi_temp;
     scgi_temp_path scgi_temp;
     server_tokens off;
+    # A client's connection is kept for many requests (a test suite's keep-alive pool).
+    keepalive_requests 10000;
     # The shards answer bodies over 1 MiB themselves (400 request_too_large, in the service's shape).
     client_max_body_size 2m;
 
@@ -135,7 +137,6 @@ ${server(address)}
         proxy_set_header Connection "";
         # The shards check the Host (and a control call's Origin against it): they see the proxy's.
         proxy_set_header Host $http_host;
-        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
         # A key's shard and no other: a shard that is down is a 502 for its own keys only.
         proxy_next_upstream off;
         # Answers as the shard sends them (a slow or cut answer stays one), and held connections
