@@ -17,7 +17,7 @@ import { checkShard } from './core/shard.js';
 import { Simulator } from './core/simulator.js';
 import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
-import { isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
+import { controlTokenProblem, isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
@@ -26,8 +26,7 @@ import { controlMethods, definedOnly, queryString, type ControlMethods, type Sim
 import { SimulatorControlError } from './control/client.js';
 import type { Exchange } from './api/handleRequest.js';
 import { attachState, prepareState } from './state/durable.js';
-import { compactedStateText } from './state/snapshot.js';
-import { textBody, type StateStore } from './state/store.js';
+import { compactedBody, type StateStore } from './state/store.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
@@ -80,8 +79,11 @@ export interface CreateSimulatorOptions {
   cdnUrl?: string;
   /** Where the simulator's own errors are logged. Default: stderr. */
   log?: (line: string) => void;
-  /** Called after `POST /_sim/shutdown` has been answered and the server closed. */
-  onShutdown?: () => void;
+  /**
+   * Called after `POST /_sim/shutdown` has been answered and the server closed, with how many
+   * requests in progress were answered while it stopped (as `close()` resolves).
+   */
+  onShutdown?: (stopped: Stopped) => void;
   /**
    * Writes a transcript of every request to this file (JSON Lines, one line per request as it is
    * handled), for `sim replay FILE`; `GET /_sim/transcript` streams it back. The
@@ -119,7 +121,8 @@ export interface CreateSimulatorOptions {
   scenariosDir?: string;
   /**
    * Every `/_sim` request (but `GET /_sim/health` and the dashboard's files) must then carry
-   * `Authorization: Bearer <controlToken>`. Default: none (in-process, the control API is open).
+   * `Authorization: Bearer <controlToken>`: printable ASCII, at least 16 characters (a shorter one
+   * throws a RangeError). Default: none (in-process, the control API is open).
    */
   controlToken?: string;
   /**
@@ -136,6 +139,11 @@ export interface CreateSimulatorOptions {
    * shard or count is refused. Default: the state file's, else none (a simulator running alone).
    */
   shard?: { index: number; count: number } | null;
+  /**
+   * How long `close()` lets requests in progress finish before it cuts their connections, in
+   * milliseconds. Default 3,000.
+   */
+  drainGraceMs?: number;
 }
 
 /**
@@ -169,15 +177,26 @@ export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
   /**
    * Stops the server gracefully: no new connections; every request already received gets its
    * answer (injected latency still being waited out is cut short), idle connections are closed;
-   * a connection still open after 3 s is cut. Resolves once the server is closed.
+   * a connection still open after `drainGraceMs` (3 s by default) is cut. Resolves once the server
+   * is closed (`stopped` then says how many requests were answered meanwhile).
    */
   close(): Promise<void>;
+  /** What the last stop did (`close()`, `POST /_sim/shutdown`); undefined until one has ended. */
+  readonly stopped: Stopped | undefined;
+}
+
+/** What stopping a simulator did. */
+export interface Stopped {
+  /** Requests answered while the server stopped (in progress when it began, or arriving on a connection still open). */
+  drained: number;
 }
 
 /** How long a closing server waits for requests in progress before it cuts their connections. */
-const DRAIN_GRACE_MS = 3000;
+export const DEFAULT_DRAIN_GRACE_MS = 3000;
 
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
+  const tokenProblem = options.controlToken === undefined ? undefined : controlTokenProblem(options.controlToken);
+  if (tokenProblem !== undefined) throw new RangeError(`controlToken ${tokenProblem}`);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
   const { core, prepared } = openCore(options, explicitCdn, log);
@@ -195,15 +214,17 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       log,
     });
   let closing: Promise<void> | undefined;
+  let stopped: Stopped | undefined;
   const close = (): Promise<void> => {
     if (closing) return closing;
     const endDrain = api.drain();
-    const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve();
+    const closed = server ? server.drain(options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) : Promise.resolve(0);
     server = undefined;
     closing = closed
-      .then(() => {
+      .then((drained) => {
         recording?.close();
         durable?.store.close();
+        stopped = { drained };
       })
       .finally(() => {
         endDrain();
@@ -221,7 +242,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     access,
     log,
     sleep: options.sleep,
-    onShutdown: () => void close().then(() => options.onShutdown?.()),
+    onShutdown: () => void close().then(() => options.onShutdown?.(stopped as Stopped)),
     // Recording and state off: no hook at all on the request path.
     onExchange: exchangeHook(recording, durable?.store),
     ...(recording && {
@@ -229,7 +250,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       recording: () => recording.status(),
     }),
     // GET /_sim/state: the state as a compacted file, whether or not it is kept in one.
-    state: durable ? () => durable.store.compacted() : () => textBody(compactedStateText(core, overrides, core.clock.wallStartMs, 0)),
+    state: durable ? () => durable.store.compacted() : () => compactedBody(core, overrides, core.clock.wallStartMs, 0),
     ...(durable && { stateStatus: () => durable.store.status() }),
   });
   // The Express app (for the files, and `sim.app`) is made, and Express loaded, on first use.
@@ -249,6 +270,9 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     },
     get port() {
       return port;
+    },
+    get stopped() {
+      return stopped;
     },
     stateRestored: prepared?.read && durable?.restored,
     listen(requestedPort = 0, host = '127.0.0.1') {

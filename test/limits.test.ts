@@ -171,7 +171,7 @@ describe('GET /_sim/health limits', () => {
   it('GET /_sim/scenario shows the limits with their defaults', async () => {
     const sim = makeSim({ scenario: 'default' });
     const res = await request(sim.app).get('/_sim/scenario');
-    expect(res.body.limits).toEqual({ max_stored_generations: 100_000, max_accounts: 10_000, journal_size: 10_000 });
+    expect(res.body.limits).toEqual({ max_stored_generations: 100_000, max_accounts: 10_000, journal_size: 10_000, max_hung_connections: 1000 });
   });
 });
 

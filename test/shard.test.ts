@@ -171,7 +171,7 @@ describe('answers that do not depend on the deployment', () => {
     const second = makeSim({ scenario: undefined, clock: undefined, state: path });
     expect((await request(second.app).get('/_sim/clock').query({ api_key: A })).headers['x-request-id']).toBe(last.replace(/4$/, '5'));
     await second.close();
-    compactStateFile(path, () => {});
+    await compactStateFile(path, () => {});
     const third = makeSim({ scenario: undefined, clock: undefined, state: path });
     expect((await request(third.app).get('/_sim/clock').query({ api_key: A })).headers['x-request-id']).toBe(last.replace(/4$/, '6'));
     await third.close();

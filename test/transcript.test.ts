@@ -298,6 +298,7 @@ describe('replay', () => {
       }
 
       async function operator(): Promise<void> {
+        await call(url, 'GET', '/_sim/scenario'); // realtime at speed 20, as the run was started
         await wait(4);
         await call(url, 'POST', '/_sim/faults', { body: { path: '/v1/videos/*', method: 'GET', status: 500, times: 2 } });
         await call(url, 'GET', '/v1/videos');

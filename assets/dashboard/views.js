@@ -12,6 +12,7 @@ import {
   timeText,
   timelineEnd,
 } from './format.js';
+import { timedStages } from './pipeline.js';
 
 /** `h('td', { class: 'x', dataset: { id } }, child, 'text')` */
 export function h(tag, attrs = {}, ...children) {
@@ -290,6 +291,7 @@ function detailStages(g, nowMs) {
     );
   return [
     h('h3', {}, 'Stages ', h('span', { class: 'muted' }, `(${durationText(end - start)} on the virtual clock)`)),
+    endedAtOnceNote(g),
     h(
       'table',
       { class: 'stages', 'data-testid': 'detail-stages' },
@@ -299,15 +301,56 @@ function detailStages(g, nowMs) {
   ];
 }
 
+/**
+ * Stages that ended the instant they began: on a clock that did not move, only a control action
+ * (advance, finish, fail, cancel) ends a stage, so their bars have no length and their times read
+ * +0.00 s. Says so, with the instant of each group, rather than leave empty bars unexplained; null
+ * when every ended stage took time.
+ */
+function endedAtOnceNote(g) {
+  const timed = new Set(timedStages().map((stage) => stage.name));
+  const instants = new Map(); // left_at → the stages ended then
+  for (const s of g.stages) {
+    if (!timed.has(s.stage) || s.left_at === null || s.left_at !== s.entered_at) continue;
+    instants.set(s.left_at, [...(instants.get(s.left_at) ?? []), stageLabel(s.stage)]);
+  }
+  if (instants.size === 0) return null;
+  const groups = [...instants].map(([at, names]) => ({ at: clockText(at), names: names.join(', ') }));
+  const ended =
+    groups.length === 1
+      ? `Ended by control actions at ${groups[0].at}: ${groups[0].names}.`
+      : `Ended by control actions: ${groups.map((group) => `${group.names} at ${group.at}`).join('; ')}.`;
+  return h('p', { class: 'callout note', 'data-testid': 'stages-note' }, `${ended} No virtual time passed in them, so their bars have no length.`);
+}
+
+/** Whether a request a network fault lost took effect, in words: the journal and the fault list say it alike. */
+export function phaseText(phase) {
+  return phase === 'after' ? 'applied' : 'not applied';
+}
+
 export function journalRow(entry) {
-  const level = entry.status >= 500 ? 'bad' : entry.status >= 400 ? 'warn' : 'good';
+  const level = entry.status === null || entry.status >= 500 ? 'bad' : entry.status >= 400 ? 'warn' : 'good';
+  // A network fault: the answer was lost (or slowed), and the request took effect (after) or not (before).
+  const network = entry.network
+    ? h(
+        'span',
+        { class: 'flag sev-block network', 'data-testid': 'journal-network', title: entry.network.phase === 'after' ? 'The request took effect; its answer was lost on the way.' : 'The request never reached the service.' },
+        `${entry.network.kind}, ${phaseText(entry.network.phase)}`,
+      )
+    : null;
   return h(
     'tr',
     { 'data-testid': 'journal-row' },
     h('td', { class: 'mono', title: entry.at }, timeText(entry.at)),
     h('td', { class: 'mono' }, entry.method),
     h('td', { class: 'mono path', title: entry.path }, entry.path),
-    h('td', {}, h('span', { class: `code code-${level}` }, entry.status), entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null),
+    h(
+      'td',
+      {},
+      h('span', { class: `code code-${level}` }, entry.status ?? 'no answer'),
+      network,
+      entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null,
+    ),
     h('td', { class: 'mono' }, entry.error_code ? h('span', { 'data-testid': 'journal-error-code' }, entry.error_code) : h('span', { class: 'muted' }, '—')),
     h('td', { class: 'mono' }, entry.account ?? h('span', { class: 'muted' }, 'none')),
     h('td', { class: 'mono muted request-id', 'data-testid': 'journal-request-id' }, entry.request_id),

@@ -2,14 +2,12 @@
  * Reading a request body as the contract wants it: a JSON object sent as `application/json`, at
  * most 1 MiB. Problems become catalogue errors, reported at their turn in the order of checks.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
 import { fail, type SimError } from '../core/errors.js';
+import type { RawBody } from './exchange.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-
-/** The raw body as the adapter read it: its bytes, none at all, or more than the limit. */
-export type RawBody = Buffer | null | 'too_large';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -78,5 +76,6 @@ function isJsonContentType(value: string | undefined): boolean {
 export function bodyFingerprint(raw: RawBody, parsed?: Record<string, unknown>): string | null {
   if (raw === null || raw === 'too_large') return null;
   const identity = (parsed !== undefined && raw.length > 0 ? jsonIdentity(parsed) : undefined) ?? bodyIdentity(raw);
-  return createHash('sha256').update(identity).digest('base64');
+  // The one-shot digest: no Hash object per request.
+  return hash('sha256', identity, 'base64');
 }

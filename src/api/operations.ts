@@ -8,15 +8,15 @@ import { clientReport } from '../core/clientReport.js';
 import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerations, failGeneration, finishGeneration } from '../core/control.js';
 import { fail } from '../core/errors.js';
 import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
-import type { FaultRequest } from '../core/faults.js';
-import { createImage, type CreateImageInput } from '../core/image.js';
+import { isMediaPattern, type FaultRequest } from '../core/faults.js';
+import { createImage, type CreateImageInput } from '../core/images.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../state/store.js';
 import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
-import type { StreamedBody } from './handleRequest.js';
+import type { StreamedBody } from './exchange.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */
 export interface Control {
@@ -114,7 +114,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   },
   simReset: (input) =>
     input.sim.reset({ scenario: str(input.body.scenario), seed: int(input.body.seed) ?? null, apiKey: accountKeyOf(input) }),
-  simScenario: ({ sim }) => sim.scenario,
+  simScenario: ({ sim }) => sim.resolvedScenario,
   simScenarios: ({ control }) => ({ object: 'list', data: control.scenarios() }),
   simPipeline: ({ sim }) => ({
     object: 'list',
@@ -127,10 +127,11 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simQueueFault(input) {
     const { sim, body } = input;
     const fault = { ...body, api_key: accountKeyOf(input) } as unknown as FaultRequest;
-    if (!patternMatchesServiceRoute(fault.path)) {
+    // A media path (`/cdn/...`) is checked by the fault queue: it takes network faults only.
+    if (!isMediaPattern(fault.path) && !patternMatchesServiceRoute(fault.path)) {
       throw fail('invalid_parameter', {
         param: 'path',
-        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*'.`,
+        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*', and is no media path (/cdn/...).`,
       });
     }
     return { queued: sim.faults.add(fault) };
@@ -152,10 +153,10 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       changedSince: int(query.changed_since) ?? null,
     }),
   simGeneration: ({ sim, params, query }) => controlGeneration(sim, params.id as string, str(query.api_key)),
-  simAdvanceGeneration: ({ sim, params, query }) => advanceGeneration(sim, params.id as string, str(query.api_key)),
-  simFinishGeneration: ({ sim, params, query }) => finishGeneration(sim, params.id as string, str(query.api_key)),
-  simFailGeneration: ({ sim, params, body, query }) => failGeneration(sim, params.id as string, str(body.code), str(query.api_key)),
-  simCancelGeneration: ({ sim, params, query }) => cancelGeneration(sim, params.id as string, str(query.api_key)),
+  simAdvanceGeneration: (input) => advanceGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
+  simFinishGeneration: (input) => finishGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
+  simFailGeneration: (input) => failGeneration(input.sim, input.params.id as string, str(input.body.code), accountKeyOf(input)),
+  simCancelGeneration: (input) => cancelGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ control }) {
     const stream = control.transcript?.();

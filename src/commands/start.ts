@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import { statSync } from 'node:fs';
-import { createSimulator, type SimulatorHandle } from '../index.js';
+import { createSimulator, DEFAULT_DRAIN_GRACE_MS, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { TranscriptFileError } from '../transcript/file.js';
@@ -36,8 +36,8 @@ export interface StartOptions {
   shard?: ShardSpec;
 }
 
-/** A stopping server exits by then, drained or not (the in-process drain cuts connections at 3 s). */
-const STOP_DEADLINE_MS = 4500;
+/** A stopping server exits by then, drained or not: the drain's grace, and time to close after it. */
+const STOP_DEADLINE_MS = DEFAULT_DRAIN_GRACE_MS + 1500;
 
 /** The server's flags on the program itself, and starting the server as its action. */
 export function addStartOptions(program: Command): void {
@@ -78,7 +78,11 @@ export function addStartOptions(program: Command): void {
       refuseSpeedOnManualClock(program, opts);
       // The default scenario is not asked for: a state file's own is used instead.
       const scenarioAsked = program.getOptionValueSource('scenario') !== 'default';
-      start({ ...opts, scenario: scenarioAsked ? opts.scenario : undefined }, program.getOptionValueSource('heapGrowingPercent') === 'default');
+      start(
+        { ...opts, scenario: scenarioAsked ? opts.scenario : undefined },
+        program.getOptionValueSource('heapGrowingPercent') === 'default',
+        program.getOptionValueSource('controlToken') === 'env',
+      );
     });
 }
 
@@ -98,12 +102,12 @@ function refuseSpeedOnManualClock(program: Command, opts: StartOptions): void {
   );
 }
 
-function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
+function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv: boolean): void {
   keepServingWhenOutputCloses();
   applyHeapPolicy(opts.heapGrowingPercent, heapPolicyFromDefault);
   let access: ControlAccess;
   try {
-    access = controlAccess(opts);
+    access = controlAccess(opts, tokenFromEnv);
     if (opts.scenariosDir !== undefined && !isDirectory(opts.scenariosDir)) {
       throw new Error(`--scenarios-dir ${opts.scenariosDir}: expected a directory of scenario files, but there is none at this path.`);
     }
@@ -128,7 +132,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       scenariosDir: opts.scenariosDir,
       shard: opts.shard,
       // POST /_sim/shutdown: the server has drained and closed; the process exits as on SIGTERM.
-      onShutdown: () => process.exit(0),
+      onShutdown: (stopped) => exitStopped('POST /_sim/shutdown', stopped.drained),
     });
   } catch (e) {
     exitRefused(e, opts);
@@ -142,19 +146,36 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
     (err: NodeJS.ErrnoException) => {
       // The transcript and the state file are taken once the port is bound: they can still be refused then.
       exitRefused(err, opts);
-      process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
+      process.stderr.write(`sim: cannot listen on ${shownHost(opts.host)}:${opts.port}: ${listenProblem(err)}\n`);
       process.exit(1);
     },
   );
-  // Drains (every request already received gets its answer), then exits 0; whatever still holds
-  // the process after STOP_DEADLINE_MS does not keep it from exiting. A second signal is Node's own:
-  // the process ends at once.
-  const stop = (): void => {
-    void sim.close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), STOP_DEADLINE_MS).unref();
+  // Drains (every request already received gets its answer), says so in one line, then exits 0;
+  // whatever still holds the process after STOP_DEADLINE_MS does not keep it from exiting. A second
+  // signal is Node's own: the process ends at once.
+  const stop = (signal: NodeJS.Signals): void => {
+    void sim.close().then(() => exitStopped(signal, sim.stopped?.drained ?? 0));
+    setTimeout(() => {
+      process.stderr.write(`sim: stopped (${signal}) before the drain ended: requests still in progress after ${STOP_DEADLINE_MS / 1000} s were cut\n`);
+      process.exit(0);
+    }, STOP_DEADLINE_MS).unref();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** The one line a stop prints (to stderr, beside the other `sim:` lines), then exit 0. */
+function exitStopped(how: string, drained: number): never {
+  process.stderr.write(`sim: stopped (${how}): drained ${drained} request${drained === 1 ? '' : 's'} in progress\n`);
+  process.exit(0);
+}
+
+/** Why a port could not be listened on, with what to do about it. */
+function listenProblem(err: NodeJS.ErrnoException): string {
+  if (err.code === 'EADDRINUSE') return 'the port is in use (EADDRINUSE); stop what listens there, choose another --port, or --port 0 for a free one';
+  if (err.code === 'EACCES') return 'not allowed to listen there (EACCES); a port below 1024 needs privileges: choose another --port, or --port 0 for a free one';
+  if (err.code === 'EADDRNOTAVAIL') return `no interface of this machine has the address (EADDRNOTAVAIL); check --host`;
+  return err.code ?? err.message;
 }
 
 /**

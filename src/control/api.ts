@@ -87,7 +87,7 @@ export interface ControlMethods<Async extends boolean> {
     list(options?: GenerationListOptions): Answer<SimGenerationList, Async>;
     /**
      * `GET /_sim/generations/{id}[?api_key=]`. Each call on one generation takes its account's key
-     * too (`apiKey`), which a proxy in front of shards routes by; another account's is a 404.
+     * too (`apiKey`), which a proxy in front of shards routes by; another account's is not found (404).
      */
     get(id: string, apiKey?: string): Answer<SimGeneration, Async>;
     /** `POST /_sim/generations/{id}/advance`: its current stage ends now. */
@@ -156,6 +156,7 @@ export function controlMethods<Async extends boolean>(send: (call: ControlCall) 
           path: '/_sim/generations',
           query: { api_key: o.apiKey, status: o.status, limit: o.limit, after: o.after, changed_since: o.changedSince },
         }),
+      // The account goes in the query string, where a proxy in front of shards can route by it.
       get: (id, apiKey) => call({ method: 'GET', path: generation(id), query: { api_key: apiKey } }),
       advance: (id, apiKey) => call({ method: 'POST', path: generation(id, 'advance'), query: { api_key: apiKey } }),
       finish: (id, apiKey) => call({ method: 'POST', path: generation(id, 'finish'), query: { api_key: apiKey } }),

@@ -8,9 +8,11 @@
  * await control.generations.fail('vid_...', 'render_failed');
  * ```
  */
-import type { ApiError } from '../api-types.js';
 import { controlMethods, queryString, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
+import { SimulatorControlError } from './controlError.js';
 import { mergeHealth, sendToEveryShard, type ShardedHealth } from './shards.js';
+
+export { SimulatorControlError };
 
 export interface SimulatorControlOptions {
   /** The simulator's address, `http://localhost:8080` (a trailing slash is fine). */
@@ -19,31 +21,6 @@ export interface SimulatorControlOptions {
   token?: string;
   /** The `fetch` to send with. Default: the global one. */
   fetch?: typeof fetch;
-}
-
-/**
- * A control request the simulator refused: the HTTP status and the error body
- * (`{ error: { type, code, message, ... } }`). `body` is null when the answer was not in the error
- * shape (a proxy's page, say); `text` holds what was answered.
- */
-export class SimulatorControlError extends Error {
-  readonly status: number;
-  readonly body: ApiError | null;
-  readonly text: string;
-
-  constructor(status: number, text: string, what: string) {
-    const body = errorBody(text);
-    super(body ? `${what} answered ${status} ${body.error.code}: ${body.error.message}` : `${what} answered ${status}: ${text.slice(0, 200)}`);
-    this.name = 'SimulatorControlError';
-    this.status = status;
-    this.body = body;
-    this.text = text;
-  }
-
-  /** The error's `code` (`generation_resolved`, `invalid_control_token`...), or undefined. */
-  get code(): string | undefined {
-    return this.body?.error.code;
-  }
 }
 
 /**
@@ -139,16 +116,5 @@ export class SimulatorControl implements ControlMethods<true> {
     const text = await res.text();
     if (res.status !== 200) throw new SimulatorControlError(res.status, text, `${call.method} ${prefix}${call.path}`);
     return call.text ? text : JSON.parse(text);
-  }
-}
-
-function errorBody(text: string): ApiError | null {
-  try {
-    const value = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } } | null;
-    return value !== null && typeof value === 'object' && typeof value.error?.code === 'string' && typeof value.error.message === 'string'
-      ? (value as ApiError)
-      : null;
-  } catch {
-    return null;
   }
 }

@@ -6,7 +6,7 @@
  * error naming each shard that failed (and those where it was applied); nothing is retried.
  */
 import type { ControlCall, SimClock, SimFaultList, SimFaultQueued, SimGenerationList, SimHealth } from './api.js';
-import { SimulatorControlError } from './client.js';
+import { SimulatorControlError } from './controlError.js';
 
 /** A call to every shard that failed on some: which failed and why, and where it was applied. */
 export class SimulatorShardsError extends Error {

@@ -35,6 +35,9 @@ export interface AccountState {
   scheduled: string[];
 }
 
+/** An account's state but for its stored answers and scheduled transitions: a snapshot's account row. */
+export type AccountRow = Omit<AccountState, 'idempotency' | 'scheduled'>;
+
 export class Account {
   /** Milliseconds this account's clock runs ahead of the global clock. */
   offsetMs = 0;
@@ -73,6 +76,11 @@ export class Account {
   }
 
   toState(): AccountState {
+    return { ...this.toRow(), idempotency: this.idempotency.toState(), scheduled: this.scheduler.pending().map((g) => g.fate.id) };
+  }
+
+  /** The account's state but for its stored answers and scheduled transitions (a snapshot's account row). */
+  toRow(): AccountRow {
     return {
       key: this.key,
       offset_ms: this.offsetMs,
@@ -83,26 +91,23 @@ export class Account {
       balance_cents: this.balanceCents,
       reserved_cents: this.reservedCents,
       buckets: this.buckets.toState(),
-      idempotency: this.idempotency.toState(),
-      scheduled: this.scheduler.pending().map((g) => g.fate.id),
     };
   }
 
   /**
-   * The account a state of `toState` describes, but for its scheduled transitions (the caller
-   * schedules them once the generations are back). `storedText` maps each stored answer's body.
+   * The account a row of `toRow` describes, with no stored answer and nothing scheduled (the
+   * caller puts them back once it has them).
    */
-  static fromState(state: AccountState, scenario: Scenario, seed: number, storedText?: (body: string) => string): Account {
-    const account = new Account(state.key, scenario, seed, state.buckets.main.updated_at);
-    account.offsetMs = state.offset_ms;
-    account.requestCount = state.requests;
-    account.videoDraws = state.video_draws;
-    account.imageDraws = state.image_draws;
-    account.requestStream.skip(state.request_draws);
-    account.balanceCents = state.balance_cents;
-    account.reservedCents = state.reserved_cents;
-    account.buckets.fromState(state.buckets);
-    account.idempotency.fromState(state.idempotency, storedText);
+  static fromRow(row: AccountRow, scenario: Scenario, seed: number): Account {
+    const account = new Account(row.key, scenario, seed, row.buckets.main.updated_at);
+    account.offsetMs = row.offset_ms;
+    account.requestCount = row.requests;
+    account.videoDraws = row.video_draws;
+    account.imageDraws = row.image_draws;
+    account.requestStream.skip(row.request_draws);
+    account.balanceCents = row.balance_cents;
+    account.reservedCents = row.reserved_cents;
+    account.buckets.fromState(row.buckets);
     return account;
   }
 

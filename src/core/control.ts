@@ -1,29 +1,16 @@
 /**
  * What the control API shows and does beyond the service: the generations across accounts
- * (`/_sim/generations`), the simulator's health, and live control of one generation (advance,
+ * (`/_sim/generations`) and live control of one generation (advance,
  * finish, fail, cancel: forced transitions through its state machine, at its account's current
  * time).
  */
 import type { Account } from './account.js';
-import type { ClockState } from './clock.js';
 import { fail } from './errors.js';
 import { failedFate } from './fate.js';
 import { controlView, type Generation } from './generation.js';
 import * as lifecycle from './lifecycle.js';
-import type { LimitsHealth } from './limits.js';
 import { IN_FLIGHT_STATUSES, RESOLVED_STATUSES, inWords, type TimedStage, type VideoStatus } from './pipeline.js';
-import type { ShardSpec } from './shard.js';
 import type { Simulator } from './simulator.js';
-
-export interface Health {
-  status: 'ok';
-  scenario: string;
-  seed: number;
-  clock: ClockState;
-  limits: LimitsHealth;
-  /** Which shard of N this simulator is; null when it is the only one. */
-  shard: ShardSpec | null;
-}
 
 export interface GenerationsInput {
   apiKey?: string | null;
@@ -31,22 +18,6 @@ export interface GenerationsInput {
   limit?: number;
   after?: string | null;
   changedSince?: number | null;
-}
-
-export function health(sim: Simulator): Health {
-  return {
-    status: 'ok',
-    scenario: sim.scenario.name,
-    seed: sim.seed,
-    clock: sim.clockState(),
-    limits: {
-      accounts: sim.accounts.size,
-      stored_generations: sim.store.storedGenerations,
-      evicted_accounts: sim.accounts.evicted,
-      evicted_generations: sim.store.evictedGenerations,
-    },
-    shard: sim.shard,
-  };
 }
 
 /**
@@ -115,11 +86,12 @@ export function cancelGeneration(sim: Simulator, id: string, apiKey: string | nu
 /**
  * Applies a forced transition to an in-flight generation at its account's current time, once
  * every transition due by then has been applied; answers the generation as the control API shows
- * it. 404 for an unknown id, 400 `generation_resolved` for a resolved one.
+ * it. 404 for an unknown id, and for a generation of another account than `apiKey` (when given:
+ * a call scoped to one account never reaches another's); 400 `generation_resolved` for a resolved one.
  */
 function forceTransition(sim: Simulator, id: string, apiKey: string | null, transition: (account: Account, g: Generation, nowMs: number) => void) {
-  const stored = sim.store.get(id);
-  const found = apiKey === null || stored?.account === apiKey ? stored : undefined;
+  const found = sim.store.get(id);
+  if (found && apiKey !== null && found.account !== apiKey) throw notStored(id);
   // Not a use of the account by its client (as a media file or a control view is not): it is not
   // made the most recently used, so a refused call (not kept in a state file) changes no eviction order.
   const account = found && sim.accounts.peek(found.account);

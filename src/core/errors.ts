@@ -6,8 +6,6 @@
  * enum) all read from here; a test checks that this list and the OpenAPI enum are the same.
  */
 
-import type { PipelineStageName } from './pipeline.js';
-
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -32,7 +30,11 @@ export const STATUS_OF_TYPE: Readonly<Record<ErrorType, number>> = {
   api_error: 500,
 };
 
-export type { PipelineStageName };
+/**
+ * The stages that can reject a request for compliance, and so the values of an error's `stage`:
+ * claim linking (a synchronous 422) and output verification (the generation fails).
+ */
+export type ComplianceStage = 'claim_linking' | 'output_verification';
 
 interface CatalogueEntry {
   readonly type: ErrorType;
@@ -156,7 +158,7 @@ export interface ErrorObject {
   code: string;
   message: string;
   param?: string | null;
-  stage?: PipelineStageName;
+  stage?: ComplianceStage;
 }
 
 export interface ErrorBody {
@@ -166,7 +168,7 @@ export interface ErrorBody {
 export interface SimErrorOptions {
   message?: string;
   param?: string | null;
-  stage?: PipelineStageName;
+  stage?: ComplianceStage;
   /** Overrides the type (fault injection may pair a status with another code). */
   type?: ErrorType;
   status?: number;
@@ -189,13 +191,18 @@ export class SimError extends Error {
   readonly type: ErrorType;
   readonly status: number;
   readonly param: string | null;
-  readonly stage: PipelineStageName | undefined;
+  readonly stage: ComplianceStage | undefined;
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode | string, options: SimErrorOptions = {}) {
     const known = isErrorCode(code) ? ERROR_CATALOGUE[code] : undefined;
     const type = options.type ?? known?.type ?? 'api_error';
+    // An expected answer (every 429, every 400), never a bug: a stack trace would cost its capture
+    // on the request path and never be read.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(options.message ?? known?.message ?? 'An error occurred.');
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'SimError';
     this.code = code;
     this.type = type;
@@ -219,7 +226,7 @@ export function errorObject(
   type: ErrorType,
   code: string,
   message: string,
-  extra: { param?: string | null; stage?: PipelineStageName } = {},
+  extra: { param?: string | null; stage?: ComplianceStage } = {},
 ): ErrorObject {
   const obj: ErrorObject = { type, code, message };
   if (type === 'invalid_request_error') obj.param = extra.param ?? null;

@@ -1,6 +1,8 @@
 /**
  * One-shot faults queued through `POST /_sim/faults`: the next matching /v1 requests get the given
- * error instead of their normal answer, and take no effect.
+ * error instead of their normal answer, and take no effect; or lose their answer to a network
+ * fault (`network.ts`), before or after taking effect. A media download (`/cdn`) may get a network
+ * fault too.
  *
  * Which `type` and `code` go with which `status` is decided here (the status's type, and any code of
  * that type); openapi.yaml's SimFaultRequest states the same pairs per status, and a test holds the
@@ -9,8 +11,9 @@
 import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PROXY_ERROR_CODES, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './fate.js';
+import { MEDIA_NETWORK_KINDS, networkFault, networkSpecOf, type NetworkFault, type NetworkSpec } from './network.js';
 
-export interface FaultRequest {
+export interface FaultRequest extends NetworkSpec {
   path: string;
   method?: string | null;
   /** An HTTP error to answer with; optional when `latency_ms` or `outcome` is given. */
@@ -33,8 +36,18 @@ export interface QueuedFault {
   error: { status: number; type: ErrorType; code: ErrorCode; message: string } | null;
   latencyMs: number;
   outcome: ForcedOutcome | null;
+  /** The network fault the request gets instead of an answer; null for any other fault. */
+  network: NetworkFault | null;
   remaining: number;
   apiKey: string | null;
+}
+
+/** Media downloads: their paths begin with this. */
+const MEDIA_PREFIX = '/cdn/';
+
+/** Whether a fault's path pattern names media downloads (`/cdn/...`) rather than the service's API. */
+export function isMediaPattern(pattern: string): boolean {
+  return pattern.startsWith(MEDIA_PREFIX);
 }
 
 /** The error each status gives when the fault names no type or code. */
@@ -54,12 +67,20 @@ export class FaultQueue {
   /** Validates and queues a fault; returns how many shots are now waiting in all. */
   add(request: FaultRequest): number {
     const status = request.status ?? null;
-    if (status === null && request.latency_ms == null && request.outcome == null) {
-      throw fail('missing_parameter', {
-        param: 'status',
-        message: 'A fault needs a status (an HTTP error), a latency_ms, or an outcome for the next generation.',
+    const network = networkFault(request) ?? null;
+    if (network !== null && (status !== null || request.outcome != null)) {
+      throw fail('invalid_parameter', {
+        param: 'network',
+        message: `network replaces the answer, so it cannot go with ${status !== null ? 'status' : 'outcome'}; queue them as two faults.`,
       });
     }
+    if (status === null && request.latency_ms == null && request.outcome == null && network === null) {
+      throw fail('missing_parameter', {
+        param: 'status',
+        message: 'A fault needs a status (an HTTP error), a network failure, a latency_ms, or an outcome for the next generation.',
+      });
+    }
+    if (isMediaPattern(request.path)) checkMediaFault(request, network);
     const times = request.times ?? 1;
     this.faults.push({
       path: request.path,
@@ -67,6 +88,7 @@ export class FaultQueue {
       error: status === null ? null : faultError(request, status),
       latencyMs: request.latency_ms ?? 0,
       outcome: request.outcome ?? null,
+      network,
       remaining: times,
       apiKey: request.api_key ?? null,
     });
@@ -78,7 +100,7 @@ export class FaultQueue {
    * request's operation documents.
    */
   take(method: string, path: string, apiKey: string | null, documented: readonly number[]): QueuedFault | undefined {
-    const index = this.faults.findIndex(
+    return this.takeWhere(
       (f) =>
         (f.method === null || f.method === method) &&
         (f.apiKey === null || f.apiKey === apiKey) &&
@@ -86,6 +108,17 @@ export class FaultQueue {
         // An error the contract does not document for this operation (402 on a GET) never matches it.
         (f.error === null || documented.includes(f.error.status)),
     );
+  }
+
+  /** Takes one shot of the first media fault (a `/cdn/...` pattern) matching a download, if any. */
+  takeMedia(method: string, path: string): QueuedFault | undefined {
+    // A HEAD is a GET without its body, as Express routes it.
+    const asMethod = method === 'HEAD' ? 'GET' : method;
+    return this.takeWhere((f) => isMediaPattern(f.path) && (f.method === null || f.method === asMethod || f.method === method) && matchesPath(f.path, path));
+  }
+
+  private takeWhere(matches: (f: QueuedFault) => boolean): QueuedFault | undefined {
+    const index = this.faults.findIndex(matches);
     if (index < 0) return undefined;
     const fault = this.faults[index] as QueuedFault;
     if (--fault.remaining <= 0) this.faults.splice(index, 1);
@@ -93,11 +126,12 @@ export class FaultQueue {
   }
 
   /** The faults waiting, in the order they match. */
-  list(): { path: string; method: string | null; status?: number; latency_ms?: number; outcome?: ForcedOutcome; times_left: number; api_key: string | null }[] {
+  list(): ({ path: string; method: string | null; status?: number; latency_ms?: number; outcome?: ForcedOutcome; times_left: number; api_key: string | null } & NetworkSpec)[] {
     return this.faults.map((f) => ({
       path: f.path,
       method: f.method,
       ...(f.error ? { status: f.error.status } : {}),
+      ...(f.network ? networkSpecOf(f.network) : {}),
       ...(f.latencyMs > 0 ? { latency_ms: f.latencyMs } : {}),
       ...(f.outcome ? { outcome: f.outcome } : {}),
       times_left: f.remaining,
@@ -111,7 +145,8 @@ export class FaultQueue {
   }
 
   fromState(faults: readonly QueuedFault[]): void {
-    this.faults = faults.map((f) => structuredClone(f));
+    // A fault of a snapshot without `network` has none.
+    this.faults = faults.map((f) => ({ ...structuredClone(f), network: f.network ?? null }));
   }
 
   waiting(): number {
@@ -124,6 +159,28 @@ export class FaultQueue {
 
   clear(): void {
     this.faults = [];
+  }
+}
+
+/** A media download takes only a network fault of the kinds a CDN makes, and carries no API key. */
+function checkMediaFault(request: FaultRequest, network: NetworkFault | null): void {
+  if (network === null) {
+    throw fail('invalid_parameter', {
+      param: 'path',
+      message: `A media path (${MEDIA_PREFIX}...) takes only a network fault (network: ${MEDIA_NETWORK_KINDS.join(', ')}); its answers are files, not the service's errors.`,
+    });
+  }
+  if (!MEDIA_NETWORK_KINDS.includes(network.kind)) {
+    throw fail('invalid_parameter', {
+      param: 'network',
+      message: `A media download takes network ${MEDIA_NETWORK_KINDS.join(', ')}; '${network.kind}' is the service's gateway, not the CDN's.`,
+    });
+  }
+  if (request.api_key != null) {
+    throw fail('invalid_parameter', {
+      param: 'api_key',
+      message: 'A media download carries no API key, so a fault on a media path cannot name one.',
+    });
   }
 }
 

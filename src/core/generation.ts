@@ -2,9 +2,9 @@
  * A video generation's state and its public views (interface document 2.1 and 4.3).
  */
 import { isoTime } from './clock.js';
-import { errorObject, type ErrorObject, type PipelineStageName } from './errors.js';
+import { errorObject, type ErrorObject } from './errors.js';
 import { COMPLIANCE_PASSED, stagesFor, type Compliance, type Fate, type KeyframeMode, type PlannedFailure } from './fate.js';
-import type { VideoStatus } from './pipeline.js';
+import type { PipelineStageName, VideoStatus } from './pipeline.js';
 import type { Resolution } from './scenario.js';
 import type { ScheduledEntry } from './scheduler.js';
 
@@ -24,7 +24,7 @@ export interface StageVisit {
 }
 
 export interface Generation {
-  /** Drawn at creation; a control request that forces a transition rewrites it (see lifecycle.ts). */
+  /** Drawn at creation; a control request that forces a transition replaces it (never changes it: see lifecycle.ts). */
   fate: Fate;
   readonly account: string;
   /** Creation order across all accounts (for the control API). */

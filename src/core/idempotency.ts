@@ -51,7 +51,25 @@ export class IdempotencyStore {
 
   /** The stored answers as plain data, in expiry order (a snapshot). */
   toState(): IdempotencyEntryState[] {
-    return [...this.entries].map(([filed, v]) => ({ key: filed, fingerprint: v.fingerprint, status: v.status, text: v.text, expires_at: v.expiresAt }));
+    return [...this.capture().entries()];
+  }
+
+  /**
+   * The stored answers now, in expiry order, each made as plain data as it is read (a stored
+   * answer is replaced or dropped, never changed).
+   */
+  capture(): { count: number; entries(): Generator<IdempotencyEntryState, void, undefined> } {
+    const keys = [...this.entries.keys()];
+    const stored = [...this.entries.values()];
+    return {
+      count: keys.length,
+      *entries() {
+        for (let i = 0; i < keys.length; i++) {
+          const v = stored[i] as StoredResponse;
+          yield { key: keys[i] as string, fingerprint: v.fingerprint, status: v.status, text: v.text, expires_at: v.expiresAt };
+        }
+      },
+    };
   }
 
   /** Puts back what `toState` gave; `text` maps each stored body (a restore on another media address rewrites it). */

@@ -9,7 +9,7 @@
  * `storedResolved`, `evictedGenerations`); every other field is an index over them, in the order
  * they were added, resolved or changed.
  */
-import { generationFromState, generationToState, type Generation, type GenerationState } from './generation.js';
+import { generationToState, type Generation, type GenerationState } from './generation.js';
 import type { Image } from './image.js';
 import { OldestFirst } from './limits.js';
 import { firstAfter, takePage } from './paging.js';
@@ -39,14 +39,18 @@ export interface GenerationPage {
  * a resolved generation never changes again, so the order generations resolved in is the order of
  * their latest change.
  */
-export interface StoreState {
-  next_seq: number;
-  change_seq: number;
-  evicted_generations: number;
+export interface StoreState extends StoreCounters {
   /** Each account's change count (a cursor of its control list), where it is past its stored generations' latest. */
   account_changes?: Record<string, number>;
   generations: GenerationState[];
   images: Image[];
+}
+
+/** The store's counters: what a snapshot holds of it beside its generations and images. */
+export interface StoreCounters {
+  next_seq: number;
+  change_seq: number;
+  evicted_generations: number;
 }
 
 /** Lists with fewer entries than this are never compacted. */
@@ -248,29 +252,50 @@ export class GenerationStore {
   }
 
   toState(): StoreState {
-    const generations = this.order.filter((g) => !g.evicted);
-    // The count each account's stored generations do not already show (some were evicted, or changed).
-    const shown = new Map<string, number>();
-    for (const g of generations) shown.set(g.account, Math.max(shown.get(g.account) ?? 0, g.accountChangeSeq));
-    const accountChanges: Record<string, number> = {};
-    for (const [account, held] of this.holdings) if (held.changes > (shown.get(account) ?? 0)) accountChanges[account] = held.changes;
+    const { counters, generations, images, accountChanges } = this.capture();
     return {
-      next_seq: this.nextSeq,
-      change_seq: this.changeSeq,
-      evicted_generations: this.evictedGenerations,
-      ...(Object.keys(accountChanges).length > 0 && { account_changes: accountChanges }),
+      ...counters,
+      ...(accountChanges.length > 0 && { account_changes: Object.fromEntries(accountChanges) }),
       generations: generations.map(generationToState),
-      images: this.imageQueue.peekAll(),
+      images,
     };
   }
 
-  /** Fills an empty store with what `toState` gave; answers the generations, for their accounts to schedule. */
-  fromState(state: StoreState): Generation[] {
-    const generations = state.generations.map(generationFromState);
+  /**
+   * What a snapshot holds of the store, as it is now, without copying a generation: the counters,
+   * the stored generations in creation order, the stored images in the order they were stored
+   * (new arrays; the items are the store's own), and each account's change count where its stored
+   * generations do not already show it (some were evicted, or changed since).
+   */
+  capture(): { counters: StoreCounters; generations: Generation[]; images: Image[]; accountChanges: [account: string, changes: number][] } {
+    const generations = this.order.filter((g) => !g.evicted);
+    const shown = new Map<string, number>();
+    for (const g of generations) shown.set(g.account, Math.max(shown.get(g.account) ?? 0, g.accountChangeSeq));
+    const accountChanges: [string, number][] = [];
+    for (const [account, held] of this.holdings) if (held.changes > (shown.get(account) ?? 0)) accountChanges.push([account, held.changes]);
+    return {
+      counters: { next_seq: this.nextSeq, change_seq: this.changeSeq, evicted_generations: this.evictedGenerations },
+      generations,
+      images: this.imageQueue.peekAll(),
+      accountChanges,
+    };
+  }
+
+  /**
+   * Fills an empty store with what `capture` gave (the generations in creation order, the images
+   * in the order they were stored, the accounts' change counts). The indexes follow from them: a resolved generation never
+   * changes again, so the order generations resolved in is the order of their latest change.
+   */
+  restore(
+    counters: StoreCounters,
+    generations: readonly Generation[],
+    images: readonly Image[],
+    accountChanges: readonly (readonly [account: string, changes: number])[] = [],
+  ): void {
     for (const g of generations) this.add(g);
-    this.nextSeq = state.next_seq;
-    this.changeSeq = state.change_seq;
-    this.evictedGenerations = state.evicted_generations;
+    this.nextSeq = counters.next_seq;
+    this.changeSeq = counters.change_seq;
+    this.evictedGenerations = counters.evicted_generations;
     const byChange = generations.slice().sort((a, b) => a.changeSeq - b.changeSeq);
     this.changeSeqs = byChange.map((g) => g.changeSeq);
     this.changed = byChange;
@@ -280,7 +305,7 @@ export class GenerationStore {
       if (g.accountChangeSeq === 0) g.accountChangeSeq = held.changes + 1;
       held.changes = Math.max(held.changes, g.accountChangeSeq);
     }
-    for (const [account, changes] of Object.entries(state.account_changes ?? {})) {
+    for (const [account, changes] of accountChanges) {
       const held = this.holdingsOf(account);
       held.changes = Math.max(held.changes, changes);
     }
@@ -289,13 +314,12 @@ export class GenerationStore {
       this.resolvedQueue.push(g);
       this.storedResolved++;
     }
-    for (const image of state.images) {
+    for (const image of images) {
       // Only what is read of an image (files written by earlier versions hold more).
       this.holdingsOf(image.account).images.set(image.id, { id: image.id, account: image.account, prompt: image.prompt, aspectRatio: image.aspectRatio });
       this.imageQueue.push(this.holdings.get(image.account)?.images.get(image.id) as Image);
       this.storedImages++;
     }
-    return generations;
   }
 
   private holdingsOf(account: string): Holdings {

@@ -7,17 +7,10 @@ import { fail } from './errors.js';
 import { drawFate, type ForcedOutcome } from './fate.js';
 import { cancelView, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
 import * as lifecycle from './lifecycle.js';
+import type { ServiceParts } from './lifecycle.js';
 import { checkClaimLinking } from './claimLinking.js';
 import type { VideoStatus } from './pipeline.js';
-import type { Resolution, Scenario } from './scenario.js';
-
-/** What the service's operations read and change. */
-export interface ServiceParts extends lifecycle.PipelineParts {
-  readonly scenario: Scenario;
-  readonly seed: number;
-  /** The address written into `output.url`, `thumbnail_url` and image `url`. */
-  readonly cdnUrl: string;
-}
+import type { Resolution } from './scenario.js';
 
 export interface CreateVideoInput {
   model: string;

@@ -8,8 +8,16 @@
  *   {"seq":1,"now":"2026-01-01T00:00:01.250Z","at":"2026-01-01T00:00:01.250Z","method":"POST",
  *    "path":"/v1/videos","headers":{"authorization":"Bearer sk_test_a","content-type":"application/json"},
  *    "body":"{\"model\":...}","status":200,"response_headers":{},"response":"{\"id\":...}"}
+ *
+ * A request that met a network fault has a `network` field: its kind and phase, how many bytes of
+ * the body reached the client, and the gateway's status for `gateway`. Its `status` and `response`
+ * stay the service's answer (which the client did not get whole), or null and "" when the request
+ * never reached the service (`before`):
+ *
+ *   {"seq":2,...,"status":200,"network":{"kind":"reset","phase":"after","body_bytes":0},"response_headers":{},"response":"{\"id\":...}"}
  */
-import type { Exchange } from '../api/handleRequest.js';
+import type { ApiAnswer, Exchange } from '../api/exchange.js';
+import { NETWORK_KINDS, type NetworkKind, type NetworkPhase } from '../core/network.js';
 import { isoTime } from '../core/clock.js';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
@@ -55,7 +63,46 @@ export interface RecordedRequest {
   body: string | null;
   /** Present (true) only when the body was over the 1 MiB limit: its bytes were not kept. */
   body_too_large?: true;
-  status: number;
+  /** The status of the service's answer; null when a network fault kept the request from the service (`network.phase` `before`). */
+  status: number | null;
+  /** Present when a network fault lost (or slowed) the answer. */
+  network?: RecordedNetwork;
+}
+
+/** A network fault as a transcript or a state file records it. */
+export interface RecordedNetwork {
+  kind: NetworkKind;
+  phase: NetworkPhase;
+  /** The bytes of the body that reached the client (the gateway's page for `gateway`). */
+  body_bytes: number;
+  /** `gateway`: the status the client got. */
+  gateway_status?: number;
+}
+
+/** The status a line records of an answer: the service's, or null when the request never reached it. */
+export function recordedStatus(answer: ApiAnswer): number | null {
+  return answer.network?.fault.phase === 'before' ? null : answer.status;
+}
+
+/** The network fault a line records of an answer, if it met one. */
+export function recordedNetwork(answer: ApiAnswer): RecordedNetwork | undefined {
+  const loss = answer.network;
+  if (loss === undefined) return undefined;
+  const { kind, phase, gatewayStatus } = loss.fault;
+  return { kind, phase, body_bytes: loss.bodyBytes, ...(kind === 'gateway' && { gateway_status: gatewayStatus }) };
+}
+
+/** The `"status":...` and `"network":{...}` fields of a line (JSON text, without a trailing comma). */
+export function formatStatusAndNetwork(answer: ApiAnswer): string {
+  const network = recordedNetwork(answer);
+  return `"status":${recordedStatus(answer)}${network === undefined ? '' : `,"network":${JSON.stringify(network)}`}`;
+}
+
+/** A recorded network fault in words: `reset (after, 0 body bytes)`; `none` without one. */
+export function describeRecordedNetwork(network: RecordedNetwork | undefined): string {
+  if (network === undefined) return 'none';
+  const gateway = network.gateway_status === undefined ? '' : ` ${network.gateway_status}`;
+  return `${network.kind}${gateway} (${network.phase}, ${network.body_bytes} body byte${network.body_bytes === 1 ? '' : 's'})`;
 }
 
 export interface TranscriptLine extends RecordedRequest {
@@ -120,7 +167,7 @@ export function formatExchange(seq: number, exchange: Exchange): string {
   return (
     `{"seq":${seq},"now":"${now}","at":${at},"method":${JSON.stringify(exchange.method)},"path":${JSON.stringify(exchange.path)},` +
     `"headers":{${headers}},"body":${body},${exchange.body === 'too_large' ? '"body_too_large":true,' : ''}` +
-    `"status":${exchange.answer.status},"response_headers":{${responseHeaders}},"response":${JSON.stringify(sentBody(exchange.method, exchange.answer.body))}}`
+    `${formatStatusAndNetwork(exchange.answer)},"response_headers":{${responseHeaders}},"response":${JSON.stringify(sentBody(exchange.method, exchange.answer.body))}}`
   );
 }
 
@@ -253,7 +300,15 @@ export function checkRecordedRequest(value: Record<string, unknown>, wrong: (fie
   if (!isStringMap(value.headers)) wrong('headers', 'an object of strings');
   if (value.body !== null && typeof value.body !== 'string') wrong('body', 'a string or null');
   if (value.body_too_large !== undefined && value.body_too_large !== true) wrong('body_too_large', 'true, or no such field');
-  if (!Number.isInteger(value.status)) wrong('status', 'an integer');
+  const network = value.network as Record<string, unknown> | undefined;
+  if (network !== undefined) {
+    if (typeof network !== 'object' || network === null) wrong('network', 'an object');
+    const n = network as Record<string, unknown>;
+    if (!(NETWORK_KINDS as readonly unknown[]).includes(n.kind)) wrong('network', `a kind of ${NETWORK_KINDS.join(', ')}`);
+    if (n.phase !== 'before' && n.phase !== 'after') wrong('network', 'a phase before or after');
+    if (!Number.isInteger(n.body_bytes)) wrong('network', 'body_bytes, an integer');
+  }
+  if (!Number.isInteger(value.status) && !(value.status === null && network !== undefined)) wrong('status', network === undefined ? 'an integer' : 'an integer or null');
 }
 
 function parseLine(value: Record<string, unknown>, line: number): TranscriptLine {
