@@ -13,6 +13,7 @@
 import type { AddressInfo } from 'node:net';
 import type { ClockMode } from './core/clock.js';
 import type { Scenario } from './core/scenario.js';
+import { checkShard } from './core/shard.js';
 import { Simulator } from './core/simulator.js';
 import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
@@ -32,10 +33,12 @@ export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
 export type { ApiError, CancelResponse, ErrorCode, Image, Video, VideoList, VideoStatus } from './api-types.js';
 export { loadScenario, listBundledScenarios, validateScenarioFile, ScenarioError } from './scenarios/load.js';
 export type { Scenario } from './core/scenario.js';
+export { parseShard, ShardSpecError, type ShardSpec } from './core/shard.js';
 export type { VideoView } from './core/generation.js';
 export type { ClientReport, ClientFinding, FindingCode } from './core/clientReport.js';
 export { Simulator } from './core/simulator.js';
 export { SimulatorControl, SimulatorControlError, type SimulatorControlOptions } from './control/client.js';
+export { SimulatorShardsError, type ShardedHealth } from './control/shards.js';
 export { StateRefusedError } from './state/open.js';
 export type { StateStatus } from './state/store.js';
 export type {
@@ -129,6 +132,13 @@ export interface CreateSimulatorOptions {
    * server) or listens on a loopback address; listening elsewhere turns it off.
    */
   allowedHosts?: string[];
+  /**
+   * Which shard of N this simulator is, counted from 0 (`{ index: 2, count: 3 }`), when N
+   * simulators behind a proxy that hashes API keys each own the accounts hashed to them
+   * (docs/scaling.md). `GET /_sim/health` answers it; a state file records it, and one of another
+   * shard or count is refused. Default: the state file's, else none (a simulator running alone).
+   */
+  shard?: { index: number; count: number } | null;
   /**
    * How long `close()` lets requests in progress finish before it cuts their connections, in
    * milliseconds. Default 3,000.
@@ -320,6 +330,7 @@ function openCore(options: CreateSimulatorOptions, explicitCdn: string | undefin
             seed: options.seed,
             clock: options.clock,
             speed: options.speed,
+            shard: options.shard === undefined ? undefined : checkShard(options.shard),
           },
           wallClock,
           log,
@@ -336,6 +347,7 @@ function openCore(options: CreateSimulatorOptions, explicitCdn: string | undefin
     speed: prepared ? prepared.core.speed : options.speed,
     wallClock: prepared ? prepared.wall.now : wallClock,
     cdnUrl: explicitCdn ?? 'http://localhost/cdn',
+    shard: prepared ? prepared.core.shard : checkShard(options.shard),
   });
   return { core, prepared };
 }
@@ -360,11 +372,11 @@ function inProcessControl(api: Api): ControlMethods<false> {
 function exchangeHook(recording: Recording | undefined, state: StateStore | undefined): ((exchange: Exchange) => void) | undefined {
   if (recording && state) {
     return (exchange) => {
-      recording.record(exchange);
+      if (!exchange.idOnly) recording.record(exchange);
       state.record(exchange);
     };
   }
-  if (recording) return (exchange) => recording.record(exchange);
+  if (recording) return (exchange) => exchange.idOnly || recording.record(exchange);
   if (state) return (exchange) => state.record(exchange);
   return undefined;
 }

@@ -72,7 +72,8 @@ const STATUS_OF: Record<string, number> = { ...SECTION_7_2, ...SIMULATOR_TYPES }
 
 /**
  * The documented exceptions: 404 for an unknown id or route (openapi.yaml, ServiceNotFound); 412 and 416 for
- * the preconditions and ranges of media and dashboard files, 417 for an `Expect` (docs/http.md).
+ * the preconditions and ranges of media and dashboard files, 417 for an `Expect` (docs/http.md); 421 for
+ * a control call that names no account, answered by the proxy in front of shards (docs/scaling.md).
  */
 const STATUS_EXCEPTIONS: Record<string, number> = {
   resource_not_found: 404,
@@ -80,6 +81,7 @@ const STATUS_EXCEPTIONS: Record<string, number> = {
   precondition_failed: 412,
   range_not_satisfiable: 416,
   expectation_failed: 417,
+  sharded_global_call: 421,
 };
 
 /** The codes the simulator promises (docs/errors.md). */

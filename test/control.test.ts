@@ -34,6 +34,7 @@ describe('GET /_sim/health', () => {
       clock: { mode: 'manual', now: START, speed: 1 },
       limits: { accounts: 0, stored_generations: 0, evicted_accounts: 0, evicted_generations: 0 },
       network: { hung: 0 },
+      shard: null,
     });
     expect(res.body.clock.now).toMatch(ISO_MS);
     expect(res.headers['x-request-id']).toBe('req_0000000001');
@@ -212,6 +213,7 @@ describe('POST /_sim/reset', () => {
       clock: { mode: 'manual', now: START, speed: 1 },
       limits: { accounts: 0, stored_generations: 0, evicted_accounts: 0, evicted_generations: 0 },
       network: { hung: 0 },
+      shard: null,
     });
     expectError(await getVideo(sim, created.body.id), 404, 'invalid_request_error', 'resource_not_found', 'id');
     expect((await request(sim.app).get('/_sim/clock').query({ api_key: 'sk_test_alice' })).body.now).toBe(START);

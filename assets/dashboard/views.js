@@ -36,6 +36,11 @@ export function statusBadge(status, testid) {
   return h('span', { class: `badge status-${status}`, 'data-testid': testid }, status);
 }
 
+/** Behind the proxy in front of shards: the shard that holds the generation (nothing for a simulator alone). */
+function shardLabel(g, testid) {
+  return g.shard === undefined ? null : h('span', { class: 'shard-label mono', 'data-testid': testid, title: 'The shard that holds this generation' }, `shard ${g.shard}`);
+}
+
 /** The image to show for a generation: its thumbnail once succeeded, else its keyframe. */
 function preview(g) {
   if (g.output?.thumbnail_url) {
@@ -52,7 +57,7 @@ function preview(g) {
   if (g.keyframe) {
     return h('img', {
       class: 'thumb keyframe',
-      src: keyframeUrl(g.keyframe.id),
+      src: keyframeUrl(g.keyframe.id, g.shard),
       alt: `Keyframe ${g.keyframe.id} of ${g.id}`,
       width: 96,
       height: 54,
@@ -144,6 +149,7 @@ export function generationRow(g, nowMs, { selected, onOpen, onAccount }) {
         { type: 'button', class: 'link mono account', title: `Show only the generations of ${g.account}`, onclick: () => onAccount(g.account) },
         g.account,
       ),
+      shardLabel(g, 'generation-shard'),
     ),
     h(
       'td',
@@ -185,6 +191,7 @@ function detailHead(g) {
       { class: 'detail-head' },
       h('code', { class: 'mono id', 'data-testid': 'detail-id' }, g.id),
       statusBadge(g.status, 'detail-status'),
+      shardLabel(g, 'detail-shard'),
       stage ? h('span', { class: 'stage' }, stageLabel(stage)) : null,
     ),
     h('p', { class: 'prompt-full' }, g.prompt),
@@ -219,7 +226,7 @@ function detailMedia(g, oldVideo) {
       h(
         'figure',
         { class: 'keyframe' },
-        h('img', { src: keyframeUrl(g.keyframe.id), alt: `Keyframe ${g.keyframe.id}`, 'data-testid': 'detail-keyframe' }),
+        h('img', { src: keyframeUrl(g.keyframe.id, g.shard), alt: `Keyframe ${g.keyframe.id}`, 'data-testid': 'detail-keyframe' }),
         h('figcaption', {}, 'keyframe ', h('code', { class: 'mono' }, g.keyframe.id)),
       ),
     );

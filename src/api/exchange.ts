@@ -69,4 +69,10 @@ export interface Exchange {
   headers: ApiRequest['headers'];
   body: RawBody;
   answer: ApiAnswer;
+  /**
+   * A control request that changed nothing but took an account's request id (a read with
+   * `?api_key=`, or a refused one): a state file keeps it (so that a restore counts it again), a
+   * transcript does not.
+   */
+  idOnly?: true;
 }

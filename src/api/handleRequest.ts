@@ -127,10 +127,24 @@ function authenticate(ctx: RequestContext): Draft | undefined {
   return undefined;
 }
 
-/** A control answer's request id counts globally, taken before the operation (a reset restarts the count after it). */
+/**
+ * A control answer's request id, taken before the operation (a reset restarts the count after it):
+ * counted within the account a control request names in its query (`?api_key=`, the key a proxy
+ * routes it by), so that it is the same on the shard that owns the account as on one simulator;
+ * counted globally for a request that names no account.
+ */
 function identify(ctx: RequestContext): Draft | undefined {
-  ctx.headers['X-Request-Id'] = ctx.sim.nextRequestId();
+  const key = namedAccount(ctx.request.query);
+  ctx.namesAccount = key !== null;
+  ctx.headers['X-Request-Id'] = key === null ? ctx.sim.nextRequestId() : ctx.sim.nextAccountControlId(key);
   return undefined;
+}
+
+/** The one non-empty `api_key` of a query string, or null (none, or more than one: that is a 400 of its own). */
+function namedAccount(query: string): string | null {
+  if (!query.includes('api_key=')) return null;
+  const keys = new URLSearchParams(query).getAll('api_key');
+  return keys.length === 1 && keys[0] !== '' ? (keys[0] as string) : null;
 }
 
 /** Faults and latency: the core decides; the adapter only waits `delayMs`. */
@@ -275,10 +289,16 @@ function recordExchange(ctx: RequestContext, sent: ApiAnswer): void {
   ctx.state.onExchange?.(ctx.exchange(sent));
 }
 
-/** A transcript records the control requests that change state: those that succeeded, but GETs. */
+/**
+ * A transcript records the control requests that change state: those that succeeded, but GETs. A
+ * state file also keeps the others that took an account's request id, so that a restore counts them.
+ */
 function recordStateChange(ctx: RequestContext, sent: ApiAnswer): void {
+  const { onExchange } = ctx.state;
+  if (!onExchange) return;
   const { method } = ctx.request;
-  if (ctx.state.onExchange && method !== 'GET' && method !== 'HEAD' && sent.status === 200) ctx.state.onExchange(ctx.exchange(sent));
+  if (method !== 'GET' && method !== 'HEAD' && sent.status === 200) onExchange(ctx.exchange(sent));
+  else if (ctx.namesAccount) onExchange({ ...ctx.exchange(sent), idOnly: true });
 }
 
 function markShutdown(ctx: RequestContext, sent: ApiAnswer): void {
@@ -317,6 +337,8 @@ class RequestContext implements OperationInput, HandledRequest {
   query: Record<string, unknown> = NO_FIELDS;
   body: Record<string, unknown> = NO_FIELDS;
   performed = false;
+  /** A control request that names an account in its query: its request id is that account's. */
+  namesAccount = false;
   private read: { value: Record<string, unknown> | undefined; error: SimError | undefined } | undefined = undefined;
 
   constructor(

@@ -103,7 +103,15 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     return { ...sim.health(), ...(recording && { recording }), ...(state && { state }) };
   },
   simClock: ({ sim, query }) => sim.clockState(str(query.api_key)),
-  simAdvanceClock: (input) => input.sim.advance(input.body.seconds as number, accountKeyOf(input)),
+  simAdvanceClock(input) {
+    const { seconds, to } = input.body;
+    if (seconds !== undefined && to !== undefined) {
+      throw fail('invalid_parameter', { param: 'to', message: "Give 'seconds' (how far to move) or 'to' (the instant to move to), not both." });
+    }
+    if (to !== undefined) return input.sim.advanceTo(Date.parse(to as string), accountKeyOf(input));
+    if (seconds === undefined) throw fail('missing_parameter', { param: 'seconds', message: "Give 'seconds' (how far to move the clock) or 'to' (the instant to move it to)." });
+    return input.sim.advance(seconds as number, accountKeyOf(input));
+  },
   simReset: (input) =>
     input.sim.reset({ scenario: str(input.body.scenario), seed: int(input.body.seed) ?? null, apiKey: accountKeyOf(input) }),
   simScenario: ({ sim }) => sim.resolvedScenario,
@@ -144,7 +152,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       after: str(query.after),
       changedSince: int(query.changed_since) ?? null,
     }),
-  simGeneration: ({ sim, params }) => controlGeneration(sim, params.id as string),
+  simGeneration: ({ sim, params, query }) => controlGeneration(sim, params.id as string, str(query.api_key)),
   simAdvanceGeneration: (input) => advanceGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
   simFinishGeneration: (input) => finishGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
   simFailGeneration: (input) => failGeneration(input.sim, input.params.id as string, str(input.body.code), accountKeyOf(input)),

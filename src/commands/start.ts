@@ -13,7 +13,8 @@ import { StateRefusedError } from '../state/open.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
 import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
 import { applyHeapPolicy, DEFAULT_HEAP_GROWING_PERCENT } from './heapPolicy.js';
-import { EXIT_USAGE, hostList, integer, positiveNumber, url } from './parsers.js';
+import { EXIT_USAGE, hostList, integer, positiveNumber, shard, url } from './parsers.js';
+import type { ShardSpec } from '../core/shard.js';
 
 export interface StartOptions {
   port: number;
@@ -32,6 +33,7 @@ export interface StartOptions {
   controlToken?: string;
   allowedHosts?: string[];
   scenariosDir?: string;
+  shard?: ShardSpec;
 }
 
 /** A stopping server exits by then, drained or not: the drain's grace, and time to close after it. */
@@ -56,6 +58,11 @@ export function addStartOptions(program: Command): void {
     )
     .addOption(new Option('--allowed-hosts <h1,h2>', 'host names served beside localhost (a guard against DNS rebinding)').env('SIM_ALLOWED_HOSTS').argParser(hostList))
     .addOption(new Option('--scenarios-dir <dir>', 'a folder of scenario files a reset may name by file name').env('SIM_SCENARIOS_DIR'))
+    .addOption(
+      new Option('--shard <I/N|auto/N>', "this simulator is shard I of N behind a proxy that hashes API keys (auto: I from the host name's ordinal, sim-2 is 2)")
+        .env('SIM_SHARD')
+        .argParser(shard),
+    )
     .addOption(
       new Option('--record-max-bytes <n>', "the transcript's size bound; recording stops when the next line would pass it (default 1 GiB)")
         .env('SIM_RECORD_MAX_BYTES')
@@ -123,6 +130,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv:
       controlToken: access.token,
       allowedHosts: opts.allowedHosts,
       scenariosDir: opts.scenariosDir,
+      shard: opts.shard,
       // POST /_sim/shutdown: the server has drained and closed; the process exits as on SIGTERM.
       onShutdown: (stopped) => exitStopped('POST /_sim/shutdown', stopped.drained),
     });
@@ -133,7 +141,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv:
   sim.listen(opts.port, opts.host).then(
     () => {
       if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${shownHost(opts.host)}:${sim.port}`)}\n`);
-      process.stdout.write(startupLines(sim, opts.host, access) + stateLine(sim, opts.state));
+      process.stdout.write(startupLines(sim, opts.host, access) + stateLine(sim, opts.state) + shardLine(sim));
     },
     (err: NodeJS.ErrnoException) => {
       // The transcript and the state file are taken once the port is bound: they can still be refused then.
@@ -212,6 +220,12 @@ function startupLines(sim: SimulatorHandle, host: string, access: ControlAccess)
       ? `control token: ${generated} (generated at start: /_sim requests need "Authorization: Bearer ${generated}"; choose one with --control-token)\n`
       : '')
   );
+}
+
+/** A shard: `shard: 2/3 (it answers the accounts a proxy hashes to it)`. */
+function shardLine(sim: SimulatorHandle): string {
+  const { shard } = sim.core;
+  return shard === null ? '' : `shard: ${shard.index}/${shard.count} (it answers the accounts a proxy hashes to it)\n`;
 }
 
 /** With `--state`: `state: FILE (N requests restored)`, or `(new)`. */

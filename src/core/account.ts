@@ -65,7 +65,7 @@ export class Account {
     private readonly seed: number,
     globalNowMs: number,
   ) {
-    this.tag = fnv1a32(key).toString(16).padStart(8, '0');
+    this.tag = accountTag(key);
     // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
     const spec = Object.hasOwn(scenario.accounts, key) ? (scenario.accounts[key] ?? {}) : {};
     this.balanceCents = spec.balance_cents !== undefined ? spec.balance_cents : scenario.account_defaults.balance_cents;
@@ -149,4 +149,9 @@ export class Account {
   charge(cents: number): void {
     if (this.balanceCents !== null) this.balanceCents -= cents;
   }
+}
+
+/** A short stable tag of an API key, for request ids (never the key itself). */
+export function accountTag(key: string): string {
+  return fnv1a32(key).toString(16).padStart(8, '0');
 }

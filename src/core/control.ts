@@ -48,9 +48,10 @@ export function controlGenerations(sim: Simulator, input: GenerationsInput) {
   };
 }
 
-export function controlGeneration(sim: Simulator, id: string) {
+/** One generation; with `apiKey`, only one of that account's (another's is not found). */
+export function controlGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
   sim.catchUpAll();
-  return controlView(storedGeneration(sim, id), sim.cdnUrl);
+  return controlView(storedGeneration(sim, id, apiKey), sim.cdnUrl);
 }
 
 /** Its current stage ends now: it enters the next one, or resolves to its fate. Nothing else moves. */
@@ -107,9 +108,9 @@ function forceTransition(sim: Simulator, id: string, apiKey: string | null, tran
 
 const IN_FLIGHT_IN_WORDS = inWords(IN_FLIGHT_STATUSES, 'or');
 
-function storedGeneration(sim: Simulator, id: string): Generation {
+function storedGeneration(sim: Simulator, id: string, apiKey: string | null): Generation {
   const g = sim.store.get(id);
-  if (!g) throw notStored(id);
+  if (!g || (apiKey !== null && g.account !== apiKey)) throw notStored(id);
   return g;
 }
 

@@ -38,7 +38,7 @@ export type ComplianceStage = 'claim_linking' | 'output_verification';
 
 interface CatalogueEntry {
   readonly type: ErrorType;
-  /** HTTP status; equals STATUS_OF_TYPE[type] except for the 404s and the file and HTTP answers' 412, 416 and 417. */
+  /** HTTP status; equals STATUS_OF_TYPE[type] except for the 404s, the file and HTTP answers' 412, 416 and 417, and the sharding proxy's 421. */
   readonly status: number;
   /** The default message, used when the caller gives none. */
   readonly message: string;
@@ -113,6 +113,12 @@ export const ERROR_CATALOGUE = {
   routing_failed: entry('api_error', 'No downstream model could be routed for this request.'),
   render_failed: entry('api_error', 'The render failed.'),
   upstream_timeout: entry('api_error', 'A downstream model timed out.'),
+  // Answered by the proxy in front of shards (docs/scaling.md), never by a simulator itself.
+  sharded_global_call: entry(
+    'invalid_request_error',
+    'This control call names no account, so the proxy in front of the shards cannot choose one: send it to every shard (/shards/I/_sim/...), or name the account with ?api_key=.',
+    421,
+  ),
   // The simulator's access checks (never a service error: fault injection does not answer them).
   host_not_allowed: entry(
     'permission_error',
@@ -138,6 +144,9 @@ export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
 /** The codes of the simulator's access checks: answers about the simulator itself, never injected as a service's error. */
 export const ACCESS_ERROR_CODES: readonly ErrorCode[] = ['host_not_allowed', 'cross_origin_request', 'control_token_required', 'invalid_control_token'];
+
+/** The codes the proxy in front of shards answers (docs/scaling.md): never a simulator's, never injected. */
+export const PROXY_ERROR_CODES: readonly ErrorCode[] = ['sharded_global_call'];
 
 export function isErrorCode(code: string): code is ErrorCode {
   return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);

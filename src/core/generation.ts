@@ -46,6 +46,8 @@ export interface Generation {
   evicted: boolean;
   /** The store's change sequence number of this generation's latest change. */
   changeSeq: number;
+  /** The same, counted within its account (the cursor of a control list of one account). */
+  accountChangeSeq: number;
   /** The scheduled end of the current stage, while in flight. */
   pending: ScheduledEntry<Generation> | null;
 }
@@ -72,6 +74,8 @@ export interface GenerationState {
   cost_cents?: number;
   completed_at?: number;
   change: number;
+  /** The account's change number of its latest change (absent in snapshots written before it was kept). */
+  account_change?: number;
   fate: {
     keyframe_mode: KeyframeMode;
     keyframe_image_id?: string;
@@ -100,6 +104,7 @@ export function generationToState(g: Generation): GenerationState {
     status: g.status,
     stage: g.stageIndex,
     change: g.changeSeq,
+    account_change: g.accountChangeSeq,
     fate: { keyframe_mode: fate.keyframeMode, routed_model: fate.routedModel, durations_ms: fate.durationsMs, price_cents: fate.priceCents },
   };
   if (g.keyframeReady) state.keyframe_ready = true;
@@ -154,6 +159,7 @@ export function generationFromState(s: GenerationState): Generation {
     completedAt: s.completed_at ?? null,
     evicted: false,
     changeSeq: s.change,
+    accountChangeSeq: s.account_change ?? 0,
     pending: null,
   };
 }

@@ -9,7 +9,7 @@
  * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `store.ts`, the
  * control views and live control in `control.ts`.
  */
-import { Account } from './account.js';
+import { Account, accountTag } from './account.js';
 import type { Accounts } from './accounts.js';
 import { apiKeyOf, keyRefusal } from './auth.js';
 import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
@@ -22,6 +22,7 @@ import type { LimitsHealth } from './limits.js';
 import { HeldConnections, boundedHang, type NetworkFault } from './network.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
+import type { ShardSpec } from './shard.js';
 import { SimulatorState, type CoreState, type StateCapture, type StateHead, type StateRow } from './simulatorState.js';
 import type { GenerationStore } from './store.js';
 
@@ -37,7 +38,12 @@ export interface SimulatorOptions {
   wallClock: () => number;
   /** The address written into `output.url`, `thumbnail_url` and image `url`. */
   cdnUrl: string;
+  /** Which shard of N this simulator is (null: the only one). Kept across resets. */
+  shard?: ShardSpec | null;
 }
+
+/** The furthest one clock move goes (the most `seconds` of `POST /_sim/clock/advance` takes). */
+const MAX_ADVANCE_MS = 31_536_000_000;
 
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
 const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
@@ -50,6 +56,8 @@ export interface Health {
   limits: LimitsHealth;
   /** Connections held now by network `hang` faults (at most the scenario's `limits.max_hung_connections`). */
   network: { hung: number };
+  /** Which shard of N this simulator is; null when it is the only one. */
+  shard: ShardSpec | null;
 }
 
 export class Simulator {
@@ -57,6 +65,7 @@ export class Simulator {
   scenario: Scenario;
   seed: number;
   cdnUrl: string;
+  readonly shard: ShardSpec | null;
   /** Connections held by network `hang` faults: the process's sockets, so they outlive resets. */
   readonly held = new HeldConnections();
   private state: SimulatorState;
@@ -66,6 +75,7 @@ export class Simulator {
 
   constructor(private readonly options: SimulatorOptions) {
     this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
+    this.shard = options.shard ?? null;
     this.scenario = options.scenario;
     this.seed = options.seed ?? options.scenario.seed;
     this.state = this.newState();
@@ -153,6 +163,16 @@ export class Simulator {
     return `req_${String(++this.state.requestCount).padStart(10, '0')}`;
   }
 
+  /**
+   * The id of a control request that names an account (`?api_key=`): counted within that key's
+   * control requests (`req_<tag>_sim_000001`), apart from its /v1 requests (so watching an account
+   * never shifts its client's ids), and whatever other accounts do: the same on one simulator as
+   * on the shard that owns the account. A reset of the account restarts the count.
+   */
+  nextAccountControlId(apiKey: string): string {
+    return `req_${accountTag(apiKey)}_sim_${String(this.state.nextControlRequest(apiKey)).padStart(6, '0')}`;
+  }
+
   /** How many global request ids were given out since the start or the last global reset. */
   get globalRequestCount(): number {
     return this.state.requestCount;
@@ -190,14 +210,7 @@ export class Simulator {
   advance(seconds: number, apiKey?: string | null): ClockState {
     const ms = secondsToMs(seconds);
     if (apiKey) {
-      const refused = keyRefusal(this.scenario, apiKey);
-      if (refused !== undefined) {
-        const shown = apiKey.length > 100 ? `${apiKey.slice(0, 100)}…` : apiKey;
-        throw fail('invalid_parameter', {
-          param: 'api_key',
-          message: `Scenario '${this.scenario.name}' refuses the API key '${shown}' (${refused.code}), so it has no account whose clock could move: ${refused.message}`,
-        });
-      }
+      this.refuseClockKey(apiKey);
       const account = this.account(apiKey);
       account.offsetMs += ms;
       this.catchUp(account);
@@ -206,6 +219,34 @@ export class Simulator {
     this.clock.advance(ms);
     this.catchUpAll();
     return this.clockState();
+  }
+
+  /**
+   * Moves time (one account's, with `apiKey`) forward to the instant `toMs`, applying every
+   * transition that falls due; stays where it is when it is already there or past it. So the same
+   * move can be sent twice, or to every shard, and every clock ends at that instant.
+   */
+  advanceTo(toMs: number, apiKey?: string | null): ClockState {
+    if (apiKey) this.refuseClockKey(apiKey);
+    const behindMs = toMs - (apiKey ? this.clock.now() + (this.state.accounts.peek(apiKey)?.offsetMs ?? 0) : this.clock.now());
+    if (behindMs > MAX_ADVANCE_MS) {
+      throw fail('invalid_parameter', {
+        param: 'to',
+        message: `'to' is ${behindMs / 1000} seconds ahead of the clock; a move goes at most ${MAX_ADVANCE_MS / 1000} seconds (a year) ahead.`,
+      });
+    }
+    return behindMs > 0 ? this.advance(behindMs / 1000, apiKey) : this.clockState(apiKey);
+  }
+
+  /** 400 `invalid_parameter`, param `api_key`, for a key the scenario refuses: it has no clock to move. */
+  private refuseClockKey(apiKey: string): void {
+    const refused = keyRefusal(this.scenario, apiKey);
+    if (refused === undefined) return;
+    const shown = apiKey.length > 100 ? `${apiKey.slice(0, 100)}…` : apiKey;
+    throw fail('invalid_parameter', {
+      param: 'api_key',
+      message: `Scenario '${this.scenario.name}' refuses the API key '${shown}' (${refused.code}), so it has no account whose clock could move: ${refused.message}`,
+    });
   }
 
   /** The global clock, or an account's (the global one for a key never used). */
@@ -282,6 +323,7 @@ export class Simulator {
         evicted_generations: this.store.evictedGenerations,
       },
       network: { hung: this.held.held },
+      shard: this.shard,
     };
   }
 

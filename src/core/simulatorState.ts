@@ -4,7 +4,8 @@
  * and speed are the run's, kept beside it by the simulator.
  *
  * A snapshot is a head (the counters) and a sequence of rows, one per item of the state (an
- * account, a stored answer, a generation, an image, a journal record, a queued fault), so that a
+ * account's control request count, an account, a stored answer, a generation, an account's change
+ * count, an image, a journal record, a queued fault), so that a
  * state of any size is written and read a row at a time. `capture` takes it at once, in time
  * linear in the number of items but without copying what cannot change any more (resolved
  * generations, stored answers, images), and makes its rows as they are read; `loader` puts a state
@@ -31,6 +32,8 @@ export interface CoreState {
   clock_advanced_ms: number;
   /** Global request ids given out (`req_0000000012`: 12). */
   requests: number;
+  /** Request ids given out to control requests that named an account, by API key (absent: none). */
+  control_requests?: Record<string, number>;
   /** In order of last use, the least recently used first. */
   accounts: AccountState[];
   evicted_accounts: number;
@@ -52,16 +55,20 @@ export interface StateHead {
 export type IdempotencyRow = IdempotencyEntryState & { account: string };
 
 /**
- * One item of the state as plain data, in the order a snapshot gives them: each account (in order
- * of last use) followed by its stored answers (in expiry order), the stored generations (in
- * creation order), the stored images (in the order they were stored), the journal's records
- * (oldest first) and the queued faults (in the order they match). An account's scheduled
- * transitions are no row: they follow from its in-flight generations (see `loader`).
+ * One item of the state as plain data, in the order a snapshot gives them: the control request
+ * counts of the keys that control requests named (least recently counted first), each account (in
+ * order of last use) followed by its stored answers (in expiry order), the stored generations (in
+ * creation order), the accounts' change counts that their stored generations do not show, the
+ * stored images (in the order they were stored), the journal's records (oldest first) and the
+ * queued faults (in the order they match). An account's scheduled transitions are no row: they
+ * follow from its in-flight generations (see `loader`).
  */
 export type StateRow =
+  | { control_requests: { key: string; count: number } }
   | { account: AccountRow }
   | { idempotency: IdempotencyRow }
   | { generation: GenerationState }
+  | { account_changes: { account: string; changes: number } }
   | { image: Image }
   | { journal: JournalRecord }
   | { fault: QueuedFault };
@@ -88,11 +95,21 @@ export class SimulatorState {
   readonly journal: Journal;
   /** Requests answered without an account: the global request ids count them. */
   requestCount = 0;
+  /**
+   * Control requests that named an account (`?api_key=`), by key, least recently counted first:
+   * their request ids count them, apart from the account's `/v1` requests. Kept whether or not the
+   * account exists (a control call creates none), dropped with the account, and bounded like the
+   * accounts (`limits.max_accounts`).
+   */
+  readonly controlRequests = new Map<string, number>();
+
+  private readonly maxControlKeys: number;
 
   constructor(
     readonly clock: VirtualClock,
     limits: Scenario['limits'],
   ) {
+    this.maxControlKeys = limits.max_accounts;
     this.accounts = new Accounts(limits.max_accounts);
     this.store = new GenerationStore(limits.max_stored_generations);
     this.journal = new Journal(limits.journal_size);
@@ -101,15 +118,26 @@ export class SimulatorState {
   /** Drops an account and everything of it: a per-account reset, or the account dropped for the limit. */
   forgetAccount(key: string): void {
     this.accounts.delete(key);
+    this.controlRequests.delete(key);
     this.store.forgetAccount(key);
     this.journal.forget(key);
     this.faults.forget(key);
+  }
+
+  /** The next count of control requests that named `key` (see `controlRequests`). */
+  nextControlRequest(key: string): number {
+    const count = (this.controlRequests.get(key) ?? 0) + 1;
+    this.controlRequests.delete(key);
+    this.controlRequests.set(key, count);
+    if (this.controlRequests.size > this.maxControlKeys) this.controlRequests.delete(this.controlRequests.keys().next().value as string);
+    return count;
   }
 
   toState(): CoreState {
     return {
       clock_advanced_ms: this.clock.advancedMs,
       requests: this.requestCount,
+      ...(this.controlRequests.size > 0 && { control_requests: Object.fromEntries(this.controlRequests) }),
       accounts: [...this.accounts.values()].map((account) => account.toState()),
       evicted_accounts: this.accounts.evicted,
       store: this.store.toState(),
@@ -126,8 +154,9 @@ export class SimulatorState {
    * and written out as its row is read. Linear in the number of items, with little allocation.
    */
   capture(): StateCapture {
+    const controlRequests = [...this.controlRequests];
     const accounts = [...this.accounts.values()].map((account) => ({ row: account.toRow(), answers: account.idempotency.capture() }));
-    const { counters, generations, images } = this.store.capture();
+    const { counters, generations, images, accountChanges } = this.store.capture();
     // An in-flight generation as it is now: its own fields copied (what they hold is replaced, never changed).
     const held = generations.map((g) => (g.completedAt === null ? { ...g } : g));
     const journal = this.journal.capture();
@@ -141,13 +170,15 @@ export class SimulatorState {
     const answers = accounts.reduce((sum, a) => sum + a.answers.count, 0);
     return {
       head,
-      count: accounts.length + answers + held.length + images.length + journal.count + faults.length,
+      count: controlRequests.length + accounts.length + answers + held.length + accountChanges.length + images.length + journal.count + faults.length,
       *rows() {
+        for (const [key, count] of controlRequests) yield { control_requests: { key, count } };
         for (const { row, answers: stored } of accounts) {
           yield { account: row };
           for (const entry of stored.entries()) yield { idempotency: { account: row.key, ...entry } };
         }
         for (const g of held) yield { generation: generationToState(g) };
+        for (const [account, changes] of accountChanges) yield { account_changes: { account, changes } };
         for (const image of images) yield { image };
         for (const record of journal.records()) yield { journal: record };
         for (const fault of faults) yield { fault };
@@ -164,15 +195,18 @@ export class SimulatorState {
    * the state holds throws as it is added.
    */
   static loader(head: StateHead, clock: VirtualClock, scenario: Scenario, seed: number, storedText?: (body: string) => string): StateLoader {
+    const controlRequests: [string, number][] = [];
     const accounts: Account[] = [];
     const answers = new Map<string, IdempotencyEntryState[]>();
     const generations: Generation[] = [];
+    const accountChanges: [string, number][] = [];
     const images: Image[] = [];
     const journal: JournalRecord[] = [];
     const faults: QueuedFault[] = [];
     return {
       add(row) {
-        if ('account' in row) {
+        if ('control_requests' in row) controlRequests.push([row.control_requests.key, row.control_requests.count]);
+        else if ('account' in row) {
           accounts.push(Account.fromRow(row.account, scenario, seed));
           answers.set(row.account.key, []);
         } else if ('idempotency' in row) {
@@ -181,6 +215,7 @@ export class SimulatorState {
           if (list === undefined) throw new Error(`a stored answer of account ${JSON.stringify(account)}, which no account row before it names`);
           list.push(entry);
         } else if ('generation' in row) generations.push(generationFromState(row.generation));
+        else if ('account_changes' in row) accountChanges.push([row.account_changes.account, row.account_changes.changes]);
         else if ('image' in row) images.push(row.image);
         else if ('journal' in row) journal.push(row.journal);
         else if ('fault' in row) faults.push(row.fault);
@@ -190,9 +225,10 @@ export class SimulatorState {
         const state = new SimulatorState(clock, scenario.limits);
         clock.advancedMs = head.clock_advanced_ms;
         state.requestCount = head.requests;
+        for (const [key, count] of controlRequests) state.controlRequests.set(key, count);
         for (const account of accounts) account.idempotency.fromState(answers.get(account.key) ?? [], storedText);
         state.accounts.restore(accounts, head.evicted_accounts);
-        state.store.restore(head.store, generations, images);
+        state.store.restore(head.store, generations, images, accountChanges);
         const scheduled = new Map<string, { g: Generation; due: number }[]>();
         for (const g of generations) {
           if (g.completedAt !== null) continue;
@@ -227,11 +263,13 @@ export class SimulatorState {
       seed,
       storedText,
     );
+    for (const [key, count] of Object.entries(data.control_requests ?? {})) loader.add({ control_requests: { key, count } });
     for (const { idempotency, scheduled: _scheduled, ...account } of data.accounts) {
       loader.add({ account });
       for (const entry of idempotency) loader.add({ idempotency: { account: account.key, ...entry } });
     }
     for (const generation of data.store.generations) loader.add({ generation });
+    for (const [account, changes] of Object.entries(data.store.account_changes ?? {})) loader.add({ account_changes: { account, changes } });
     for (const image of data.store.images) loader.add({ image });
     for (const record of data.journal) loader.add({ journal: record });
     for (const fault of data.faults) loader.add({ fault });

@@ -21,6 +21,8 @@ interface Holdings {
   list: Generation[];
   evictedInList: number;
   images: Map<string, Image>;
+  /** Changes to its generations: the account's own change sequence (its control list's cursor). */
+  changes: number;
 }
 
 /** A page of generations across accounts. */
@@ -38,6 +40,8 @@ export interface GenerationPage {
  * their latest change.
  */
 export interface StoreState extends StoreCounters {
+  /** Each account's change count (a cursor of its control list), where it is past its stored generations' latest. */
+  account_changes?: Record<string, number>;
   generations: GenerationState[];
   images: Image[];
 }
@@ -118,7 +122,8 @@ export class GenerationStore {
   /**
    * Generations across accounts (or of one) created after the one with sequence `afterSeq`, in
    * creation order; or, with `changedSince`, those changed after that cursor, in the order of
-   * their latest change.
+   * their latest change. The cursor of one account's list counts that account's changes only, so
+   * it is the same whatever other accounts do (and wherever else they are served).
    */
   list(filter: { account: string | null; status: VideoStatus | null; afterSeq: number; changedSince: number | null }, limit: number): GenerationPage {
     const keep = (g: Generation): boolean =>
@@ -126,6 +131,7 @@ export class GenerationStore {
       g.globalSeq > filter.afterSeq &&
       (filter.account === null || g.account === filter.account) &&
       (filter.status === null || g.status === filter.status);
+    if (filter.account !== null) return this.accountList(filter.account, filter.changedSince, keep, limit);
     if (filter.changedSince !== null) {
       // The change log holds an entry per change; only a generation's latest one counts.
       const page = takePage(
@@ -139,6 +145,20 @@ export class GenerationStore {
     const start = filter.afterSeq < 0 ? 0 : firstAfter(this.order, filter.afterSeq, (g) => g.globalSeq);
     const page = takePage(this.order, start, limit, keep);
     return { data: page.data, hasMore: page.hasMore, cursor: this.changeSeq };
+  }
+
+  /** One account's part of `list`: its own list, and its own change sequence for the cursor. */
+  private accountList(account: string, changedSince: number | null, keep: (g: Generation) => boolean, limit: number): GenerationPage {
+    const held = this.holdings.get(account);
+    if (!held) return { data: [], hasMore: false, cursor: 0 };
+    if (changedSince === null) {
+      const page = takePage(held.list, 0, limit, keep);
+      return { data: page.data, hasMore: page.hasMore, cursor: held.changes };
+    }
+    const changed = held.list.filter((g) => g.accountChangeSeq > changedSince && keep(g)).sort((a, b) => a.accountChangeSeq - b.accountChangeSeq);
+    if (changed.length <= limit) return { data: changed, hasMore: false, cursor: held.changes };
+    const data = changed.slice(0, limit);
+    return { data, hasMore: true, cursor: (data[limit - 1] as Generation).accountChangeSeq };
   }
 
   /** How many generations are stored, in-flight ones included. */
@@ -177,6 +197,7 @@ export class GenerationStore {
   /** A generation was created or changed (a stage entered or left, resolved, canceled): it takes the next change number. */
   recordChange(g: Generation): void {
     g.changeSeq = ++this.changeSeq;
+    g.accountChangeSeq = ++this.holdingsOf(g.account).changes;
     this.changeSeqs.push(g.changeSeq);
     this.changed.push(g);
     if (this.changeSeqs.length > 4 * COMPACT_MIN && this.changeSeqs.length > 2 * this.storedGenerations) {
@@ -231,29 +252,46 @@ export class GenerationStore {
   }
 
   toState(): StoreState {
-    const { counters, generations, images } = this.capture();
-    return { ...counters, generations: generations.map(generationToState), images };
+    const { counters, generations, images, accountChanges } = this.capture();
+    return {
+      ...counters,
+      ...(accountChanges.length > 0 && { account_changes: Object.fromEntries(accountChanges) }),
+      generations: generations.map(generationToState),
+      images,
+    };
   }
 
   /**
    * What a snapshot holds of the store, as it is now, without copying a generation: the counters,
-   * the stored generations in creation order and the stored images in the order they were stored
-   * (new arrays; the items are the store's own).
+   * the stored generations in creation order, the stored images in the order they were stored
+   * (new arrays; the items are the store's own), and each account's change count where its stored
+   * generations do not already show it (some were evicted, or changed since).
    */
-  capture(): { counters: StoreCounters; generations: Generation[]; images: Image[] } {
+  capture(): { counters: StoreCounters; generations: Generation[]; images: Image[]; accountChanges: [account: string, changes: number][] } {
+    const generations = this.order.filter((g) => !g.evicted);
+    const shown = new Map<string, number>();
+    for (const g of generations) shown.set(g.account, Math.max(shown.get(g.account) ?? 0, g.accountChangeSeq));
+    const accountChanges: [string, number][] = [];
+    for (const [account, held] of this.holdings) if (held.changes > (shown.get(account) ?? 0)) accountChanges.push([account, held.changes]);
     return {
       counters: { next_seq: this.nextSeq, change_seq: this.changeSeq, evicted_generations: this.evictedGenerations },
-      generations: this.order.filter((g) => !g.evicted),
+      generations,
       images: this.imageQueue.peekAll(),
+      accountChanges,
     };
   }
 
   /**
    * Fills an empty store with what `capture` gave (the generations in creation order, the images
-   * in the order they were stored). The indexes follow from them: a resolved generation never
+   * in the order they were stored, the accounts' change counts). The indexes follow from them: a resolved generation never
    * changes again, so the order generations resolved in is the order of their latest change.
    */
-  restore(counters: StoreCounters, generations: readonly Generation[], images: readonly Image[]): void {
+  restore(
+    counters: StoreCounters,
+    generations: readonly Generation[],
+    images: readonly Image[],
+    accountChanges: readonly (readonly [account: string, changes: number])[] = [],
+  ): void {
     for (const g of generations) this.add(g);
     this.nextSeq = counters.next_seq;
     this.changeSeq = counters.change_seq;
@@ -261,6 +299,16 @@ export class GenerationStore {
     const byChange = generations.slice().sort((a, b) => a.changeSeq - b.changeSeq);
     this.changeSeqs = byChange.map((g) => g.changeSeq);
     this.changed = byChange;
+    for (const g of byChange) {
+      const held = this.holdingsOf(g.account);
+      // A snapshot without accounts' change numbers: each account's changes counted in the global order.
+      if (g.accountChangeSeq === 0) g.accountChangeSeq = held.changes + 1;
+      held.changes = Math.max(held.changes, g.accountChangeSeq);
+    }
+    for (const [account, changes] of accountChanges) {
+      const held = this.holdingsOf(account);
+      held.changes = Math.max(held.changes, changes);
+    }
     for (const g of byChange) {
       if (g.completedAt === null) continue;
       this.resolvedQueue.push(g);
@@ -277,7 +325,7 @@ export class GenerationStore {
   private holdingsOf(account: string): Holdings {
     let held = this.holdings.get(account);
     if (!held) {
-      held = { list: [], evictedInList: 0, images: new Map() };
+      held = { list: [], evictedInList: 0, images: new Map(), changes: 0 };
       this.holdings.set(account, held);
     }
     return held;

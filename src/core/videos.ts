@@ -85,6 +85,7 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
     completedAt: null,
     evicted: false,
     changeSeq: 0,
+    accountChangeSeq: 0,
     pending: null,
   };
   parts.store.add(generation);

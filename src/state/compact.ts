@@ -35,6 +35,7 @@ export async function compactStateFile(path: string, warn: (line: string) => voi
     speed: prepared.core.speed,
     wallClock: prepared.wall.now,
     cdnUrl: read.header.cdn_url,
+    shard: prepared.core.shard,
   });
   const durable = attachState(prepared, core, { overrides: read.header.overrides, explicitCdn: false, log: warn });
   // Takes the file (its lock): refused when a simulator started on it since it was read.

@@ -11,6 +11,7 @@
  */
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
+import type { ShardSpec } from '../core/shard.js';
 import type { Simulator } from '../core/simulator.js';
 import { formatStateHeader, type StateHeader } from './format.js';
 import { readStateFile, refusedFormat, type AskedState, type ReadState } from './open.js';
@@ -28,7 +29,7 @@ export interface PreparedState {
   wall: HeldWall;
   anchor: number;
   /** What to make the core with, where the file decides. */
-  core: { scenario: Scenario | undefined; seed?: number; clockMode?: ClockMode; speed?: number };
+  core: { scenario: Scenario | undefined; seed?: number; clockMode?: ClockMode; speed?: number; shard?: ShardSpec | null };
 }
 
 export interface DurableState {
@@ -55,6 +56,7 @@ export function prepareState(path: string, asked: AskedState, realWall: () => nu
       seed: asked.seed ?? overrides?.seed,
       clockMode: asked.clock ?? overrides?.clock,
       speed: asked.speed ?? overrides?.speed,
+      shard: asked.shard !== undefined ? asked.shard : read ? (read.header.shard ?? null) : undefined,
     },
   };
 }

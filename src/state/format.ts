@@ -28,7 +28,8 @@ import type { Exchange } from '../api/handleRequest.js';
 import type { ClockMode } from '../core/clock.js';
 import { isoTime } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
-import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, formatStatusAndNetwork, type RecordedRequest } from '../transcript/format.js';
+import type { ShardSpec } from '../core/shard.js';
+import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, checkRecordedShard, formatStatusAndNetwork, type RecordedRequest } from '../transcript/format.js';
 import type { StateRow } from '../core/simulatorState.js';
 import { SINGLE_LINE_SNAPSHOT_FORMAT, SNAPSHOT_END, parseSnapshot, parseSnapshotEnd, parseSnapshotRow, type SingleLineSnapshot, type Snapshot } from './snapshot.js';
 import { JsonLinesError, parseJsonObject } from '../jsonLine.js';
@@ -56,6 +57,8 @@ export interface StateHeader {
   clock: { mode: ClockMode; speed: number; start: string; anchor: number };
   /** The media address written into responses (a restore on the same address stores the same answers). */
   cdn_url: string;
+  /** The shard whose accounts the file holds (`--shard I/N`); null or absent: a simulator running alone. */
+  shard?: ShardSpec | null;
 }
 
 /** A request line: what a transcript records of a request, its wall-clock reading and its request id. */
@@ -243,6 +246,7 @@ function parseHeader(value: Record<string, unknown>): StateHeader {
   checkRecordedClock(c, at);
   if (typeof c.anchor !== 'number' || !Number.isFinite(c.anchor)) at(`clock.anchor: expected a wall-clock time in ms, got ${JSON.stringify(c.anchor)}`);
   if (typeof value.cdn_url !== 'string') at(`cdn_url: expected a string, got ${JSON.stringify(value.cdn_url)}`);
+  checkRecordedShard(value.shard, at);
   return value as unknown as StateHeader;
 }
 

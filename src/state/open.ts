@@ -10,6 +10,7 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import stableStringify from 'safe-stable-stringify';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
+import { sameShard, shardInWords, type ShardSpec } from '../core/shard.js';
 import { refuseIfHeld } from '../fileLock.js';
 import { ScenarioError, scenarioFromValue } from '../scenarios/load.js';
 import { fileRows, RowTooLongError } from '../fileRows.js';
@@ -30,6 +31,8 @@ export interface AskedState {
   seed?: number;
   clock?: ClockMode;
   speed?: number;
+  /** The shard asked for (null: explicitly unsharded); undefined: not asked, the file's is used. */
+  shard?: ShardSpec | null;
 }
 
 /** A state file whose header was read and accepted (its rows are read as it is restored). */
@@ -167,4 +170,12 @@ function refuseConflicts(path: string, header: StateHeader, scenario: Scenario, 
   if (asked.seed !== undefined && asked.seed !== header.seed) what(`--seed ${asked.seed} asks for another seed`, '--seed');
   if (asked.clock !== undefined && asked.clock !== header.clock.mode) what(`--clock ${asked.clock} asks for another clock`, '--clock');
   if (asked.speed !== undefined && asked.speed !== header.clock.speed) what(`--speed ${asked.speed} asks for another speed`, '--speed');
+  const fileShard = header.shard ?? null;
+  if (asked.shard !== undefined && !sameShard(asked.shard, fileShard)) {
+    throw new StateRefusedError(
+      `${path} holds the accounts of ${shardInWords(fileShard)}, but this simulator is ${shardInWords(asked.shard)}: each shard keeps a state file of its own ` +
+        '(a proxy hashes each API key to one shard, so another shard or another count of shards holds other accounts). ' +
+        'Give this shard its own --state file, or start it as the shard the file belongs to.',
+    );
+  }
 }

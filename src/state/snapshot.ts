@@ -4,9 +4,11 @@
  *
  *   {"snapshot":{"format":2,"version":"0.1.0","compacted_at":"2026-05-04T10:00:00.000Z","seq":1234,
  *    "state":{"clock_advanced_ms":4000,"requests":57,"evicted_accounts":0,"store":{"next_seq":..,"change_seq":..,"evicted_generations":..}}}}
+ *   {"control_requests":{"key":"sk_test_a","count":3}}
  *   {"account":{"key":"sk_test_a",...}}
  *   {"idempotency":{"account":"sk_test_a","key":"/v1/videos k1",...}}
  *   {"generation":{"id":"vid_...",...}}
+ *   {"account_changes":{"account":"sk_test_a","changes":12}}
  *   {"image":{...}}  {"journal":{...}}  {"fault":{...}}
  *   {"snapshot_end":{"rows":5678}}
  *
@@ -51,7 +53,7 @@ export interface SingleLineSnapshot extends Omit<Snapshot, 'format' | 'state'> {
 }
 
 /** The kinds of a snapshot's rows, as the first (only) key of each. */
-export const ROW_KINDS: ReadonlySet<string> = new Set(['account', 'idempotency', 'generation', 'image', 'journal', 'fault']);
+export const ROW_KINDS: ReadonlySet<string> = new Set(['control_requests', 'account', 'idempotency', 'generation', 'account_changes', 'image', 'journal', 'fault']);
 
 /** The key of the row that ends a snapshot. */
 export const SNAPSHOT_END = 'snapshot_end';
@@ -66,6 +68,7 @@ export function stateHeaderOf(core: Simulator, overrides: StateHeader['overrides
     overrides,
     clock: { mode: core.clock.mode, speed: core.clock.speed, start: isoTime(core.clock.startMs), anchor },
     cdn_url: core.cdnUrl,
+    shard: core.shard,
   };
 }
 

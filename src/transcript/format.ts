@@ -21,6 +21,7 @@ import { NETWORK_KINDS, type NetworkKind, type NetworkPhase } from '../core/netw
 import { isoTime } from '../core/clock.js';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
+import type { ShardSpec } from '../core/shard.js';
 import { JsonLinesError, isIsoTime, isStringMap, parseJsonObject } from '../jsonLine.js';
 
 export const TRANSCRIPT_FORMAT = 1;
@@ -37,6 +38,8 @@ export interface TranscriptHeader {
   base_url: string | null;
   /** The media address written into responses. */
   cdn_url: string;
+  /** The shard recorded (`--shard I/N`): its transcript holds the accounts of that shard only. Null or absent: unsharded. */
+  shard?: ShardSpec | null;
 }
 
 /** The request headers a transcript keeps: the ones that change an answer. */
@@ -266,7 +269,17 @@ function parseHeader(value: Record<string, unknown>): TranscriptHeader {
   checkRecordedClock(clock as Record<string, unknown>, at);
   if (typeof value.cdn_url !== 'string') at(`cdn_url: expected a string, got ${JSON.stringify(value.cdn_url)}`);
   if (value.base_url !== null && typeof value.base_url !== 'string') at(`base_url: expected a string or null, got ${JSON.stringify(value.base_url)}`);
+  checkRecordedShard(value.shard, at);
   return value as unknown as TranscriptHeader;
+}
+
+/** The shard of a header (a transcript's or a state file's; absent in files written before shards): `at(problem)` throws. */
+export function checkRecordedShard(shard: unknown, at: (problem: string) => never): void {
+  if (shard === undefined || shard === null) return;
+  const s = shard as Record<string, unknown>;
+  if (typeof shard !== 'object' || !Number.isSafeInteger(s.count) || !Number.isSafeInteger(s.index) || (s.index as number) < 0 || (s.index as number) >= (s.count as number)) {
+    at(`shard: expected null or {"index":I,"count":N} with 0 <= I < N, got ${JSON.stringify(shard)}`);
+  }
 }
 
 /** The clock of a header (a transcript's or a state file's): `at(problem)` throws. */

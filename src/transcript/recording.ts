@@ -63,7 +63,7 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
   let sink: TranscriptFile | undefined;
   let lock: FileLock | undefined;
   const recorder = new TranscriptRecorder({
-    header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: baseUrl(), cdn_url: core.cdnUrl }),
+    header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: baseUrl(), cdn_url: core.cdnUrl, shard: core.shard }),
     write: (line, bytes) => sink?.write(line, bytes),
     truncate: (length) => sink?.truncate(length) ?? false,
     maxBytes: options.maxBytes,

@@ -40,6 +40,7 @@ export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 
     speed: header.clock.speed === scenario.clock.speed ? undefined : header.clock.speed,
     wallClock: () => standingWallMs,
     cdnUrl: header.cdn_url,
+    shard: header.shard ?? null,
   });
   const state: ApiState = {
     sim,
