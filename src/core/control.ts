@@ -13,6 +13,7 @@ import * as lifecycle from './lifecycle.js';
 import type { LimitsHealth } from './limits.js';
 import { IN_FLIGHT_STATUSES, RESOLVED_STATUSES, inWords, type TimedStage, type VideoStatus } from './pipeline.js';
 import type { Simulator } from './simulator.js';
+import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 
 export interface Health {
   status: 'ok';
@@ -66,7 +67,7 @@ export function controlGenerations(sim: Simulator, input: GenerationsInput) {
   }
   const page = sim.store.list(
     { account: input.apiKey || null, status: input.status || null, afterSeq, changedSince: input.changedSince ?? null },
-    input.limit ?? 20,
+    input.limit ?? REQUEST_DEFAULTS.simGenerations.limit,
   );
   return {
     object: 'list' as const,

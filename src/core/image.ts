@@ -8,6 +8,7 @@ import { isoTime } from './clock.js';
 import type { ForcedOutcome } from './fate.js';
 import type { Generation } from './generation.js';
 import type { ServiceParts } from './videos.js';
+import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 
 export type AspectRatio = '16:9' | '9:16' | '1:1';
 
@@ -42,8 +43,8 @@ export interface CreateImageInput {
   aspect_ratio?: AspectRatio | null;
 }
 
-/** Section 4.5's default. */
-const DEFAULT_ASPECT_RATIO: AspectRatio = '16:9';
+/** Section 4.5's default, as openapi.yaml gives it; a video's keyframe still has it too. */
+const DEFAULT_ASPECT_RATIO: AspectRatio = REQUEST_DEFAULTS.createImage.aspect_ratio;
 
 /**
  * Section 4.5: an image, made at once with the keyframe model and charged when made, once the
