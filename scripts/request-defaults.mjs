@@ -3,8 +3,9 @@
 // The core applies them from this table, so each default is written once, in openapi.yaml, and the
 // request itself is kept as the client sent it (idempotency, the journal and the client report see
 // what was sent). The file is not committed: `npm run build` and `npm run typecheck` write it first.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { writeGenerated } from './write-generated.mjs';
 
 const root = new URL('../', import.meta.url);
 const document = parse(readFileSync(new URL('openapi.yaml', root), 'utf8'));
@@ -42,11 +43,4 @@ const text = `/**
  */
 export const REQUEST_DEFAULTS = ${JSON.stringify(defaults, null, 2)} as const;
 `;
-mkdirSync(new URL('./', target), { recursive: true });
-let current = '';
-try {
-  current = readFileSync(target, 'utf8');
-} catch {
-  // first build
-}
-if (current !== text) writeFileSync(target, text);
+writeGenerated(target, text);

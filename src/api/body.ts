@@ -8,6 +8,9 @@ import { fail, type SimError } from '../core/errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
+/** The content type of every JSON answer, the request path's and the HTTP adapter's own. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** The raw body as the adapter read it: its bytes, none at all, or more than the limit. */
 export type RawBody = Buffer | null | 'too_large';
 

@@ -31,7 +31,7 @@ import { journalRecord, type HandledRequest, type JournalRecord } from '../core/
 import { bodyBytesSent, type AnswerLoss, type NetworkFault } from '../core/network.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
-import { bodyFingerprint, readJsonBody, type RawBody } from './body.js';
+import { JSON_TYPE, bodyFingerprint, readJsonBody, type RawBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
 import { OPERATION_HANDLERS, StreamAnswer, type Control, type OperationInput } from './operations.js';
 
@@ -133,7 +133,6 @@ interface Surface {
   readonly after: readonly After[];
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Answers one request to the JSON API (`/v1` and `/_sim`); anything else is 404 `unknown_route`.
