@@ -19,6 +19,7 @@ import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { controlTokenProblem, isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
+import { hostWallClock, logToStderr } from './host.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
@@ -197,7 +198,7 @@ export const DEFAULT_DRAIN_GRACE_MS = 3000;
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
   const tokenProblem = options.controlToken === undefined ? undefined : controlTokenProblem(options.controlToken);
   if (tokenProblem !== undefined) throw new RangeError(`controlToken ${tokenProblem}`);
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = options.log ?? logToStderr;
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
   const { core, prepared } = openCore(options, explicitCdn, log);
   let server: AppServer | undefined;
@@ -277,7 +278,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     stateRestored: prepared?.read && durable?.restored,
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
-        const listening = createAppServer(serve, () => core.nextRequestId());
+        const listening = createAppServer(serve, api.requestId);
         server = listening;
         listening.once('error', (err) => {
           if (server === listening) server = undefined;
@@ -319,7 +320,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
 function openCore(options: CreateSimulatorOptions, explicitCdn: string | undefined, log: (line: string) => void) {
   const asked =
     options.scenario === undefined ? undefined : typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario);
-  const wallClock = options.now ?? (() => performance.timeOrigin + performance.now());
+  const wallClock = options.now ?? hostWallClock;
   const prepared =
     options.state === undefined
       ? undefined

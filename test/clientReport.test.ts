@@ -255,6 +255,28 @@ describe('a client that breaks one rule gets exactly that finding', () => {
   });
 });
 
+describe('the same request, for idempotency and for the report alike', () => {
+  it('is a retry that sends "negative_prompt": null where the first attempt left it out', async () => {
+    const sim = makeSim();
+    const withNull = (body: Record<string, unknown>) => JSON.stringify({ ...body, negative_prompt: null });
+    // Idempotency: the stored answer is replayed, not refused as a reuse of the key.
+    const created = await send(sim, 'POST', '/v1/videos', { body: VIDEO, idempotencyKey: 'same-request' });
+    const replayed = await request(sim.app)
+      .post('/v1/videos')
+      .set(bearer(KEY))
+      .set('Idempotency-Key', 'same-request')
+      .set('Content-Type', 'application/json')
+      .send(withNull(VIDEO));
+    expect([created.status, replayed.status, replayed.headers['idempotent-replayed'], replayed.body.id]).toEqual([200, 200, 'true', created.body.id]);
+    // The report: sent again after a 400, it is the same request, so not retryable.
+    const unknownModel = { model: 'video-9.9', prompt: PROMPT };
+    const first = await send(sim, 'POST', '/v1/videos', { body: unknownModel });
+    const again = await send(sim, 'POST', '/v1/videos', { body: withNull(unknownModel) });
+    expect([first.status, again.status]).toEqual([400, 400]);
+    expect(sim.report(KEY).findings.map((f) => [f.code, f.count, f.examples])).toEqual([['retry_not_retryable', 1, [again.id]]]);
+  });
+});
+
 describe('a create repeated after no answer', () => {
   let sim: SimulatorHandle | undefined;
   afterEach(async () => {

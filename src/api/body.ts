@@ -9,6 +9,9 @@ import type { RawBody } from './exchange.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
+/** The content type of every JSON answer, the request path's and the HTTP adapter's own. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -69,7 +72,7 @@ function isJsonContentType(value: string | undefined): boolean {
 
 /**
  * What the journal keeps of a body for the client report: a SHA-256 digest (base64, 44 characters)
- * of the body as the report compares bodies (its JSON value, key order and spacing aside), or null
+ * of the body as the report compares bodies (`bodyIdentity`: as idempotency compares them), or null
  * when there is none (or it was too large to be read). `parsed`: the body's value when the request
  * path has already parsed these bytes, so that they are not parsed again.
  */

@@ -30,7 +30,7 @@ import { journalRecord, type HandledRequest } from '../core/journal.js';
 import { bodyBytesSent, type NetworkFault } from '../core/network.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
-import { bodyFingerprint, readJsonBody } from './body.js';
+import { JSON_TYPE, bodyFingerprint, readJsonBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
 import type { ApiAnswer, ApiRequest, Exchange, StreamedBody } from './exchange.js';
 import { OPERATION_HANDLERS, StreamAnswer, type Control, type OperationInput } from './operations.js';
@@ -75,7 +75,6 @@ interface Surface {
   readonly after: readonly After[];
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Answers one request to the JSON API (`/v1` and `/_sim`); anything else is 404 `unknown_route`.

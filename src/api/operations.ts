@@ -13,6 +13,7 @@ import { createImage, type CreateImageInput } from '../core/images.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
+import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../state/store.js';
 import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
@@ -121,7 +122,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     data: PIPELINE.map(({ name, status, fills, failable, cancelable }) => ({ name, status, fills, failable, cancelable, failure_codes: stageFailureCodes(sim.scenario, name) })),
   }),
   simRequests({ sim, query }) {
-    const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);
+    const { data, has_more } = sim.journal.recent(int(query.limit) ?? REQUEST_DEFAULTS.simRequests.limit, str(query.api_key) ?? undefined);
     return { object: 'list', data, has_more };
   },
   simQueueFault(input) {

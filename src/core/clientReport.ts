@@ -5,8 +5,9 @@
  *
  * Words used below:
  * - The same request: the same method, the same path (with its query string, as sent) and the same
- *   JSON body, compared as JSON values (key order and spacing do not matter; a body that is not
- *   JSON is compared as text). The Idempotency-Key header is not part of it, so a retry that
+ *   JSON body, compared as idempotency compares bodies (`sameBodyText`: key order and spacing do
+ *   not matter, a top-level null field is the same as leaving it out; a body that is not JSON is
+ *   compared as text). The Idempotency-Key header is not part of it, so a retry that
  *   changes only its key is still the same request.
  * - A repeat of a request: the next request that is the same request; the earlier one is the
  *   attempt it repeats.
@@ -65,11 +66,10 @@
  *
  * Each finding counts its occurrences and gives the request ids of the first five.
  */
-import stableStringify from 'safe-stable-stringify';
-
 import type { ClockMode } from './clock.js';
 import type { JournalRecord } from './journal.js';
 import { CANCELABLE_STATUSES, RESOLVED_STATUSES, inWords } from './pipeline.js';
+import { sameBodyText } from './sameRequest.js';
 
 /** What the report reads of a journal record. */
 export type ReportedRequest = Pick<
@@ -406,8 +406,8 @@ function identityOf(r: ReportedRequest): string {
 const utf8 = new TextDecoder();
 
 /**
- * A body as the report compares bodies: its JSON value as canonical text (object keys sorted at
- * every depth, by safe-stable-stringify), or, when it is not JSON, its text. The journal keeps only a digest of this (see
+ * A body as the report compares bodies: its JSON value as `sameBodyText` writes it, or, when it is
+ * not JSON, its text. The journal keeps only a digest of this (see
  * `JournalRecord.bodyFingerprint`), so equal identities mean the same body.
  */
 export function bodyIdentity(bytes: Uint8Array): string {
@@ -425,7 +425,7 @@ export function bodyIdentity(bytes: Uint8Array): string {
 /** The identity of a body already parsed (see `bodyIdentity`); undefined when it is nested too deep to walk. */
 export function jsonIdentity(value: unknown): string | undefined {
   try {
-    return `json:${stableStringify(value)}`;
+    return `json:${sameBodyText(value)}`;
   } catch {
     return undefined;
   }

@@ -11,6 +11,7 @@ import { controlView, type Generation } from './generation.js';
 import * as lifecycle from './lifecycle.js';
 import { IN_FLIGHT_STATUSES, RESOLVED_STATUSES, inWords, type TimedStage, type VideoStatus } from './pipeline.js';
 import type { Simulator } from './simulator.js';
+import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 
 export interface GenerationsInput {
   apiKey?: string | null;
@@ -38,7 +39,7 @@ export function controlGenerations(sim: Simulator, input: GenerationsInput) {
   }
   const page = sim.store.list(
     { account: input.apiKey || null, status: input.status || null, afterSeq, changedSince: input.changedSince ?? null },
-    input.limit ?? 20,
+    input.limit ?? REQUEST_DEFAULTS.simGenerations.limit,
   );
   return {
     object: 'list' as const,

@@ -6,8 +6,8 @@
  * as a reuse (400 `idempotency_key_reused`) otherwise; entries expire after the scenario's
  * retention, on the account's clock.
  */
-import stableStringify from 'safe-stable-stringify';
 import { fail, type SimError } from './errors.js';
+import { sameBodyText } from './sameRequest.js';
 
 export interface StoredResponse {
   fingerprint: string;
@@ -142,25 +142,12 @@ export function remember(store: IdempotencyStore, request: KeyedRequest, status:
   if (status === 200) store.store(request.endpoint, request.key, request.fingerprint, status, text, nowMs);
 }
 
-/**
- * The identity of a request for idempotency: the same JSON value after dropping top-level fields
- * that are null (an optional field's null means "left out"); key order and white space do not matter.
- */
+/** The identity of a request for idempotency: its body, compared as `sameBodyText` says. */
 export function requestFingerprint(body: unknown): string {
   try {
-    return fingerprintOf(body);
+    return sameBodyText(body);
   } catch {
     // Nesting too deep to walk (such a body fails validation anyway, so it is never stored).
     return '\u0000too-deep';
   }
-}
-
-/** The body as JSON text with object keys sorted at every depth (no body: `null`). */
-function fingerprintOf(body: unknown): string {
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-    const trimmed: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(body)) if (v !== null) trimmed[k] = v;
-    return stableStringify(trimmed);
-  }
-  return stableStringify(body) ?? 'null';
 }

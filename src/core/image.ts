@@ -4,6 +4,7 @@
  */
 import { isoTime } from './clock.js';
 import type { Generation } from './generation.js';
+import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 
 export type AspectRatio = '16:9' | '9:16' | '1:1';
 
@@ -33,8 +34,8 @@ export function imageView(image: Image, model: string, costCents: number, create
   };
 }
 
-/** Section 4.5's default. */
-export const DEFAULT_ASPECT_RATIO: AspectRatio = '16:9';
+/** Section 4.5's default, as openapi.yaml gives it; a video's keyframe still has it too. */
+export const DEFAULT_ASPECT_RATIO: AspectRatio = REQUEST_DEFAULTS.createImage.aspect_ratio;
 
 /**
  * The still a video's keyframe stage generates: the image endpoint's generation step, so it

@@ -15,6 +15,7 @@ import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import type { RawBody } from '../api/exchange.js';
 import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
+import { logToStderr } from '../host.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../state/store.js';
@@ -76,6 +77,11 @@ export interface Api {
    */
   drain(): () => void;
   /**
+   * The `X-Request-Id` of an answer made outside the request path (refused by the access checks,
+   * a preflight, a file, a request too malformed to parse): the simulator's next global id.
+   */
+  readonly requestId: () => string;
+  /**
    * A media download's queued network fault, if one matches it (`/cdn/...` faults): after its
    * latency, the fault is carried out, on the file answer the next handler makes for `truncate`
    * and `slow`. Without one, calls `next` at once.
@@ -87,8 +93,10 @@ export interface Api {
 const ABORTED = Symbol('aborted');
 
 export function createApi(sim: Simulator, options: ApiOptions): Api {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = options.log ?? logToStderr;
   const sleep = options.sleep ?? sleepUnlessAborted;
+  // The one issuer of the ids of answers made outside the request path.
+  const requestId = (): string => sim.nextRequestId();
   // Aborted while the server stops: every wait for injected latency ends at once.
   let drain = new AbortController();
   const wait = (ms: number): Promise<void> => {
@@ -136,12 +144,12 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     next();
   };
   const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
-  const guard = createControlGuard(access, () => sim.nextRequestId());
+  const guard = createControlGuard(access, requestId);
   const admit: Admission = (req, res, next) => {
     guard(req, res, () => {
       const path = pathOf(req.url);
       const control = isControlPath(path);
-      if ((req.method === 'OPTIONS' && !control) || !isApiPath(path)) res.setHeader('X-Request-Id', sim.nextRequestId());
+      if ((req.method === 'OPTIONS' && !control) || !isApiPath(path)) res.setHeader('X-Request-Id', requestId());
       if (control) next();
       else allowCors(req, res, next);
     });
@@ -224,6 +232,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     handle,
     admit,
     answer: (request) => handleRequest(socketless, request),
+    requestId,
     responseFailures: state.responseFailures,
     mediaFaults,
     drain: () => {

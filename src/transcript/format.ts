@@ -44,8 +44,10 @@ export interface TranscriptHeader {
 
 /** The request headers a transcript keeps: the ones that change an answer. */
 export const RECORDED_REQUEST_HEADERS = ['authorization', 'idempotency-key', 'content-type'] as const;
-/** The response headers a transcript keeps, beside the status and the body. */
-export const RECORDED_RESPONSE_HEADERS = ['retry-after', 'idempotent-replayed'] as const;
+/** The response headers a transcript keeps, beside the status and the body, as the answer names them. */
+const RECORDED_RESPONSE_HEADERS = ['Retry-After', 'Idempotent-Replayed'] as const;
+/** A recorded response header, by the name a line records it under (lower case). */
+type RecordedResponseHeader = Lowercase<(typeof RECORDED_RESPONSE_HEADERS)[number]>;
 
 /** A request as a transcript or a state file records it, with its answer's status. */
 export interface RecordedRequest {
@@ -106,7 +108,7 @@ export function describeRecordedNetwork(network: RecordedNetwork | undefined): s
 }
 
 export interface TranscriptLine extends RecordedRequest {
-  response_headers: Partial<Record<(typeof RECORDED_RESPONSE_HEADERS)[number], string>>;
+  response_headers: Partial<Record<RecordedResponseHeader, string>>;
   /** The response body as sent (empty for HEAD). */
   response: string;
 }
@@ -139,11 +141,18 @@ export function formatHeader(header: TranscriptHeader): string {
   return JSON.stringify(header);
 }
 
-/** The response headers a line records, by the names the answer carries them under. */
-const RESPONSE_HEADER_NAMES: readonly [string, (typeof RECORDED_RESPONSE_HEADERS)[number]][] = [
-  ['Retry-After', 'retry-after'],
-  ['Idempotent-Replayed', 'idempotent-replayed'],
-];
+/** Each recorded response header: the name the answer carries it under, the name a line records. */
+const RESPONSE_HEADER_NAMES = RECORDED_RESPONSE_HEADERS.map((sent) => [sent, sent.toLowerCase() as RecordedResponseHeader] as const);
+
+/** The request headers a line records, as the members of its `headers` object (without the braces). */
+export function formatRecordedHeaders(headers: Exchange['headers']): string {
+  let text = '';
+  for (const name of RECORDED_REQUEST_HEADERS) {
+    const value = headers[name];
+    if (value !== undefined) text += `${text === '' ? '' : ','}"${name}":${JSON.stringify(value)}`;
+  }
+  return text;
+}
 
 /**
  * The transcript line of one exchange: the JSON of a `TranscriptLine`, written out field by field
@@ -151,11 +160,7 @@ const RESPONSE_HEADER_NAMES: readonly [string, (typeof RECORDED_RESPONSE_HEADERS
  * simulator answers.
  */
 export function formatExchange(seq: number, exchange: Exchange): string {
-  let headers = '';
-  for (const name of RECORDED_REQUEST_HEADERS) {
-    const value = exchange.headers[name];
-    if (value !== undefined) headers += `${headers === '' ? '' : ','}"${name}":${JSON.stringify(value)}`;
-  }
+  const headers = formatRecordedHeaders(exchange.headers);
   let responseHeaders = '';
   for (const [sent, recorded] of RESPONSE_HEADER_NAMES) {
     const value = exchange.answer.headers[sent];
