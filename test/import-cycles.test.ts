@@ -17,23 +17,6 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(ROOT, 'src');
 
-/**
- * Imports that still close a cycle, each written `from -> to` (paths from the project's root).
- * They run through modules being rewritten elsewhere; each entry says how it is to be broken.
- * The test drops these edges before looking for cycles, and fails when an entry no longer exists
- * or no longer closes a cycle, so the list can only shrink.
- */
-const KNOWN_CYCLES_TO_BREAK: readonly string[] = [
-  // The state file takes the exchange types from the request path, which (through the control API's
-  // `stateStatus`) imports the state store back. Fix: import them from `src/api/exchange.ts`.
-  'src/state/store.ts -> src/api/handleRequest.ts',
-  'src/state/format.ts -> src/api/handleRequest.ts',
-  // A run-time cycle: format.ts parses the snapshot line with snapshot.ts, which takes the header
-  // (`STATE_FORMAT`, `StateHeader`, `formatStateHeader`) and `StateFormatError` from format.ts.
-  // Fix: those four in a module of their own (e.g. `src/state/header.ts`) that both import.
-  'src/state/snapshot.ts -> src/state/format.ts',
-];
-
 /** The `.ts` files under `dir`, generated ones excepted (they import nothing of the project's). */
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -258,15 +241,6 @@ function describeTangles(graph: Map<string, Set<string>>): string[] {
   });
 }
 
-function withoutEdges(graph: Map<string, Set<string>>, edges: readonly string[]): Map<string, Set<string>> {
-  const copy = new Map([...graph].map(([node, targets]) => [node, new Set(targets)]));
-  for (const edge of edges) {
-    const [from, to] = edge.split(' -> ');
-    copy.get(from!)?.delete(to!);
-  }
-  return copy;
-}
-
 describe('the modules of src/', () => {
   const graph = importGraph();
 
@@ -298,15 +272,6 @@ describe('the modules of src/', () => {
   });
 
   it('import one another without a cycle', () => {
-    expect(describeTangles(withoutEdges(graph, KNOWN_CYCLES_TO_BREAK))).toEqual([]);
-  });
-
-  it('still hold every import listed as a cycle to break, and each still closes a cycle', () => {
-    const stale = KNOWN_CYCLES_TO_BREAK.filter((edge) => {
-      const [from, to] = edge.split(' -> ');
-      if (!graph.get(from!)?.has(to!)) return true;
-      return !tangles(graph).some((component) => component.includes(from!) && component.includes(to!));
-    });
-    expect(stale).toEqual([]);
+    expect(describeTangles(graph)).toEqual([]);
   });
 });

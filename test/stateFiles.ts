@@ -1,6 +1,7 @@
 /** Reading a state file's text in tests: what it holds, its snapshot's rows apart from its request lines. */
 import type { StateRow } from '../src/core/simulatorState.js';
-import { readStateRows, type StateEntry, type StateHeader } from '../src/state/format.js';
+import { readStateRows, type StateEntry } from '../src/state/format.js';
+import type { StateHeader } from '../src/state/header.js';
 import type { SingleLineSnapshot, Snapshot } from '../src/state/snapshot.js';
 
 export interface StateFileText {

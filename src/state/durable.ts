@@ -13,7 +13,7 @@ import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
 import type { ShardSpec } from '../core/shard.js';
 import type { Simulator } from '../core/simulator.js';
-import { formatStateHeader, type StateHeader } from './format.js';
+import { formatStateHeader, type StateHeader } from './header.js';
 import { readStateFile, refusedFormat, type AskedState, type ReadState } from './open.js';
 import { HeldWall, restoreState, type RestoreResult } from './restore.js';
 import { StateStore } from './store.js';

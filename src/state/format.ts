@@ -24,42 +24,13 @@
  * without a snapshot is what it always was, and the snapshot carries its own format number
  * (`SNAPSHOT_FORMAT`).
  */
-import type { Exchange } from '../api/handleRequest.js';
-import type { ClockMode } from '../core/clock.js';
+import type { Exchange } from '../api/exchange.js';
 import { isoTime } from '../core/clock.js';
-import type { Scenario } from '../core/scenario.js';
-import type { ShardSpec } from '../core/shard.js';
 import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, checkRecordedShard, formatStatusAndNetwork, type RecordedRequest } from '../transcript/format.js';
 import type { StateRow } from '../core/simulatorState.js';
 import { SINGLE_LINE_SNAPSHOT_FORMAT, SNAPSHOT_END, parseSnapshot, parseSnapshotEnd, parseSnapshotRow, type SingleLineSnapshot, type Snapshot } from './snapshot.js';
-import { JsonLinesError, parseJsonObject } from '../jsonLine.js';
-
-export const STATE_FORMAT = 1;
-
-export interface StateHeader {
-  state: typeof STATE_FORMAT;
-  /** The version of the simulator that began the file. */
-  version: string;
-  /** The scenario in use, resolved (`extends` applied, every field present). */
-  scenario: Scenario;
-  /** The seed in use. */
-  seed: number;
-  /**
-   * What the simulator was started with beside its scenario (a command line's `--seed`, `--clock`,
-   * `--speed`): they outlive a global reset, so a restored simulator keeps them too.
-   */
-  overrides: { seed?: number; clock?: ClockMode; speed?: number };
-  /**
-   * The virtual clock: virtual time = `start` + (wall − `anchor`) × `speed` (realtime) plus every
-   * advance, with `anchor` the wall-clock reading (epoch ms) at which the clock began. Wall time
-   * keeps counting while the process is down.
-   */
-  clock: { mode: ClockMode; speed: number; start: string; anchor: number };
-  /** The media address written into responses (a restore on the same address stores the same answers). */
-  cdn_url: string;
-  /** The shard whose accounts the file holds (`--shard I/N`); null or absent: a simulator running alone. */
-  shard?: ShardSpec | null;
-}
+import { parseJsonObject } from '../jsonLine.js';
+import { STATE_FORMAT, StateFormatError, type StateHeader } from './header.js';
 
 /** A request line: what a transcript records of a request, its wall-clock reading and its request id. */
 export interface StateLine extends RecordedRequest {
@@ -99,10 +70,6 @@ export interface StateReading {
   readonly ending: { wholeBytes: number; torn?: number };
 }
 
-export function formatStateHeader(header: StateHeader): string {
-  return JSON.stringify(header);
-}
-
 /**
  * The state line of one exchange, written out field by field (it runs for every request a
  * simulator with state answers). `wall` is the wall-clock reading the request was handled at.
@@ -131,11 +98,6 @@ export function formatIds(ids: number): string {
 /** The number of a global request id (`req_0000000012` is 12), or null for an account's id. */
 export function globalIdNumber(id: string): number | null {
   return /^req_\d+$/.test(id) ? Number(id.slice(4)) : null;
-}
-
-/** A state file that cannot be used as it is: the line (1-based) and what is wrong with it. */
-export class StateFormatError extends JsonLinesError {
-  override readonly name = 'StateFormatError';
 }
 
 /**

@@ -26,7 +26,7 @@ import { isoTime } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import type { CoreState, StateCapture, StateHead, StateRow } from '../core/simulatorState.js';
 import { SIMULATOR_VERSION } from '../version.js';
-import { STATE_FORMAT, StateFormatError, formatStateHeader, type StateHeader } from './format.js';
+import { STATE_FORMAT, StateFormatError, formatStateHeader, type StateHeader } from './header.js';
 
 /** The format of the snapshot this version writes. */
 export const SNAPSHOT_FORMAT = 2;

@@ -32,11 +32,12 @@ import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openS
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { basename, dirname, join } from 'node:path';
-import type { Exchange, StreamedBody } from '../api/handleRequest.js';
+import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime, type VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { acquireFileLock, type FileLock } from '../fileLock.js';
-import { formatIds, formatStateHeader, formatStateLine, globalIdNumber, type StateHeader } from './format.js';
+import { formatIds, formatStateLine, globalIdNumber } from './format.js';
+import { formatStateHeader, type StateHeader } from './header.js';
 import { chunksOf, compactedLines, stateHeaderOf } from './snapshot.js';
 import { StateRefusedError, refuseForeignFile } from './open.js';
 
