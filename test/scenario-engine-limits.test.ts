@@ -21,7 +21,7 @@ describe('idempotency and limits', () => {
     sim = makeSim({
       scenario: fastWith((s) => {
         s.idempotency.retention_seconds = 10;
-        s.limits = { max_stored_generations: 5, max_accounts: 100, journal_size: 3 };
+        s.limits = { ...s.limits, max_stored_generations: 5, max_accounts: 100, journal_size: 3 };
         // Renders of 2 s per output second: a 4 s video resolves in about 11 s, a 16 s one in about 35 s.
         s.stages.render = { duration: { type: 'fixed', value: 2 }, per_output_second: true };
       }),

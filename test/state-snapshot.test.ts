@@ -35,7 +35,7 @@ const SCENARIO = fastWith((s) => {
     refill_per_second: 0.5,
     groups: [{ name: 'images', method: 'POST', path: '/v1/images', capacity: 2, refill_per_second: 0.1 }],
   };
-  s.limits = { max_stored_generations: 3, max_accounts: 4, journal_size: 40 };
+  s.limits = { ...s.limits, max_stored_generations: 3, max_accounts: 4, journal_size: 40 };
   s.idempotency = { retention_seconds: 30 };
   s.http.faults = [{ status: 500, probability: 0.08 }];
   s.stages.render.failure = { probability: 0.3, code: 'render_failed' };

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
-import { fail, type SimError } from '../core/errors.js';
+import { clip, fail, type SimError } from '../core/errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -32,12 +32,12 @@ export function readJsonBody(
   }
   const encoding = headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-    return { error: fail('unsupported_content_type', { message: `Content-Encoding '${encoding}' is not supported. Send plain UTF-8 JSON.` }) };
+    return { error: fail('unsupported_content_type', { message: `Content-Encoding '${clip(encoding)}' is not supported. Send plain UTF-8 JSON.` }) };
   }
   if (!isJsonContentType(contentType)) {
     return {
       error: fail('unsupported_content_type', {
-        message: `Content-Type must be application/json; got ${contentType === undefined ? 'none' : `'${contentType}'`}.`,
+        message: `Content-Type must be application/json; got ${contentType === undefined ? 'none' : `'${clip(contentType)}'`}.`,
       }),
     };
   }

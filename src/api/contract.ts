@@ -6,7 +6,7 @@
  * in the working directory cannot stop the simulator from starting.
  */
 import { createRequire } from 'node:module';
-import { SimError, fail } from '../core/errors.js';
+import { SimError, clip, fail } from '../core/errors.js';
 
 /** An Ajv error, as the compiled validators report it (with `verbose`: the data and its schema). */
 export interface SchemaIssue {
@@ -241,7 +241,7 @@ function readQuery(operation: Operation, raw: string, problems: ParameterProblem
       continue;
     }
     if (Object.hasOwn(query, name)) {
-      problems.push({ code: 'invalid_parameter', param: name, message: `'${name}' is given more than once; give it once.` });
+      problems.push({ code: 'invalid_parameter', param: clip(name), message: `'${clip(name)}' is given more than once; give it once.` });
       continue;
     }
     query[name] = operation.integerQuery.includes(name) && /^-?[0-9]+$/.test(value) ? decimalInteger(value) : value;
@@ -261,7 +261,20 @@ function decimalInteger(digits: string): number {
  * `if` that failed its `then` is told by the `then`'s own issues (which name the field).
  */
 function ownIssues(issues: SchemaIssue[] | null | undefined): SchemaIssue[] {
-  return (issues ?? []).filter((issue) => issue.keyword !== 'if' && !/\/(anyOf|not)\//.test(issue.schemaPath ?? ''));
+  const kept = (issues ?? []).filter(
+    (issue) => issue.keyword !== 'if' && !/\/(anyOf|not)\//.test(issue.schemaPath ?? '') && !isNullBranch(issue),
+  );
+  // A nullable value (`oneOf: [null, X]`) that is not null is told by X's own issues when it has some.
+  return kept.filter(
+    (issue) =>
+      issue.keyword !== 'oneOf' ||
+      !kept.some((other) => other !== issue && (other.instancePath === issue.instancePath || other.instancePath.startsWith(`${issue.instancePath}/`))),
+  );
+}
+
+/** The issue of the `null` branch of a `oneOf` (the value is not null): it says nothing of what is wrong. */
+function isNullBranch(issue: SchemaIssue): boolean {
+  return issue.keyword === 'type' && issue.params.type === 'null' && /\/oneOf\/\d+\/type$/.test(issue.schemaPath ?? '');
 }
 
 function paramRank(param: string | null): number {
@@ -283,7 +296,8 @@ function describe(issue: SchemaIssue, operation: Operation, where?: 'body'): Par
   };
   switch (issue.keyword) {
     case 'additionalProperties': {
-      const param = nameOf([...segments, String(issue.params.additionalProperty)]);
+      // The client names an unknown parameter: named back at most 100 characters long.
+      const param = clip(nameOf([...segments, String(issue.params.additionalProperty)]) as string);
       return {
         code: 'unknown_parameter',
         param,

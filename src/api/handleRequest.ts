@@ -18,7 +18,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { Account } from '../core/account.js';
-import { SimError, errorObject, fail } from '../core/errors.js';
+import { SimError, clip, errorObject, fail } from '../core/errors.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
 import { drawInjection } from '../core/injection.js';
@@ -402,5 +402,5 @@ class RequestContext implements OperationInput, HandledRequest {
 const NO_FIELDS: Record<string, never> = Object.freeze({}) as Record<string, never>;
 
 function unknownRoute(request: { method: string; path: string }): SimError {
-  return fail('unknown_route', { message: `Unknown route: ${request.method} ${request.path}. See openapi.yaml for the routes this API has.` });
+  return fail('unknown_route', { message: `Unknown route: ${clip(request.method)} ${clip(request.path)}. See openapi.yaml for the routes this API has.` });
 }

@@ -6,7 +6,7 @@
  */
 import type { Account } from './account.js';
 import type { ClockState } from './clock.js';
-import { fail } from './errors.js';
+import { clip, fail } from './errors.js';
 import { failedFate } from './fate.js';
 import { controlView, type Generation } from './generation.js';
 import * as lifecycle from './lifecycle.js';
@@ -57,7 +57,7 @@ export function controlGenerations(sim: Simulator, input: GenerationsInput) {
   if (input.after != null) {
     const anchor = sim.store.get(input.after);
     if (!anchor) {
-      throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
+      throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${clip(input.after)}' is not.` });
     }
     afterSeq = anchor.globalSeq;
   }
@@ -137,5 +137,5 @@ function storedGeneration(sim: Simulator, id: string): Generation {
 }
 
 function notStored(id: string) {
-  return fail('resource_not_found', { param: 'id', message: `No generation '${id}' is stored in the simulator.` });
+  return fail('resource_not_found', { param: 'id', message: `No generation '${clip(id)}' is stored in the simulator.` });
 }

@@ -7,7 +7,7 @@
  * retention, on the account's clock.
  */
 import stableStringify from 'safe-stable-stringify';
-import { fail, type SimError } from './errors.js';
+import { clip, fail, type SimError } from './errors.js';
 
 export interface StoredResponse {
   fingerprint: string;
@@ -113,7 +113,7 @@ export function replayFor(
   }
   if (found.kind === 'conflict') {
     return fail('idempotency_key_reused', {
-      message: `Idempotency-Key '${request.key}' was already used with a different request on ${request.endpoint}. Use a new key for a new request.`,
+      message: `Idempotency-Key '${clip(request.key)}' was already used with a different request on ${clip(request.endpoint)}. Use a new key for a new request.`,
     });
   }
   return undefined;

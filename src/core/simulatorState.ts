@@ -31,7 +31,7 @@ export interface CoreState {
 }
 
 export class SimulatorState {
-  readonly faults = new FaultQueue();
+  readonly faults: FaultQueue;
   readonly accounts: Accounts;
   readonly store: GenerationStore;
   readonly journal: Journal;
@@ -42,6 +42,7 @@ export class SimulatorState {
     readonly clock: VirtualClock,
     limits: Scenario['limits'],
   ) {
+    this.faults = new FaultQueue(limits.max_queued_faults);
     this.accounts = new Accounts(limits.max_accounts);
     this.store = new GenerationStore(limits.max_stored_generations);
     this.journal = new Journal(limits.journal_size);

@@ -3,7 +3,7 @@
  * Each takes the account's time of the request (its clock caught up once, by the request path).
  */
 import type { Account } from './account.js';
-import { fail } from './errors.js';
+import { clip, fail } from './errors.js';
 import { drawFate, type ForcedOutcome } from './fate.js';
 import { cancelView, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
 import * as lifecycle from './lifecycle.js';
@@ -57,13 +57,13 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
   if (!scenario.models.video.includes(request.model)) {
     throw fail('model_not_found', {
       param: 'model',
-      message: `Model '${request.model}' does not exist. Available models: ${scenario.models.video.join(', ')}.`,
+      message: `Model '${clip(request.model)}' does not exist. Available models: ${scenario.models.video.join(', ')}.`,
     });
   }
   if (request.keyframe_id !== null && !parts.store.imagesOf(account.key).has(request.keyframe_id)) {
     throw fail('keyframe_not_found', {
       param: 'keyframe_id',
-      message: `No keyframe image '${request.keyframe_id}' exists. Create one with POST /v1/images and pass its id.`,
+      message: `No keyframe image '${clip(request.keyframe_id)}' exists. Create one with POST /v1/images and pass its id.`,
     });
   }
   const index = account.videoDraws++;
@@ -111,7 +111,7 @@ export function listVideos(parts: ServiceParts, account: Account, input: ListInp
   if (!page) {
     throw fail('invalid_parameter', {
       param: 'after',
-      message: `'after' must be the id of one of your generations; '${input.after}' is not.`,
+      message: `'after' must be the id of one of your generations; '${clip(String(input.after))}' is not.`,
     });
   }
   return { object: 'list', data: page.data.map((g) => videoView(g, parts.cdnUrl)), has_more: page.hasMore };
@@ -135,6 +135,6 @@ export function effectiveNegativePrompt(accountDefault: string | null, requested
 
 function ownGeneration(parts: ServiceParts, account: Account, id: string): Generation {
   const g = parts.store.ownedBy(account.key, id);
-  if (!g) throw fail('resource_not_found', { param: 'id', message: `No video generation with id '${id}' exists.` });
+  if (!g) throw fail('resource_not_found', { param: 'id', message: `No video generation with id '${clip(id)}' exists.` });
   return g;
 }
