@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { VirtualClock, isoTime, secondsToMs } from '../src/core/clock.js';
-import { IdempotencyStore, requestFingerprint } from '../src/core/idempotency.js';
+import { IdempotencyLedger, IdempotencyStore, requestFingerprint } from '../src/core/idempotency.js';
 import { Journal, type JournalEntry, type JournalRecord } from '../src/core/journal.js';
 import { journalRecord } from './helpers.js';
 import { drawFate, type FateRequest } from '../src/core/fate.js';
@@ -262,7 +262,7 @@ describe('TokenBucket', () => {
 
 describe('IdempotencyStore', () => {
   it('misses an unknown key, replays a stored one with the same fingerprint, conflicts on another', () => {
-    const store = new IdempotencyStore(1000);
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
     expect(store.lookup('/v1/videos', 'k1', 'fp', 0)).toEqual({ kind: 'miss' });
     store.store('/v1/videos', 'k1', 'fp', 200, '{"id":"vid_1"}', 0);
     expect(store.lookup('/v1/videos', 'k1', 'fp', 500)).toEqual({ kind: 'replay', status: 200, text: '{"id":"vid_1"}' });
@@ -270,13 +270,13 @@ describe('IdempotencyStore', () => {
   });
 
   it('scopes keys by endpoint', () => {
-    const store = new IdempotencyStore(1000);
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
     store.store('/v1/videos', 'k', 'fp', 200, '{}', 0);
     expect(store.lookup('/v1/images', 'k', 'fp', 0)).toEqual({ kind: 'miss' });
   });
 
   it('forgets an entry once its retention has passed', () => {
-    const store = new IdempotencyStore(1000);
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
     store.store('/v1/videos', 'k', 'fp', 200, '{"n":1}', 0);
     expect(store.lookup('/v1/videos', 'k', 'fp', 999).kind).toBe('replay');
     expect(store.lookup('/v1/videos', 'k', 'fp', 1000)).toEqual({ kind: 'miss' });
@@ -285,7 +285,7 @@ describe('IdempotencyStore', () => {
   });
 
   it('expires entries one by one, in the order they were stored', () => {
-    const store = new IdempotencyStore(1000);
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
     store.store('/v1/videos', 'a', 'fp', 200, 'A', 0);
     store.store('/v1/videos', 'b', 'fp', 200, 'B', 600);
     expect(store.lookup('/v1/videos', 'a', 'fp', 1200)).toEqual({ kind: 'miss' });

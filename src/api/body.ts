@@ -78,5 +78,10 @@ function isJsonContentType(value: string | undefined): boolean {
 export function bodyFingerprint(raw: RawBody, parsed?: Record<string, unknown>): string | null {
   if (raw === null || raw === 'too_large') return null;
   const identity = (parsed !== undefined && raw.length > 0 ? jsonIdentity(parsed) : undefined) ?? bodyIdentity(raw);
-  return createHash('sha256').update(identity).digest('base64');
+  return digest(identity);
+}
+
+/** A SHA-256 digest of a text (base64, 44 characters): what is kept of a request to recognise it again. */
+export function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
 }

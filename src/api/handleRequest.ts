@@ -7,8 +7,16 @@
  * The order of a `/v1` request:
  *
  *   authentication → faults and latency → rate limit → idempotent replay → route → body →
- *   parameters → the operation (existence, balance, claim linking) → the answer checked against
- *   openapi.yaml → stored under its Idempotency-Key → journaled.
+ *   parameters → the operation (existence, balance, claim linking, room in the store) → the answer
+ *   checked against openapi.yaml → stored under its Idempotency-Key → journaled.
+ *
+ * Room in the store is the last check of a create (video or image): with
+ * `limits.max_stored_generations` generations and images stored and none of them resolved, it is
+ * 429 `rate_limit_exceeded` with `Retry-After: 1` (else what resolved first makes room). It comes
+ * after the idempotent replay, so that a create answered before is answered again however full the
+ * store is; and after every check that no retry can pass, so that a create refused for room is one
+ * that succeeds once something resolves. Being past the rate limit, it has spent the request's
+ * token, as every request that reaches its parameters has.
  *
  * The order of a `/_sim` request, once the HTTP adapter's access checks passed (controlGuard.ts):
  *
@@ -25,7 +33,7 @@ import { drawInjection } from '../core/injection.js';
 import { journalRecord, type HandledRequest, type JournalRecord } from '../core/journal.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
-import { bodyFingerprint, readJsonBody, type RawBody } from './body.js';
+import { bodyFingerprint, digest, readJsonBody, type RawBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
 import { OPERATION_HANDLERS, StreamAnswer, type Control, type OperationInput } from './operations.js';
 
@@ -196,7 +204,7 @@ function spendRateLimit(ctx: RequestContext): Draft | undefined {
 function replayIdempotent(ctx: RequestContext): Draft | undefined {
   const { method, path, headers } = ctx.request;
   const read = ctx.readBody();
-  ctx.keyed = keyedRequest(method, path, headers['idempotency-key'], read.value, read.error === undefined);
+  ctx.keyed = keyedRequest(method, path, headers['idempotency-key'], read.value, read.error === undefined, digest);
   if (ctx.keyed === undefined) return undefined;
   const found = replayFor((ctx.account as Account).idempotency, ctx.keyed, ctx.atMs, ctx.headers);
   if (found === undefined) return undefined;

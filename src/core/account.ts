@@ -8,7 +8,7 @@
 import { fail } from './errors.js';
 import type { Generation } from './generation.js';
 import { fnv1a32 } from './hash.js';
-import { IdempotencyStore, type IdempotencyEntryState } from './idempotency.js';
+import { IdempotencyStore, type IdempotencyEntryState, type IdempotencyLedger, type StoredResponse } from './idempotency.js';
 import { TIMED_STAGES } from './pipeline.js';
 import { createStream, type RandomStream } from './random.js';
 import { AccountBuckets, type BucketsState } from './rateLimit.js';
@@ -56,11 +56,13 @@ export class Account {
   /** A generation walks at most one scheduled entry per stage. */
   readonly scheduler = new Scheduler<Generation>(TIMED_STAGES.length);
 
+  /** `ledger`: the stored answers of all accounts, which bounds them (`limits.max_idempotency_keys`). */
   constructor(
     readonly key: string,
     scenario: Scenario,
     private readonly seed: number,
     globalNowMs: number,
+    ledger: IdempotencyLedger,
   ) {
     this.tag = fnv1a32(key).toString(16).padStart(8, '0');
     // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
@@ -69,10 +71,11 @@ export class Account {
     this.negativePrompt = spec.negative_prompt !== undefined ? spec.negative_prompt : scenario.account_defaults.negative_prompt;
     this.requestStream = createStream(seed, key, 'requests');
     this.buckets = new AccountBuckets(scenario.rate_limits, globalNowMs);
-    this.idempotency = new IdempotencyStore(Math.round(scenario.idempotency.retention_seconds * 1000));
+    this.idempotency = new IdempotencyStore(Math.round(scenario.idempotency.retention_seconds * 1000), ledger);
   }
 
-  toState(): AccountState {
+  /** `ranks`: where each stored answer stands among those of all accounts (`IdempotencyLedger.ranks`). */
+  toState(ranks: ReadonlyMap<StoredResponse, number>): AccountState {
     return {
       key: this.key,
       offset_ms: this.offsetMs,
@@ -83,17 +86,18 @@ export class Account {
       balance_cents: this.balanceCents,
       reserved_cents: this.reservedCents,
       buckets: this.buckets.toState(),
-      idempotency: this.idempotency.toState(),
+      idempotency: this.idempotency.toState(ranks),
       scheduled: this.scheduler.pending().map((g) => g.fate.id),
     };
   }
 
   /**
    * The account a state of `toState` describes, but for its scheduled transitions (the caller
-   * schedules them once the generations are back). `storedText` maps each stored answer's body.
+   * schedules them once the generations are back, and the ledger places its stored answers among
+   * those of the other accounts). `storedText` maps each stored answer's body.
    */
-  static fromState(state: AccountState, scenario: Scenario, seed: number, storedText?: (body: string) => string): Account {
-    const account = new Account(state.key, scenario, seed, state.buckets.main.updated_at);
+  static fromState(state: AccountState, scenario: Scenario, seed: number, ledger: IdempotencyLedger, storedText?: (body: string) => string): Account {
+    const account = new Account(state.key, scenario, seed, state.buckets.main.updated_at, ledger);
     account.offsetMs = state.offset_ms;
     account.requestCount = state.requests;
     account.videoDraws = state.video_draws;

@@ -48,6 +48,11 @@ export interface Generation {
   changeSeq: number;
   /** The scheduled end of the current stage, while in flight. */
   pending: ScheduledEntry<Generation> | null;
+  /** The store's bookkeeping: its slot in each of the store's lists (-1: in none). */
+  listSlot: number;
+  orderSlot: number;
+  changeSlot: number;
+  resolvedSlot: number;
 }
 
 /**
@@ -155,8 +160,12 @@ export function generationFromState(s: GenerationState): Generation {
     evicted: false,
     changeSeq: s.change,
     pending: null,
+    ...NO_SLOTS,
   };
 }
+
+/** The slots of a generation in none of the store's lists yet. */
+export const NO_SLOTS = { listSlot: -1, orderSlot: -1, changeSlot: -1, resolvedSlot: -1 } as const;
 
 /** The video object of section 2.1. */
 export interface VideoView {

@@ -21,6 +21,8 @@ export interface Image {
   account: string;
   prompt: string;
   aspectRatio: AspectRatio;
+  /** The store's bookkeeping: its slot in the order things resolved (-1: none, as for a keyframe generated for a video). */
+  resolvedSlot: number;
 }
 
 /** The image object of section 2.2. */
@@ -47,7 +49,7 @@ const DEFAULT_ASPECT_RATIO: AspectRatio = '16:9';
 
 /**
  * Section 4.5: an image, made at once with the keyframe model and charged when made, once the
- * balance covers its price and claim linking accepts it.
+ * balance covers its price, claim linking accepts it and the store has room for it.
  */
 export function createImage(parts: ServiceParts, account: Account, nowMs: number, input: CreateImageInput, forced: ForcedOutcome | null): ReturnType<typeof imageView> {
   const rng = account.streamFor('image', account.imageDraws++);
@@ -56,10 +58,12 @@ export function createImage(parts: ServiceParts, account: Account, nowMs: number
     account: account.key,
     prompt: input.prompt,
     aspectRatio: input.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
+    resolvedSlot: -1,
   };
   const costCents = parts.scenario.pricing.keyframe_cents;
   account.requireBalance(costCents);
   checkClaimLinking(parts.scenario, parts.seed, account.key, [input.prompt], forced);
+  parts.store.makeRoom();
   parts.store.addImage(image);
   account.charge(costCents);
   return imageView(image, parts.scenario.models.keyframe, costCents, nowMs, parts.cdnUrl);
@@ -75,5 +79,6 @@ export function keyframeImage(g: Generation): Image {
     account: g.account,
     prompt: g.request.prompt,
     aspectRatio: DEFAULT_ASPECT_RATIO,
+    resolvedSlot: -1,
   };
 }

@@ -7,6 +7,7 @@ import { Account, type AccountState } from './account.js';
 import { Accounts } from './accounts.js';
 import type { VirtualClock } from './clock.js';
 import { FaultQueue, type QueuedFault } from './faults.js';
+import { IdempotencyLedger } from './idempotency.js';
 import { Journal, type JournalRecord } from './journal.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
@@ -35,6 +36,8 @@ export class SimulatorState {
   readonly accounts: Accounts;
   readonly store: GenerationStore;
   readonly journal: Journal;
+  /** Every account's answers stored under an Idempotency-Key, bounded together. */
+  readonly idempotencyKeys: IdempotencyLedger;
   /** Requests answered without an account: the global request ids count them. */
   requestCount = 0;
 
@@ -46,10 +49,12 @@ export class SimulatorState {
     this.accounts = new Accounts(limits.max_accounts);
     this.store = new GenerationStore(limits.max_stored_generations);
     this.journal = new Journal(limits.journal_size);
+    this.idempotencyKeys = new IdempotencyLedger(limits.max_idempotency_keys);
   }
 
   /** Drops an account and everything of it: a per-account reset, or the account dropped for the limit. */
   forgetAccount(key: string): void {
+    this.accounts.peek(key)?.idempotency.clear();
     this.accounts.delete(key);
     this.store.forgetAccount(key);
     this.journal.forget(key);
@@ -57,10 +62,11 @@ export class SimulatorState {
   }
 
   toState(): CoreState {
+    const ranks = this.idempotencyKeys.ranks();
     return {
       clock_advanced_ms: this.clock.advancedMs,
       requests: this.requestCount,
-      accounts: [...this.accounts.values()].map((account) => account.toState()),
+      accounts: [...this.accounts.values()].map((account) => account.toState(ranks)),
       evicted_accounts: this.accounts.evicted,
       store: this.store.toState(),
       journal: this.journal.toState(),
@@ -73,8 +79,9 @@ export class SimulatorState {
     const state = new SimulatorState(clock, scenario.limits);
     clock.advancedMs = data.clock_advanced_ms;
     state.requestCount = data.requests;
-    const accounts = data.accounts.map((a) => Account.fromState(a, scenario, seed, storedText));
+    const accounts = data.accounts.map((a) => Account.fromState(a, scenario, seed, state.idempotencyKeys, storedText));
     state.accounts.restore(accounts, data.evicted_accounts);
+    state.idempotencyKeys.restore(accounts.map((account) => account.idempotency));
     state.store.fromState(data.store);
     data.accounts.forEach((a, i) => {
       for (const id of a.scheduled) {

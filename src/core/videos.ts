@@ -5,7 +5,7 @@
 import type { Account } from './account.js';
 import { clip, fail } from './errors.js';
 import { drawFate, type ForcedOutcome } from './fate.js';
-import { cancelView, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
+import { NO_SLOTS, cancelView, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
 import * as lifecycle from './lifecycle.js';
 import { checkClaimLinking } from './claimLinking.js';
 import type { VideoStatus } from './pipeline.js';
@@ -42,7 +42,8 @@ const DEFAULT_LIMIT = 20;
 
 /**
  * Section 4.1: a new generation, `queued`, once the model and the keyframe image (one of the
- * account's) exist, the balance covers its price and claim linking accepts it.
+ * account's) exist, the balance covers its price, claim linking accepts it and the store has room
+ * for it (`GenerationStore.makeRoom`: a 429 when it is full of generations still in flight).
  */
 export function createVideo(parts: ServiceParts, account: Account, nowMs: number, input: CreateVideoInput, forced: ForcedOutcome | null): VideoView {
   const { scenario } = parts;
@@ -75,6 +76,7 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
   );
   account.requireBalance(fate.priceCents);
   checkClaimLinking(scenario, parts.seed, account.key, [request.prompt, request.negative_prompt], forced);
+  parts.store.makeRoom();
   const generation: Generation = {
     fate,
     account: account.key,
@@ -93,6 +95,7 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
     evicted: false,
     changeSeq: 0,
     pending: null,
+    ...NO_SLOTS,
   };
   parts.store.add(generation);
   account.reserve(fate.priceCents);
