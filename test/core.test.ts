@@ -293,6 +293,41 @@ describe('IdempotencyStore', () => {
   });
 });
 
+describe('IdempotencyStore and IdempotencyLedger', () => {
+  it('matches an answer stored by an earlier version, which kept the request itself instead of its digest', () => {
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
+    store.fromState([{ key: '/v1/videos k', fingerprint: '{"model":"m"}', status: 200, text: 'T', expires_at: 1000 }]);
+    expect(store.lookup('/v1/videos', 'k', 'digest-of-m', 0, '{"model":"m"}')).toEqual({ kind: 'replay', status: 200, text: 'T' });
+    expect(store.lookup('/v1/videos', 'k', 'digest-of-n', 0, '{"model":"n"}')).toEqual({ kind: 'conflict' });
+  });
+
+  it('drops the oldest answer of all stores past its limit, and restores that order from ranks (answers without one first)', () => {
+    const ledger = new IdempotencyLedger(3);
+    const a = new IdempotencyStore(1000, ledger);
+    const b = new IdempotencyStore(1000, ledger);
+    a.store('/v1/videos', 'a1', 'fp', 200, 'A1', 0);
+    b.store('/v1/videos', 'b1', 'fp', 200, 'B1', 0);
+    a.store('/v1/videos', 'a2', 'fp', 200, 'A2', 0);
+    b.store('/v1/videos', 'b2', 'fp', 200, 'B2', 0);
+    expect(a.lookup('/v1/videos', 'a1', 'fp', 0)).toEqual({ kind: 'miss' });
+    expect(ledger.size).toBe(3);
+
+    const ranks = ledger.ranks();
+    const restored = new IdempotencyLedger(2);
+    const a2 = new IdempotencyStore(1000, restored);
+    const b2 = new IdempotencyStore(1000, restored);
+    a2.fromState(a.toState(ranks));
+    b2.fromState([...b.toState(ranks), { key: '/v1/videos old', fingerprint: 'fp', status: 200, text: 'OLD', expires_at: 1000 }]);
+    restored.restore([a2, b2]);
+    // Order: old (no rank), b1, a2, b2; a limit of 2 keeps a2 and b2.
+    expect(restored.size).toBe(2);
+    expect(b2.lookup('/v1/videos', 'old', 'fp', 0)).toEqual({ kind: 'miss' });
+    expect(b2.lookup('/v1/videos', 'b1', 'fp', 0)).toEqual({ kind: 'miss' });
+    expect(a2.lookup('/v1/videos', 'a2', 'fp', 0).kind).toBe('replay');
+    expect(b2.lookup('/v1/videos', 'b2', 'fp', 0).kind).toBe('replay');
+  });
+});
+
 describe('requestFingerprint', () => {
   it('ignores key order, at every depth', () => {
     expect(requestFingerprint({ model: 'm', prompt: 'p', extra: { x: 1, y: [1, 2] } })).toBe(

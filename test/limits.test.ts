@@ -140,6 +140,22 @@ describe('limits.max_stored_generations', () => {
     expect(await storedIds(sim)).toEqual([...ids.filter((id) => id !== first.id), made.body.id]);
   });
 
+  it('restores a snapshot of an earlier version, whose made images have no place among the resolved generations: they go first', async () => {
+    const sim = limited({ max_stored_generations: 3 });
+    const video = await createResolved(sim, 'sk_test_old');
+    const image = (await request(sim.app).post('/v1/images').set(bearer('sk_test_old')).send({ prompt: PROMPT })).body.id as string;
+    const state = sim.core.toState();
+    expect(state.store.images.map((i) => i.after_change)).toEqual([expect.any(Number), undefined]);
+    for (const i of state.store.images) delete i.after_change;
+    const restored = limited({ max_stored_generations: 3 });
+    restored.core.fromState(state);
+    expect(await health(restored)).toMatchObject({ stored_generations: 2 });
+    await createMany(restored, 2, {}, 'sk_test_old');
+    // The image, placed before every generation, made room first; the video is still stored.
+    expect((await request(restored.app).get(`/cdn/images/${image}.png`)).status).toBe(404);
+    expect((await getVideo(restored, video, 'sk_test_old')).status).toBe(200);
+  });
+
   it('answers a create repeated under its Idempotency-Key however full the store is', async () => {
     const sim = limited({ max_stored_generations: 2 });
     const keyed = () => request(sim.app).post('/v1/videos').set(bearer()).set('Idempotency-Key', 'k-full').send({ model: 'video-3.2', prompt: PROMPT });
