@@ -111,3 +111,24 @@ describe('no answer echoes an unbounded client value', () => {
     expect(expectError(res, 400, 'invalid_request_error', 'model_not_found', 'model').message).toContain(`'${'x'.repeat(99)}…'`);
   });
 });
+
+describe('API keys are at most 255 characters long', () => {
+  const keyOf = (length: number) => `sk_test_${'k'.repeat(length - 'sk_test_'.length)}`;
+
+  it('a /v1 request with a longer key is 401 invalid_api_key, and makes no account', async () => {
+    const sim = makeSim();
+    expect((await request(sim.app).get('/v1/videos').set(bearer(keyOf(255)))).status).toBe(200);
+    const refused = await request(sim.app).get('/v1/videos').set(bearer(keyOf(256)));
+    expect(expectError(refused, 401, 'authentication_error', 'invalid_api_key').message).toBe(
+      'Invalid API key: a key is at most 255 characters long; this one has 256.',
+    );
+    expect((await request(sim.app).get('/_sim/health')).body.limits.accounts).toBe(1);
+  });
+
+  it('a control call naming a longer key is 400, and makes no account', async () => {
+    const sim = makeSim();
+    expectError(await request(sim.app).post('/_sim/clock/advance').send({ seconds: 1, api_key: keyOf(256) }), 400, 'invalid_request_error', 'invalid_parameter', 'api_key');
+    expectError(await request(sim.app).post('/_sim/clock/advance').query({ api_key: keyOf(256) }).send({ seconds: 1 }), 400, 'invalid_request_error', 'invalid_parameter', 'api_key');
+    expect((await request(sim.app).get('/_sim/health')).body.limits.accounts).toBe(0);
+  });
+});

@@ -53,16 +53,15 @@ export function health(sim: Simulator): Health {
 export function controlGenerations(sim: Simulator, input: GenerationsInput) {
   sim.catchUpAll();
   // `after` names a stored generation; only those created after it are listed.
-  let afterSeq = -1;
+  let after: Generation | null = null;
   if (input.after != null) {
-    const anchor = sim.store.get(input.after);
-    if (!anchor) {
+    after = sim.store.get(input.after) ?? null;
+    if (!after) {
       throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${clip(input.after)}' is not.` });
     }
-    afterSeq = anchor.globalSeq;
   }
   const page = sim.store.list(
-    { account: input.apiKey || null, status: input.status || null, afterSeq, changedSince: input.changedSince ?? null },
+    { account: input.apiKey || null, status: input.status || null, after, changedSince: input.changedSince ?? null },
     input.limit ?? 20,
   );
   return {

@@ -160,12 +160,12 @@ export function generationFromState(s: GenerationState): Generation {
     evicted: false,
     changeSeq: s.change,
     pending: null,
-    ...NO_SLOTS,
+    listSlot: -1,
+    orderSlot: -1,
+    changeSlot: -1,
+    resolvedSlot: -1,
   };
 }
-
-/** The slots of a generation in none of the store's lists yet. */
-export const NO_SLOTS = { listSlot: -1, orderSlot: -1, changeSlot: -1, resolvedSlot: -1 } as const;
 
 /** The video object of section 2.1. */
 export interface VideoView {

@@ -14,30 +14,36 @@ export interface SlotField<T> {
 const COMPACT_MIN = 1024;
 
 /**
- * Items in an order, each with a number that rises along it (its key, for cursors; 0 when the list
- * needs none). An item that leaves empties its slot at once, so the list no longer keeps it; empty
+ * Items in an order; in a keyed list, each with a number that rises along it (its key, for
+ * cursors). An item that leaves empties its slot at once, so the list no longer keeps it; empty
  * slots are dropped in batches once they outnumber the items (so the list stays within twice its
  * items, and 1,024), and each item's slot, which it records itself (`SlotField`), is rewritten then.
  * Adding, removing and taking the first item cost the same at any length.
  */
 export class SlotList<T> {
-  private keys: number[] = [];
+  /** The keys, slot for slot (a list without keys keeps none). */
+  private keys: number[] | null;
   private items: (T | undefined)[] = [];
   /** Every slot before it is empty. */
   private head = 0;
   private count = 0;
 
-  constructor(private readonly slot: SlotField<T>) {}
+  constructor(
+    private readonly slot: SlotField<T>,
+    { keyed = false }: { keyed?: boolean } = {},
+  ) {
+    this.keys = keyed ? [] : null;
+  }
 
   get size(): number {
     return this.count;
   }
 
-  /** Adds an item at the end; `key` must not be below the last one's. */
+  /** Adds an item at the end; in a keyed list, `key` must not be below the last one's. */
   push(item: T, key = 0): void {
     this.slot.set(item, this.items.length);
     this.items.push(item);
-    this.keys.push(key);
+    this.keys?.push(key);
     this.count++;
   }
 
@@ -62,13 +68,14 @@ export class SlotList<T> {
     return this.slot.get(item) + 1;
   }
 
-  /** The first slot whose key is above `key`. */
+  /** In a keyed list, the first slot whose key is above `key`. */
   afterKey(key: number): number {
+    const keys = this.keys ?? [];
     let lo = this.head;
-    let hi = this.keys.length;
+    let hi = keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if ((this.keys[mid] as number) <= key) lo = mid + 1;
+      if ((keys[mid] as number) <= key) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -76,7 +83,7 @@ export class SlotList<T> {
 
   /**
    * Up to `limit` items from slot `start` on that `keep` accepts; `hasMore` says whether another
-   * one follows; `lastKey` is the key of the last item taken (-1 when none).
+   * one follows; `lastKey` is the key of the last item taken (-1 when none or the list has no keys).
    */
   page(start: number, limit: number, keep: (item: T) => boolean): { data: T[]; hasMore: boolean; lastKey: number } {
     const data: T[] = [];
@@ -86,7 +93,7 @@ export class SlotList<T> {
       if (item === undefined || !keep(item)) continue;
       if (data.length === limit) return { data, hasMore: true, lastKey };
       data.push(item);
-      lastKey = this.keys[i] as number;
+      lastKey = this.keys?.[i] ?? -1;
     }
     return { data, hasMore: false, lastKey };
   }
@@ -102,14 +109,14 @@ export class SlotList<T> {
   }
 
   private compact(): void {
-    const keys: number[] = [];
+    const keys: number[] | null = this.keys && [];
     const items: T[] = [];
     for (let i = this.head; i < this.items.length; i++) {
       const item = this.items[i];
       if (item === undefined) continue;
       this.slot.set(item, items.length);
       items.push(item);
-      keys.push(this.keys[i] as number);
+      keys?.push(this.keys?.[i] as number);
     }
     this.items = items;
     this.keys = keys;

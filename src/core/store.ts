@@ -22,7 +22,7 @@ import type { VideoStatus } from './pipeline.js';
 
 /** One account's part of the store. */
 interface Holdings {
-  /** Its generations in creation order, keyed by their index within the account. */
+  /** Its generations in creation order. */
   list: SlotList<Generation>;
   /** Its images (made by `POST /v1/images`, and generated for its videos), by id. */
   images: Map<string, Image>;
@@ -78,10 +78,10 @@ export class GenerationStore {
   /** Every stored generation by id, whatever its account. */
   private readonly byId = new Map<string, Generation>();
   private readonly holdings = new Map<string, Holdings>();
-  /** Every stored generation across accounts, in creation order (keyed by `globalSeq`). */
+  /** Every stored generation across accounts, in creation order. */
   private readonly order = new SlotList<Generation>(ORDER_SLOT);
   /** Every stored generation once, at its latest change (keyed by its change number). */
-  private readonly changes = new SlotList<Generation>(CHANGE_SLOT);
+  private readonly changes = new SlotList<Generation>(CHANGE_SLOT, { keyed: true });
   /** What counts and has resolved, in the order it resolved: the first goes first. */
   private readonly resolved = new SlotList<Counted>(RESOLVED_SLOT);
   /** How many stored things count against the limit. */
@@ -125,8 +125,8 @@ export class GenerationStore {
   /** Stores a new generation, once `makeRoom` made room (its first change is told by `recordChange` when it enters its first stage). */
   add(g: Generation): void {
     this.byId.set(g.fate.id, g);
-    this.order.push(g, g.globalSeq);
-    this.holdingsOf(g.account).list.push(g, g.index);
+    this.order.push(g);
+    this.holdingsOf(g.account).list.push(g);
     this.counted++;
   }
 
@@ -159,18 +159,19 @@ export class GenerationStore {
   }
 
   /**
-   * Generations across accounts (or of one) created after the one with sequence `afterSeq`, in
-   * creation order; or, with `changedSince`, those changed after that cursor, in the order of
-   * their latest change.
+   * Generations across accounts (or of one) created after the stored generation `after` (all when
+   * null), in creation order; or, with `changedSince`, those changed after that cursor, in the
+   * order of their latest change.
    */
-  list(filter: { account: string | null; status: VideoStatus | null; afterSeq: number; changedSince: number | null }, limit: number): GenerationPage {
+  list(filter: { account: string | null; status: VideoStatus | null; after: Generation | null; changedSince: number | null }, limit: number): GenerationPage {
+    const afterSeq = filter.after?.globalSeq ?? -1;
     const keep = (g: Generation): boolean =>
-      g.globalSeq > filter.afterSeq && (filter.account === null || g.account === filter.account) && (filter.status === null || g.status === filter.status);
+      g.globalSeq > afterSeq && (filter.account === null || g.account === filter.account) && (filter.status === null || g.status === filter.status);
     if (filter.changedSince !== null) {
       const page = this.changes.page(this.changes.afterKey(filter.changedSince), limit, keep);
       return { data: page.data, hasMore: page.hasMore, cursor: page.hasMore ? page.lastKey : this.changeSeq };
     }
-    const page = this.order.page(this.order.afterKey(filter.afterSeq), limit, keep);
+    const page = this.order.page(filter.after ? this.order.after(filter.after) : 0, limit, keep);
     return { data: page.data, hasMore: page.hasMore, cursor: this.changeSeq };
   }
 

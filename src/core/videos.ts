@@ -5,7 +5,7 @@
 import type { Account } from './account.js';
 import { clip, fail } from './errors.js';
 import { drawFate, type ForcedOutcome } from './fate.js';
-import { NO_SLOTS, cancelView, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
+import { cancelView, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
 import * as lifecycle from './lifecycle.js';
 import { checkClaimLinking } from './claimLinking.js';
 import type { VideoStatus } from './pipeline.js';
@@ -95,7 +95,10 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
     evicted: false,
     changeSeq: 0,
     pending: null,
-    ...NO_SLOTS,
+    listSlot: -1,
+    orderSlot: -1,
+    changeSlot: -1,
+    resolvedSlot: -1,
   };
   parts.store.add(generation);
   account.reserve(fate.priceCents);
