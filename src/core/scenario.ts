@@ -167,7 +167,7 @@ export const BASE_SCENARIO: Scenario = {
     failure_charge: 'render_if_happened',
   },
   idempotency: { retention_seconds: 86_400 },
-  limits: { max_stored_generations: 10_000, max_accounts: 10_000, journal_size: 10_000, max_idempotency_keys: 5_000, max_queued_faults: 10_000 },
+  limits: { max_stored_generations: 8_000, max_accounts: 10_000, journal_size: 5_000, max_idempotency_keys: 2_000, max_queued_faults: 10_000 },
 };
 
 /** The stages whose durations and failures a scenario sets (the pipeline's timed stages). */
