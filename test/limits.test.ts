@@ -194,15 +194,23 @@ async function released(ref: WeakRef<object>): Promise<boolean> {
 }
 
 describe('what a limit evicts is released at once', () => {
-  it('an evicted generation, its generated keyframe and an evicted image: no list, index or log keeps them', async () => {
-    const sim = limited({ max_stored_generations: 2 }, (s) => (s.keyframe_first_share = 1));
-    const video = await createResolved(sim, 'sk_test_gc_a');
-    const image = (await request(sim.app).post('/v1/images').set(bearer('sk_test_gc_b')).send({ prompt: PROMPT })).body.id as string;
-    const refs = ((g = sim.core.store.get(video)) => [g, sim.core.store.image(g?.fate.keyframeImageId as string), sim.core.store.image(image)].map((x) => new WeakRef(x as object)))();
-    // Two creates: the video (and its keyframe) goes first, then the image.
-    await createMany(sim, 2, { duration_seconds: 4 }, 'sk_test_gc_c');
-    expect(await storedIds(sim)).toHaveLength(2);
+  it('an evicted generation and the keyframe generated for it: no list, index or log keeps them', async () => {
+    const sim = limited({ max_stored_generations: 1 }, (s) => (s.keyframe_first_share = 1));
+    const first = await createResolved(sim, 'sk_test_gc_a');
+    const refs = ((g = sim.core.store.get(first)) => [g, sim.core.store.image(g?.fate.keyframeImageId as string)].map((x) => new WeakRef(x as object)))();
+    await createResolved(sim, 'sk_test_gc_b');
+    expectError(await getVideo(sim, first, 'sk_test_gc_a'), 404, 'invalid_request_error', 'resource_not_found', 'id');
     for (const ref of refs) expect(await released(ref)).toBe(true);
+  });
+
+  it('an evicted image: no list or index keeps it', async () => {
+    const sim = limited({ max_stored_generations: 1 });
+    const image = async () => (await request(sim.app).post('/v1/images').set(bearer()).send({ prompt: PROMPT })).body.id as string;
+    const first = await image();
+    const ref = new WeakRef(sim.core.store.image(first) as object);
+    await image();
+    expect(sim.core.store.image(first)).toBeUndefined();
+    expect(await released(ref)).toBe(true);
   });
 
   it('a stored idempotent answer dropped past max_idempotency_keys', async () => {
