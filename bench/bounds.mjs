@@ -8,7 +8,7 @@
 // only, and prints resident memory (VmRSS) over time:
 //   - costs: what one more stored thing costs, in a process of its own for each (limits raised out
 //     of reach, preloading gc-on-signal.mjs): resident memory and live JavaScript heap after a full
-//     collection, before and after --count of them (default 4,000), per thing. A stored generation
+//     collection, before and after --count of them (default 8,000), per thing. A stored generation
 //     with a short prompt, and with a 4,000-character prompt and negative prompt of ASCII and of
 //     emoji; an answer stored under an Idempotency-Key (a keyed create, less an unkeyed one); a
 //     fault with every string at its maximum length; an account with a 255-character key; a
@@ -46,7 +46,7 @@ const TEXTS = ['ascii', 'emoji'];
 const only = option('--only', RUNS.join(',')).split(',');
 const texts = option('--text', TEXTS.join(',')).split(',');
 const ROUNDS = Number(option('--rounds', '2'));
-const COUNT = Number(option('--count', '4000'));
+const COUNT = Number(option('--count', '8000'));
 const KEYS = Number(option('--keys', '1000000'));
 const BODIES = Number(option('--bodies', '5000'));
 const JSON_OUT = option('--json', null);
