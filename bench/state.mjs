@@ -2,7 +2,7 @@
 // Durable state (`--state FILE`): what it costs. Not part of `npm test`; the figures are in
 // bench/README.md, "State".
 //
-//   node bench/state.mjs [--requests N] [--runs N] [--seconds N] [--only restore,throughput]
+//   node bench/state.mjs [--requests N] [--runs N] [--seconds N] [--only restore,throughput,large] [--large-creates N]
 //
 // restore:    a state file of N requests (default 100,000: creates, polls and clock advances over
 //             many accounts) is made in-process (compacted past its bound as it grows: a snapshot
@@ -12,13 +12,21 @@
 //             in-process restore (createSimulator) alone. Target: < 3 s.
 // throughput: creates and polls against the same simulator with and without --state, interleaved
 //             rounds of autocannon (32 connections); the ratio is the cost.
+// large:      (not in the default set) a state whose snapshot is past V8's longest string: N
+//             creates (--large-creates, default 22,000) with prompts and negative prompts of the
+//             longest length under Idempotency-Keys, made in-process (no compaction runs meanwhile:
+//             it runs between requests), then a turn of the event loop: the compaction that follows
+//             captures the whole state and runs while a 1 ms timer watches the event loop (its longest
+//             turn is the longest any request could wait; the CPU time spent in it tells work from
+//             waiting for a CPU on a loaded machine), and the capture it begins with is timed apart. Then `sim --state FILE` restores the compacted file: its start-up time and peak
+//             resident memory (VmHWM), per 100 MiB of file.
 //
 // Needs the built code (`npm run build --silent`) and autocannon in node_modules.
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { acHeaders, autocannon, CLI, cpuMs, fmtBytes, log, median, now, option, request, requireAutocannon, requireBuilt, ROOT, runToExit, startServer, stopServer } from './lib.mjs';
+import { acHeaders, autocannon, CLI, cpuMs, fmtBytes, log, median, now, option, quantile, request, requireAutocannon, requireBuilt, ROOT, runToExit, startServer, stopServer } from './lib.mjs';
 
 const REQUESTS = Number(option('--requests', '100000'));
 const RUNS = Number(option('--runs', '3'));
@@ -67,6 +75,8 @@ async function makeState(file, n) {
     } else {
       answer(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 0.5 } });
     }
+    // A compaction runs between requests: a turn of the event loop now and then lets it go on.
+    if (i % 1000 === 999) await new Promise((resolve) => setTimeout(resolve, 0));
   }
   await sim.close();
   return port;
@@ -163,8 +173,83 @@ async function benchThroughput() {
   }
 }
 
+/** The longest prompt (and negative prompt) a create takes: 4,000 characters. */
+const longest = (seed) => `${seed} A lighthouse on a cliff at dawn, waves below. `.repeat(80).slice(0, 4000);
+
+async function benchLarge() {
+  const creates = Number(option('--large-creates', '22000'));
+  const file = join(dir, 'large.jsonl');
+  const scenario = join(dir, 'large.yaml');
+  writeFileSync(scenario, JSON.stringify({ extends: 'fast', name: 'large-state', limits: { max_stored_generations: 1_000_000 }, rate_limits: { capacity: 1_000_000, refill_per_second: 1000 } }));
+  const sim = createSimulator({ scenario, clock: 'manual', state: file, log: (line) => log(`  sim: ${line}`) });
+  await sim.listen(0);
+  let t = now();
+  const negative = longest('Not');
+  for (let i = 0; i < creates; i++) {
+    const body = { model: 'video-3.2', prompt: longest(String(i)), negative_prompt: negative };
+    const a = sim.app.answer({ method: 'POST', path: '/v1/videos', query: '', headers: { authorization: `Bearer sk_test_large${i % 50}`, 'idempotency-key': `create-${i}`, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(body)) });
+    if (a.status !== 200) throw new Error(`create ${i}: ${a.status} ${a.body}`);
+  }
+  log(`made ${creates} creates in ${((now() - t) / 1000).toFixed(1)} s: a log of ${fmtBytes(statSync(file).size)}`);
+  t = now();
+  const capture = sim.core.captureState();
+  log(`capture of the state (${capture.count} rows): ${(now() - t).toFixed(1)} ms`);
+  const health = () => JSON.parse(sim.app.answer({ method: 'GET', path: '/_sim/health', query: '', headers: {}, body: null }).body).state;
+  const junk = Buffer.from('x'.repeat(2 ** 20 - 64));
+  // Each turn of a 1 ms timer: the time since the last (wall clock), and the CPU time the process
+  // used meanwhile (on a loaded machine the first grows while the process waits for a CPU; the
+  // second is what it spent, collections included).
+  const turns = [];
+  let compactions = 0;
+  let compactedMs = 0;
+  let compactionCpuMs = 0;
+  for (let i = 0; health().compacted_at === null; i++) {
+    if (health().compacting) {
+      compactions++;
+      const began = now();
+      const cpuBefore = process.cpuUsage();
+      let last = now();
+      let lastCpu = process.cpuUsage();
+      while (health().compacting) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        const cpu = process.cpuUsage(lastCpu);
+        turns.push({ wall: now() - last, cpu: (cpu.user + cpu.system) / 1000 });
+        last = now();
+        lastCpu = process.cpuUsage();
+      }
+      compactedMs = now() - began;
+      const used = process.cpuUsage(cpuBefore);
+      compactionCpuMs = (used.user + used.system) / 1000;
+    } else {
+      sim.app.answer({ method: 'POST', path: '/v1/videos', query: '', headers: { authorization: 'Bearer sk_test_large0', 'content-type': 'application/json' }, body: junk });
+      await new Promise(setImmediate);
+    }
+    if (i > 5000) throw new Error('never compacted');
+  }
+  const size = statSync(file).size;
+  log(`compacted to ${fmtBytes(size)} in ${(compactedMs / 1000).toFixed(1)} s, ${(compactionCpuMs / 1000).toFixed(1)} s of CPU (${compactions} compaction${compactions === 1 ? '' : 's'})`);
+  const slowest = turns.reduce((a, b) => (b.wall > a.wall ? b : a), { wall: 0, cpu: 0 });
+  const busiest = turns.reduce((a, b) => (b.cpu > a.cpu ? b : a), { wall: 0, cpu: 0 });
+  log(
+    `turns of the event loop while compacting: ${turns.length}; the longest ${slowest.wall.toFixed(1)} ms (${slowest.cpu.toFixed(1)} ms of CPU in it); ` +
+      `the most CPU in one ${busiest.cpu.toFixed(1)} ms (${busiest.wall.toFixed(1)} ms long); CPU per turn p99 ${quantile(turns.map((x) => x.cpu), 0.99).toFixed(1)} ms`,
+  );
+  await sim.close();
+  const server = await startServer(CLI, ['--port', '0', '--state', file], { name: 'sim --state (large)', timeoutMs: 600_000 });
+  const startMs = server.listenedAt - server.spawnedAt;
+  const peak = Number(/VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1]) * 1024;
+  const cpu = cpuMs(server.pid);
+  await stopServer(server);
+  const per100 = (x) => (x * 100 * 2 ** 20) / size;
+  log(
+    `=> restore of ${fmtBytes(size)}: start-up ${(startMs / 1000).toFixed(1)} s (${(per100(startMs) / 1000).toFixed(2)} s per 100 MiB), ` +
+      `${(cpu / 1000).toFixed(1)} s of CPU (${(per100(cpu) / 1000).toFixed(2)} s per 100 MiB), peak RSS ${fmtBytes(peak)}`,
+  );
+}
+
 try {
   if (only.has('restore')) await benchRestore();
+  if (only.has('large')) await benchLarge();
   if (only.has('throughput')) await benchThroughput();
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -7,8 +7,8 @@
 // openapi-typescript is pinned to 6.7: it writes the types as text, whereas 7.x builds them with the
 // classic TypeScript compiler API (a peer dependency on TypeScript 5), which TypeScript 7, this
 // project's compiler, no longer ships. Both majors give the same component types for this file.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import openapiTS from 'openapi-typescript';
+import { writeGenerated } from './write-generated.mjs';
 
 const source = new URL('../openapi.yaml', import.meta.url);
 const target = new URL('../src/generated/openapi-types.ts', import.meta.url);
@@ -20,11 +20,4 @@ const header = `/**
 `;
 
 const types = await openapiTS(source, { commentHeader: header, silent: true });
-mkdirSync(new URL('./', target), { recursive: true });
-let current = '';
-try {
-  current = readFileSync(target, 'utf8');
-} catch {
-  // first build
-}
-if (current !== types) writeFileSync(target, types);
+writeGenerated(target, types);

@@ -15,6 +15,8 @@
  *   sim report --url URL --api-key KEY [--control-token TOKEN]
  *                          the client report of a key (exit 1 on an error finding, 2 unreachable)
  *   sim state compact FILE rewrite a state file as its header and a snapshot (exit 1 held, 2 unreadable)
+ *   sim deploy nginx --shards URL,URL,... [--listen PORT]
+ *                          print the nginx.conf that puts shards behind one address (docs/scaling.md)
  *   sim help [COMMAND]     print the help of sim or of one command
  *
  * Each command lives in its own module under commands/ and is registered here with one line.
@@ -29,6 +31,7 @@ import { EXIT_USAGE } from './commands/parsers.js';
 import { addScenariosCommand } from './commands/scenarios.js';
 import { addStartOptions } from './commands/start.js';
 import { addValidateCommand } from './commands/validate.js';
+import { registerDeployCommand } from './commands/deploy.js';
 import { registerDriftCommand } from './commands/drift.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerReportCommand } from './commands/report.js';
@@ -50,6 +53,7 @@ export function buildProgram(): Command {
   registerDriftCommand(program);
   registerReportCommand(program);
   registerStateCommand(program);
+  registerDeployCommand(program);
   addHelpCommand(program);
 
   refuseUnknownCommands(program);

@@ -1,31 +1,128 @@
 /**
- * A file a simulator writes as it runs (a transcript) is held through a lock file beside it,
- * `FILE.lock`, holding the pid of the process that holds it. A second simulator that would write
- * the same file is refused, naming that pid, instead of overwriting or interleaving with it. A lock
- * left by a process that is no longer running (killed with SIGKILL, a machine that stopped) is
- * stale and is taken over. Locks are released when the file is closed, and by the process's `exit`.
+ * A file a simulator writes as it runs (a transcript, a state file) is held through a lock file
+ * beside it, `FILE.lock`. A second simulator that would write the same file is refused, naming the
+ * holder, instead of overwriting or interleaving with it; a lock whose holder is gone is stale and
+ * is taken over. Locks are released when the file is closed, and by the process's `exit`.
  *
- * Liveness is the pid's, on this machine: the lock guards against simulators that share a pid
- * namespace (the same host, the same container). A file that is not a regular file (a device such
- * as `/dev/full`, a pipe) is not locked: nothing of it can be lost.
+ * Node has no portable kernel lock (no `flock` without a native addon), so the lock file records
+ * who holds it, and a pid alone is not enough: in a container the simulator is PID 1, and two
+ * containers sharing a volume would each take the other's lock for their own. The record
+ * (`LockHolder`) names the process (pid, and its start time, so that a reused pid is told apart),
+ * the pid namespace its pid belongs to, the machine's boot (the kernel's boot id, the same in every
+ * container on one machine) and the host name. `judgeLock` decides from it:
+ *
+ * - a holder in this pid namespace (same boot, same namespace) is checked directly: held while
+ *   that process runs with the recorded start time and is not a zombie;
+ * - a holder this process cannot see (another container, another machine on a shared volume) is
+ *   held while it keeps its lock fresh: every holder touches its lock files every `REFRESH_MS`, and
+ *   a lock not touched for `STALE_MS` is stale (its holder was killed, or its machine stopped);
+ * - a holder of the same host name whose machine booted since is stale.
+ *
+ * A file that is not a regular file (a device such as `/dev/full`, a pipe) is not locked: nothing
+ * of it can be lost.
  */
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readFileSync, readSync, readlinkSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, resolve } from 'node:path';
+
+/** How often a holder touches its lock files. */
+export const REFRESH_MS = 2_000;
+/** A lock whose holder cannot be seen is stale once it has not been touched for this long. */
+export const STALE_MS = 10_000;
+
+/** Who holds a lock: what its lock file records (null where this system cannot say). */
+export interface LockHolder {
+  pid: number;
+  /** The host name (in a container, the container's). */
+  host: string | null;
+  /** The kernel's boot id: the same for every container of one machine, new at each boot. */
+  boot: string | null;
+  /** The pid namespace the pid belongs to (`pid:[4026531836]`): pids compare only within one. */
+  pidns: string | null;
+  /** The process's start time (clock ticks since boot): a pid given to another process has another. */
+  start: number | null;
+}
+
+/** A running process as this one sees it (in its own pid namespace). */
+export interface ProcessSeen {
+  /** Its start time, when the system says (Linux). */
+  start: number | null;
+  /** A zombie (exited, not yet reaped by its parent), or dead. */
+  zombie: boolean;
+}
+
+/** Why a lock holds, or why it is stale. */
+export type LockVerdict =
+  | { held: true; because: 'this process' | 'running' | 'refreshed' }
+  | { held: false; because: 'released' | 'not running' | 'zombie' | 'pid reused' | 'rebooted' | 'not refreshed' };
+
+export interface LockContext {
+  /** This process. */
+  self: LockHolder;
+  /** Whether this process took this lock (and has not released it). */
+  heldHere: boolean;
+  /** The process `pid` of this pid namespace, or null when none runs. */
+  processOf: (pid: number) => ProcessSeen | null;
+  /** How long ago the lock file was last touched. */
+  ageMs: number;
+}
+
+/**
+ * Whether a lock file's record (`holder`; null when it cannot be read as one) still holds. A record
+ * from a version that wrote only a pid has nulls for the rest and is judged in this namespace.
+ */
+export function judgeLock(holder: LockHolder | null, context: LockContext): LockVerdict {
+  const { self } = context;
+  const fresh = (): LockVerdict => (context.ageMs < STALE_MS ? { held: true, because: 'refreshed' } : { held: false, because: 'not refreshed' });
+  // Unreadable: a lock being written, or a file of another program: it holds while it is fresh.
+  if (holder === null) return fresh();
+  const legacy = holder.host === null && holder.boot === null && holder.pidns === null;
+  const seen = legacy || (holder.boot === self.boot && holder.pidns === self.pidns && (self.boot !== null || holder.host === self.host));
+  if (seen) {
+    if (holder.pid === self.pid && (holder.start === null || holder.start === self.start)) {
+      return context.heldHere ? { held: true, because: 'this process' } : { held: false, because: 'released' };
+    }
+    if (holder.pid === self.pid) return { held: false, because: 'pid reused' };
+    const running = context.processOf(holder.pid);
+    if (running === null) return { held: false, because: 'not running' };
+    if (running.zombie) return { held: false, because: 'zombie' };
+    if (holder.start !== null && running.start !== null && running.start !== holder.start) return { held: false, because: 'pid reused' };
+    return { held: true, because: 'running' };
+  }
+  if (holder.host === self.host && holder.boot !== null && self.boot !== null && holder.boot !== self.boot) return { held: false, because: 'rebooted' };
+  return fresh();
+}
 
 /** The file is held by another running process (or by another part of this one). */
 export class FileLockedError extends Error {
+  /** The holder's pid (null when its lock file cannot be read). */
+  readonly pid: number | null;
   constructor(
     readonly file: string,
     readonly lockFile: string,
-    readonly pid: number,
+    readonly holder: LockHolder | null,
+    verdict: LockVerdict & { held: true },
+    ageMs: number,
   ) {
-    super(
-      pid === process.pid
-        ? `${file} is already held by this process (pid ${pid}): another simulator in it writes to it`
-        : `${file} is held by another running simulator (pid ${pid}, lock file ${lockFile}); stop it, or choose another file`,
-    );
+    super(lockedMessage(file, lockFile, holder, verdict, ageMs));
     this.name = 'FileLockedError';
+    this.pid = holder?.pid ?? null;
   }
+}
+
+function lockedMessage(file: string, lockFile: string, holder: LockHolder | null, verdict: LockVerdict & { held: true }, ageMs: number): string {
+  if (verdict.because === 'this process') {
+    return `${file} is already held by this process (pid ${holder?.pid}): another simulator in it writes to it`;
+  }
+  if (verdict.because === 'running') {
+    return `${file} is held by another running simulator (pid ${holder?.pid}, lock file ${lockFile}); stop it, or choose another file`;
+  }
+  const seconds = Math.max(0, Math.floor(ageMs / 1000));
+  const who = holder === null ? 'an unreadable lock' : `pid ${holder.pid}${holder.host === null ? '' : ` on host ${holder.host}`}`;
+  return (
+    `${file} is held by another simulator, in another container or on another machine (${who}, lock file ${lockFile}, refreshed ${seconds} s ago); stop it, or choose another file. ` +
+    `A lock not refreshed for ${STALE_MS / 1000} s is stale: if that simulator is gone, start again then, or remove the lock file`
+  );
 }
 
 export interface FileLock {
@@ -35,33 +132,37 @@ export interface FileLock {
   release(): void;
 }
 
-/** Lock files this process holds, by their absolute path. */
-const held = new Set<string>();
+/** Lock files this process holds, by their absolute path: what each holds and where to warn. */
+const held = new Map<string, { file: string; record: string; warn: (line: string) => void }>();
 let releaseOnExit = false;
+let refresher: NodeJS.Timeout | undefined;
 
 export function lockFileOf(file: string): string {
   return `${resolve(file)}.lock`;
 }
 
 /**
- * The pid of a running process other than this lock's own holder that holds `file`, or null (free,
- * stale, or not lockable). Reads only: nothing is created or changed.
+ * Throws `FileLockedError` when another running simulator (or another part of this process) holds
+ * `file`. Reads only: nothing is created or changed.
  */
-export function fileHolder(file: string): number | null {
-  if (!needsLock(file)) return null;
+export function refuseIfHeld(file: string): void {
+  if (!needsLock(file)) return;
   const lockFile = lockFileOf(file);
-  const pid = readPid(lockFile);
-  return pid !== null && holderIsAlive(lockFile, pid) ? pid : null;
+  const found = readLock(lockFile);
+  if (found === null) return;
+  const verdict = judge(lockFile, found);
+  if (verdict.held) throw new FileLockedError(file, lockFile, found.holder, verdict, found.ageMs);
 }
 
 /**
  * Takes the lock of `file`: throws `FileLockedError` when a running process holds it; takes over a
  * stale one. When the lock file cannot be made (a read-only directory), `warn` says so and the
- * file is written unlocked.
+ * file is written unlocked. `warn` also says if the lock is later found taken by another.
  */
 export function acquireFileLock(file: string, warn: (line: string) => void): FileLock {
   if (!needsLock(file)) return { lockFile: null, release: () => {} };
   const lockFile = lockFileOf(file);
+  const record = `${JSON.stringify(selfHolder())}\n`;
   // Two tries: the second after a stale lock was removed (a third process may win that race).
   for (let attempt = 0; attempt < 2; attempt++) {
     let fd: number;
@@ -70,36 +171,101 @@ export function acquireFileLock(file: string, warn: (line: string) => void): Fil
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST') {
-        warn(`cannot create the lock file ${lockFile} (${code ?? (e as Error).message}): another simulator could write to ${file} unnoticed`);
+        // When the file cannot be written either (its directory is missing), its own refusal
+        // follows and says why: a warning about the lock first would only be noise.
+        if (canWrite(file)) {
+          warn(`cannot create the lock file ${lockFile} (${code ?? (e as Error).message}): another simulator could write to ${file} unnoticed`);
+        }
         return { lockFile: null, release: () => {} };
       }
-      const pid = readPid(lockFile);
-      if (pid !== null && holderIsAlive(lockFile, pid)) throw new FileLockedError(file, lockFile, pid);
-      removeLockFile(lockFile, pid);
+      const found = readLock(lockFile);
+      if (found === null) continue;
+      const verdict = judge(lockFile, found);
+      if (verdict.held) throw new FileLockedError(file, lockFile, found.holder, verdict, found.ageMs);
+      removeIfUnchanged(lockFile, found.text);
       continue;
     }
     try {
-      writeSync(fd, `${process.pid}\n`);
+      writeSync(fd, record);
     } finally {
       closeSync(fd);
     }
-    held.add(lockFile);
-    if (!releaseOnExit) {
-      releaseOnExit = true;
-      process.on('exit', () => {
-        for (const path of held) removeLockFile(path, process.pid);
-      });
-    }
+    hold(lockFile, { file, record, warn });
     return {
       lockFile,
       release() {
         if (!held.delete(lockFile)) return;
-        removeLockFile(lockFile, process.pid);
+        removeIfUnchanged(lockFile, record);
+        if (held.size === 0) stopRefreshing();
       },
     };
   }
-  const pid = readPid(lockFile);
-  throw new FileLockedError(file, lockFile, pid ?? 0);
+  const found = readLock(lockFile);
+  const holder = found?.holder ?? null;
+  throw new FileLockedError(file, lockFile, holder, { held: true, because: 'refreshed' }, found?.ageMs ?? 0);
+}
+
+function hold(lockFile: string, entry: { file: string; record: string; warn: (line: string) => void }): void {
+  held.set(lockFile, entry);
+  if (!releaseOnExit) {
+    releaseOnExit = true;
+    process.on('exit', () => {
+      for (const [path, { record }] of held) removeIfUnchanged(path, record);
+    });
+  }
+  if (refresher === undefined) {
+    refresher = setInterval(refreshHeldLocks, REFRESH_MS);
+    refresher.unref();
+  }
+}
+
+function stopRefreshing(): void {
+  clearInterval(refresher);
+  refresher = undefined;
+}
+
+/**
+ * Touches every lock this process holds, so that a simulator that cannot see this process (in
+ * another container) knows it still runs. A lock found changed or gone (this process stalled past
+ * `STALE_MS` and another took it over, or someone removed it) is no longer this process's: `warn`
+ * says so once, and it is left alone.
+ */
+function refreshHeldLocks(): void {
+  const now = new Date();
+  for (const [lockFile, { file, record, warn }] of held) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(lockFile, 'utf8');
+      if (text === record) {
+        utimesSync(lockFile, now, now);
+        continue;
+      }
+    } catch {
+      // gone
+    }
+    held.delete(lockFile);
+    const holder = text === undefined ? null : parseHolder(text);
+    warn(
+      `the lock ${lockFile} is no longer this simulator's (${holder === null ? 'removed' : `now pid ${holder.pid}${holder.host === null ? '' : ` on host ${holder.host}`}`}): another simulator may write to ${file}`,
+    );
+  }
+  if (held.size === 0) stopRefreshing();
+}
+
+/** Whether `file` can be written: it exists and is writable, or its directory is. */
+function canWrite(file: string): boolean {
+  try {
+    accessSync(file, constants.W_OK);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+  }
+  try {
+    accessSync(dirname(resolve(file)), constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Regular files (and files yet to be made) are locked; devices, pipes and sockets are not. */
@@ -111,35 +277,120 @@ function needsLock(file: string): boolean {
   }
 }
 
-function readPid(lockFile: string): number | null {
-  let text: string;
-  try {
-    text = readFileSync(lockFile, 'utf8');
-  } catch {
-    return null;
-  }
-  const pid = Number(text.trim());
-  return Number.isInteger(pid) && pid > 0 ? pid : null;
+interface FoundLock {
+  text: string;
+  holder: LockHolder | null;
+  ageMs: number;
 }
 
 /**
- * Whether the process `pid` that a lock names is running. This process's own pid holds the lock
- * only if this process took it (else the pid was reused: a container restarted as pid 1).
+ * The lock file's text, its record and its age, or null when there is none. Read through a
+ * descriptor, so that a network file system revalidates what it caches of it.
  */
-function holderIsAlive(lockFile: string, pid: number): boolean {
-  if (pid === process.pid) return held.has(lockFile);
+function readLock(lockFile: string): FoundLock | null {
+  let fd: number;
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it runs, as another user.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    fd = openSync(lockFile, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const { mtimeMs, size } = fstatSync(fd);
+    const bytes = Buffer.alloc(Math.min(size, 4096));
+    const got = readSync(fd, bytes, 0, bytes.length, 0);
+    const text = bytes.subarray(0, got).toString('utf8');
+    return { text, holder: parseHolder(text), ageMs: Date.now() - mtimeMs };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }
 
-/** Removes `lockFile` if it still names `pid` (or cannot be read), so that another holder's lock stays. */
-function removeLockFile(lockFile: string, pid: number | null): void {
-  if (readPid(lockFile) !== pid) return;
+function judge(lockFile: string, found: FoundLock): LockVerdict {
+  return judgeLock(found.holder, { self: selfHolder(), heldHere: held.has(lockFile), processOf, ageMs: found.ageMs });
+}
+
+/** A lock file's record: this version's JSON line, or an earlier version's bare pid; null when neither. */
+export function parseHolder(text: string): LockHolder | null {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) {
+    const pid = Number(trimmed);
+    return pid > 0 ? { pid, host: null, boot: null, pidns: null, start: null } : null;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const { pid, host, boot, pidns, start } = value as Record<string, unknown>;
+  const textOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
+  if (!(Number.isInteger(pid) && (pid as number) > 0)) return null;
+  if (!textOrNull(host) || !textOrNull(boot) || !textOrNull(pidns)) return null;
+  if (!(start === null || Number.isInteger(start))) return null;
+  return { pid: pid as number, host, boot, pidns, start: start as number | null };
+}
+
+let self: LockHolder | undefined;
+
+/** This process, as its locks record it. */
+export function selfHolder(): LockHolder {
+  self ??= {
+    pid: process.pid,
+    host: hostname(),
+    boot: readOrNull(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()),
+    pidns: readOrNull(() => readlinkSync('/proc/self/ns/pid')),
+    start: readOrNull(() => parseStat(readFileSync('/proc/self/stat', 'utf8')).start),
+  };
+  return self;
+}
+
+function readOrNull<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch {
+    return null;
+  }
+}
+
+const hasProc = existsSync('/proc/self/stat');
+
+/** The process `pid` of this pid namespace: from /proc where there is one, else by a signal 0. */
+function processOf(pid: number): ProcessSeen | null {
+  if (hasProc) {
+    try {
+      return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      // Hidden (/proc mounted with hidepid): asked by a signal below.
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return { start: null, zombie: false };
+  } catch (e) {
+    // EPERM: it runs, as another user.
+    return (e as NodeJS.ErrnoException).code === 'EPERM' ? { start: null, zombie: false } : null;
+  }
+}
+
+/**
+ * A `/proc/PID/stat` line: `PID (COMM) STATE PPID ...`, the start time being field 22. COMM may
+ * hold spaces and parentheses, so the fields are counted from the last `)`.
+ */
+export function parseStat(text: string): ProcessSeen {
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const state = fields[0] ?? '';
+  const start = Number(fields[19]);
+  return { start: Number.isInteger(start) ? start : null, zombie: state === 'Z' || state === 'X' || state === 'x' };
+}
+
+/** Removes `lockFile` if it still holds `text`, so that another holder's lock stays. */
+function removeIfUnchanged(lockFile: string, text: string): void {
+  const now = readOrNull(() => readFileSync(lockFile, 'utf8'));
+  if (now !== text) return;
   try {
     unlinkSync(lockFile);
   } catch {

@@ -13,11 +13,13 @@
 import type { AddressInfo } from 'node:net';
 import type { ClockMode } from './core/clock.js';
 import type { Scenario } from './core/scenario.js';
+import { checkShard } from './core/shard.js';
 import { Simulator } from './core/simulator.js';
 import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
-import { isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
+import { controlTokenProblem, isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
+import { hostWallClock, logToStderr } from './host.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
@@ -25,18 +27,19 @@ import { controlMethods, definedOnly, queryString, type ControlMethods, type Sim
 import { SimulatorControlError } from './control/client.js';
 import type { Exchange } from './api/handleRequest.js';
 import { attachState, prepareState } from './state/durable.js';
-import { compactedStateText } from './state/snapshot.js';
-import { textBody, type StateStore } from './state/store.js';
+import { compactedBody, type StateStore } from './state/store.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
 export type { ApiError, CancelResponse, ErrorCode, Image, Video, VideoList, VideoStatus } from './api-types.js';
 export { loadScenario, listBundledScenarios, validateScenarioFile, ScenarioError } from './scenarios/load.js';
 export type { Scenario } from './core/scenario.js';
+export { parseShard, ShardSpecError, type ShardSpec } from './core/shard.js';
 export type { VideoView } from './core/generation.js';
 export type { ClientReport, ClientFinding, FindingCode } from './core/clientReport.js';
 export { Simulator } from './core/simulator.js';
 export { SimulatorControl, SimulatorControlError, type SimulatorControlOptions } from './control/client.js';
+export { SimulatorShardsError, type ShardedHealth } from './control/shards.js';
 export { StateRefusedError } from './state/open.js';
 export type { StateStatus } from './state/store.js';
 export type {
@@ -77,8 +80,11 @@ export interface CreateSimulatorOptions {
   cdnUrl?: string;
   /** Where the simulator's own errors are logged. Default: stderr. */
   log?: (line: string) => void;
-  /** Called after `POST /_sim/shutdown` has been answered and the server closed. */
-  onShutdown?: () => void;
+  /**
+   * Called after `POST /_sim/shutdown` has been answered and the server closed, with how many
+   * requests in progress were answered while it stopped (as `close()` resolves).
+   */
+  onShutdown?: (stopped: Stopped) => void;
   /**
    * Writes a transcript of every request to this file (JSON Lines, one line per request as it is
    * handled), for `sim replay FILE`; `GET /_sim/transcript` streams it back. The
@@ -116,7 +122,8 @@ export interface CreateSimulatorOptions {
   scenariosDir?: string;
   /**
    * Every `/_sim` request (but `GET /_sim/health` and the dashboard's files) must then carry
-   * `Authorization: Bearer <controlToken>`. Default: none (in-process, the control API is open).
+   * `Authorization: Bearer <controlToken>`: printable ASCII, at least 16 characters (a shorter one
+   * throws a RangeError). Default: none (in-process, the control API is open).
    */
   controlToken?: string;
   /**
@@ -126,6 +133,18 @@ export interface CreateSimulatorOptions {
    * server) or listens on a loopback address; listening elsewhere turns it off.
    */
   allowedHosts?: string[];
+  /**
+   * Which shard of N this simulator is, counted from 0 (`{ index: 2, count: 3 }`), when N
+   * simulators behind a proxy that hashes API keys each own the accounts hashed to them
+   * (docs/scaling.md). `GET /_sim/health` answers it; a state file records it, and one of another
+   * shard or count is refused. Default: the state file's, else none (a simulator running alone).
+   */
+  shard?: { index: number; count: number } | null;
+  /**
+   * How long `close()` lets requests in progress finish before it cuts their connections, in
+   * milliseconds. Default 3,000.
+   */
+  drainGraceMs?: number;
 }
 
 /**
@@ -159,16 +178,27 @@ export interface SimulatorHandle extends Omit<ControlMethods<false>, 'clock'> {
   /**
    * Stops the server gracefully: no new connections; every request already received gets its
    * answer (injected latency still being waited out is cut short), idle connections are closed;
-   * a connection still open after 3 s is cut. Resolves once the server is closed.
+   * a connection still open after `drainGraceMs` (3 s by default) is cut. Resolves once the server
+   * is closed (`stopped` then says how many requests were answered meanwhile).
    */
   close(): Promise<void>;
+  /** What the last stop did (`close()`, `POST /_sim/shutdown`); undefined until one has ended. */
+  readonly stopped: Stopped | undefined;
+}
+
+/** What stopping a simulator did. */
+export interface Stopped {
+  /** Requests answered while the server stopped (in progress when it began, or arriving on a connection still open). */
+  drained: number;
 }
 
 /** How long a closing server waits for requests in progress before it cuts their connections. */
-const DRAIN_GRACE_MS = 3000;
+export const DEFAULT_DRAIN_GRACE_MS = 3000;
 
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const tokenProblem = options.controlToken === undefined ? undefined : controlTokenProblem(options.controlToken);
+  if (tokenProblem !== undefined) throw new RangeError(`controlToken ${tokenProblem}`);
+  const log = options.log ?? logToStderr;
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
   const { core, prepared } = openCore(options, explicitCdn, log);
   let server: AppServer | undefined;
@@ -185,15 +215,17 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       log,
     });
   let closing: Promise<void> | undefined;
+  let stopped: Stopped | undefined;
   const close = (): Promise<void> => {
     if (closing) return closing;
     const endDrain = api.drain();
-    const closed = server ? server.drain(DRAIN_GRACE_MS) : Promise.resolve();
+    const closed = server ? server.drain(options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) : Promise.resolve(0);
     server = undefined;
     closing = closed
-      .then(() => {
+      .then((drained) => {
         recording?.close();
         durable?.store.close();
+        stopped = { drained };
       })
       .finally(() => {
         endDrain();
@@ -211,7 +243,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     access,
     log,
     sleep: options.sleep,
-    onShutdown: () => void close().then(() => options.onShutdown?.()),
+    onShutdown: () => void close().then(() => options.onShutdown?.(stopped as Stopped)),
     // Recording and state off: no hook at all on the request path.
     onExchange: exchangeHook(recording, durable?.store),
     ...(recording && {
@@ -219,7 +251,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       recording: () => recording.status(),
     }),
     // GET /_sim/state: the state as a compacted file, whether or not it is kept in one.
-    state: durable ? () => durable.store.compacted() : () => textBody(compactedStateText(core, overrides, core.clock.wallStartMs, 0)),
+    state: durable ? () => durable.store.compacted() : () => compactedBody(core, overrides, core.clock.wallStartMs, 0),
     ...(durable && { stateStatus: () => durable.store.status() }),
   });
   // The Express app (for the files, and `sim.app`) is made, and Express loaded, on first use.
@@ -240,10 +272,13 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     get port() {
       return port;
     },
+    get stopped() {
+      return stopped;
+    },
     stateRestored: prepared?.read && durable?.restored,
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
-        const listening = createAppServer(serve, () => core.nextRequestId());
+        const listening = createAppServer(serve, api.requestId);
         server = listening;
         listening.once('error', (err) => {
           if (server === listening) server = undefined;
@@ -285,7 +320,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
 function openCore(options: CreateSimulatorOptions, explicitCdn: string | undefined, log: (line: string) => void) {
   const asked =
     options.scenario === undefined ? undefined : typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario);
-  const wallClock = options.now ?? (() => performance.timeOrigin + performance.now());
+  const wallClock = options.now ?? hostWallClock;
   const prepared =
     options.state === undefined
       ? undefined
@@ -296,6 +331,7 @@ function openCore(options: CreateSimulatorOptions, explicitCdn: string | undefin
             seed: options.seed,
             clock: options.clock,
             speed: options.speed,
+            shard: options.shard === undefined ? undefined : checkShard(options.shard),
           },
           wallClock,
           log,
@@ -312,6 +348,7 @@ function openCore(options: CreateSimulatorOptions, explicitCdn: string | undefin
     speed: prepared ? prepared.core.speed : options.speed,
     wallClock: prepared ? prepared.wall.now : wallClock,
     cdnUrl: explicitCdn ?? 'http://localhost/cdn',
+    shard: prepared ? prepared.core.shard : checkShard(options.shard),
   });
   return { core, prepared };
 }
@@ -336,11 +373,11 @@ function inProcessControl(api: Api): ControlMethods<false> {
 function exchangeHook(recording: Recording | undefined, state: StateStore | undefined): ((exchange: Exchange) => void) | undefined {
   if (recording && state) {
     return (exchange) => {
-      recording.record(exchange);
+      if (!exchange.idOnly) recording.record(exchange);
       state.record(exchange);
     };
   }
-  if (recording) return (exchange) => recording.record(exchange);
+  if (recording) return (exchange) => exchange.idOnly || recording.record(exchange);
   if (state) return (exchange) => state.record(exchange);
   return undefined;
 }

@@ -15,23 +15,50 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { AbstractStartedContainer, GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
+import {
+  AbstractStartedContainer,
+  BoundPorts,
+  GenericContainer,
+  Wait,
+  getContainerRuntimeClient,
+  type InspectResult,
+  type StartedTestContainer,
+} from 'testcontainers';
 import { SimulatorControl } from './control/client.js';
+import { controlTokenProblem } from './http/controlGuard.js';
 
 /** The port the image's simulator listens on. */
 export const SIM_PORT = 8080;
 /** The tag `VideoSimContainer` runs unless told another. */
 export const DEFAULT_IMAGE = 'video-service-sim:latest';
 
+/** Where `start()` writes the address the host reaches the simulator at, inside the container. */
+const ADDRESS_FILE = '/tmp/sim-base-url';
+
+/**
+ * The container's entrypoint: waits for the address file, then runs the image's own command with
+ * `SIM_BASE_URL` set to it (unless the container's environment sets one), node replacing the
+ * shell as PID 1. The published port is only known once the container runs, so the simulator
+ * starts then: every URL in its answers (`output.url`, `thumbnail_url`, an image's `url`) names
+ * the address the test uses, never the container's own `localhost:8080`.
+ */
+const ENTRYPOINT = [
+  'sh',
+  '-c',
+  `while [ ! -s ${ADDRESS_FILE} ]; do sleep 0.05; done; ` +
+    `SIM_BASE_URL="\${SIM_BASE_URL:-$(cat ${ADDRESS_FILE})}"; export SIM_BASE_URL; exec node dist/cli.js "$@"`,
+  'sim',
+];
+
 /** The simulator's image, with its settings; `start()` runs it. */
 export class VideoSimContainer extends GenericContainer {
   private controlToken: string | undefined;
-  private hostPort: number | undefined;
 
   /** @param image the image to run: a tag built from the repository's Dockerfile (see `build`), or any tag of it. */
   constructor(image: string = DEFAULT_IMAGE) {
     super(image);
     this.withExposedPorts(SIM_PORT)
+      .withEntrypoint(ENTRYPOINT)
       .withWaitStrategy(Wait.forHttp('/_sim/health', SIM_PORT).forStatusCode(200))
       .withStartupTimeout(60_000);
   }
@@ -75,35 +102,49 @@ export class VideoSimContainer extends GenericContainer {
   }
 
   /**
-   * The control token the simulator requires on `/_sim` (`--control-token`). Default: a random one,
+   * The control token the simulator requires on `/_sim` (`--control-token`; printable ASCII, at
+   * least 16 characters, else a RangeError). Default: a random one,
    * set for each start and carried by the started container's `control`.
    */
   withControlToken(token: string): this {
+    const problem = controlTokenProblem(token);
+    if (problem !== undefined) throw new RangeError(`withControlToken: the token ${problem}`);
     this.controlToken = token;
     return this;
   }
 
-  /**
-   * Publishes the simulator on this host port (instead of a free one Docker picks) and writes the
-   * matching address into answers (`SIM_BASE_URL`), so that media URLs (`output.url`) work from the
-   * host. Without it, answers name the container's own address, `http://localhost:8080`.
-   */
+  /** Publishes the simulator on this host port, instead of a free one Docker picks. */
   withHostPort(port: number): this {
-    this.hostPort = port;
     return this.withExposedPorts({ container: SIM_PORT, host: port });
   }
 
   override async start(): Promise<StartedVideoSimContainer> {
     const token = this.controlToken ?? randomBytes(24).toString('base64url');
     this.withEnvironment({ SIM_CONTROL_TOKEN: token });
-    if (this.hostPort !== undefined) this.withEnvironment({ SIM_BASE_URL: `http://localhost:${this.hostPort}` });
     return new StartedVideoSimContainer(await super.start(), token);
+  }
+
+  /**
+   * The container runs and its port is published: the address the host reaches it at (the one
+   * `baseUrl` names) goes into the address file, and the simulator starts with it.
+   */
+  protected override async containerStarting(inspectResult: InspectResult): Promise<void> {
+    const client = await getContainerRuntimeClient();
+    const port = BoundPorts.fromInspectResult(client.info.containerRuntime.hostIps, inspectResult).getBinding(SIM_PORT);
+    const address = baseUrlOf(client.info.containerRuntime.host, port);
+    const container = client.container.getById(inspectResult.name.replace(/^\//, ''));
+    // Written whole, then renamed: the entrypoint never reads half an address.
+    const written = await client.container.exec(container, ['sh', '-c', `printf '%s' "$0" > ${ADDRESS_FILE}.part && mv ${ADDRESS_FILE}.part ${ADDRESS_FILE}`, address]);
+    if (written.exitCode !== 0) throw new Error(`VideoSimContainer: cannot write ${ADDRESS_FILE} in the container: ${written.output.trim()}`);
   }
 }
 
 /** A running simulator container. */
 export class StartedVideoSimContainer extends AbstractStartedContainer {
-  /** The simulator's address from the host, `http://localhost:49153`. */
+  /**
+   * The simulator's address from the host, `http://localhost:49153`: the address every URL in its
+   * answers starts with (media under `/cdn`), unless `SIM_BASE_URL` or `SIM_CDN_URL` was set.
+   */
   readonly baseUrl: string;
   /** Its control API, carrying the control token. */
   readonly control: SimulatorControl;
@@ -114,9 +155,14 @@ export class StartedVideoSimContainer extends AbstractStartedContainer {
     readonly controlToken: string,
   ) {
     super(started);
-    this.baseUrl = `http://${started.getHost()}:${started.getMappedPort(SIM_PORT)}`;
+    this.baseUrl = baseUrlOf(started.getHost(), started.getMappedPort(SIM_PORT));
     this.control = new SimulatorControl({ baseUrl: this.baseUrl, token: controlToken });
   }
+}
+
+/** The simulator's address from the host: `http://HOST:PORT` (an IPv6 host in brackets). */
+function baseUrlOf(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /** The repository this module was built in (its `dist/` is one level down). */

@@ -90,6 +90,8 @@ describe('no answer echoes an unbounded client value', () => {
   it('an unknown code of POST /_sim/generations/{id}/fail', async () => {
     const sim = makeSim();
     const created = await request(sim.app).post('/v1/videos').set(bearer()).send({ model: 'video-3.2', prompt: 'a boat' });
+    // Out of the queue, into a stage that can fail.
+    expect((await request(sim.app).post(`/_sim/generations/${created.body.id}/advance`).send({})).status).toBe(200);
     const res = await request(sim.app).post(`/_sim/generations/${created.body.id}/fail`).send({ code: HUGE });
     namesAtMost100(expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'code').message as string);
   });

@@ -1,8 +1,9 @@
 /**
  * The `sim` command's sharp edges, run as a real process (`node dist/cli.js`, built by
  * `npm run build`, which `npm test` runs first): a misspelled scenario name gets a suggestion, a bad
- * `extends` does not hide a file's other problems, `--clock manual` with `--speed` is refused, and
- * a reader that stops reading (`sim openapi | head -1`) ends the command quietly.
+ * `extends` does not hide a file's other problems, `--clock manual` with `--speed` is refused, a
+ * start that cannot happen says why in one line, and a reader that stops reading
+ * (`sim openapi | head -1`) ends the command quietly.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +23,7 @@ function run(args: string[], env: Record<string, string> = {}) {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-const BUNDLED = 'compliance, default, fast, flaky, low-balance, rate-limited, slow';
+const BUNDLED = 'compliance, default, fast, flaky, low-balance, rate-limited, slow, unreliable-network';
 
 describe('sim --scenario NAME', () => {
   it('exits 2 suggesting the closest bundled scenario to a misspelled name', () => {
@@ -51,7 +52,7 @@ describe('sim validate (a bad extends)', () => {
     expect(result.status).toBe(2);
     const problems = result.stderr.split('\n').filter((l) => l.startsWith('  - '));
     expect(problems).toEqual([
-      `  - extends: expected a bundled scenario (${BUNDLED}) or a path to a YAML file, got 'flakey'; did you mean flaky?`,
+      `  - extends: expected a bundled scenario (${BUNDLED}) or the file name of a YAML file in the same directory (base.yaml), got 'flakey'; did you mean flaky?`,
       expect.stringMatching(/^ {2}- bogus: unknown key/),
       '  - rate_limits.capacity: expected integer, got string "lots"',
     ]);
@@ -86,6 +87,34 @@ describe('sim --clock manual --speed X', () => {
   it('exits 2 naming the environment variables when they set them', () => {
     expect(run(['--port', '0'], { SIM_CLOCK: 'manual', SIM_SPEED: '3' }).stderr).toBe(message('SIM_CLOCK=manual', 'SIM_SPEED=3'));
     expect(run(['--port', '0', '--clock=manual'], { SIM_SPEED: '0.5' })).toEqual({ status: 2, stdout: '', stderr: message('--clock manual', 'SIM_SPEED=0.5') });
+  });
+});
+
+describe('sim: one clear message when it cannot start', () => {
+  it.each([
+    ['--state', 'the state file', 2],
+    ['--record', 'the transcript', 2],
+  ])('%s in a directory that does not exist: one sim: line naming the file, no lock-file line before it', (flag, what, status) => {
+    const file = join(dir, 'missing', 'x');
+    const result = run(['--port', '0', flag, file]);
+    expect(result).toEqual({ status, stdout: '', stderr: `sim: cannot write ${what} ${file}: ENOENT\n` });
+  });
+
+  it('a port in use suggests --port 0', async () => {
+    const { createServer } = await import('node:net');
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (busy.address() as { port: number }).port;
+      const result = run(['--port', String(port)]);
+      expect(result).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: `sim: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); stop what listens there, choose another --port, or --port 0 for a free one\n`,
+      });
+    } finally {
+      busy.close();
+    }
   });
 });
 

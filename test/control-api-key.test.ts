@@ -81,3 +81,26 @@ describe('POST /_sim/faults?api_key=', () => {
     expect((await request(sim.app).get('/_sim/faults')).body).toEqual({ queued: 0, faults: [] });
   });
 });
+
+describe('a control call never makes an account for a key the scenario refuses', () => {
+  it.each(['constructor', '__proto__', 'toString', 'not_a_key', 'sk_test_', 'sk_test_revoked'])(
+    'POST /_sim/clock/advance?api_key=%s is 400 invalid_parameter (param api_key), and no account or clock moves',
+    async (key) => {
+      for (const res of [
+        await request(sim.app).post('/_sim/clock/advance').query({ api_key: key }).send({ seconds: 5 }),
+        await request(sim.app).post('/_sim/clock/advance').send({ seconds: 5, api_key: key }),
+      ]) {
+        const error = expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'api_key');
+        expect(error.message).toMatch(new RegExp(`^Scenario 'fast' refuses the API key '${key}' \\((invalid|revoked)_api_key\\), so it has no account whose clock could move`));
+      }
+      expect((await request(sim.app).get('/_sim/health')).body.limits.accounts).toBe(0);
+      expect([await clockOf(key), await clockOf()]).toEqual([START, START]);
+    },
+  );
+
+  it('a key the scenario accepts gets its account and its own clock, before its first request', async () => {
+    expect((await request(sim.app).post('/_sim/clock/advance').query({ api_key: 'sk_test_new' }).send({ seconds: 5 })).status).toBe(200);
+    expect((await request(sim.app).get('/_sim/health')).body.limits.accounts).toBe(1);
+    expect(await clockOf('sk_test_new')).toBe('2026-01-01T00:00:05.000Z');
+  });
+});

@@ -33,6 +33,8 @@ describe('GET /_sim/health', () => {
       seed: loadScenario('fast').seed,
       clock: { mode: 'manual', now: START, speed: 1 },
       limits: { accounts: 0, stored_generations: 0, evicted_accounts: 0, evicted_generations: 0 },
+      network: { hung: 0 },
+      shard: null,
     });
     expect(res.body.clock.now).toMatch(ISO_MS);
     expect(res.headers['x-request-id']).toBe('req_0000000001');
@@ -126,14 +128,14 @@ describe('POST /_sim/clock/advance', () => {
   });
 
   it('jumps forward in realtime mode too', async () => {
-    const sim = makeSim({ clock: 'realtime' });
+    // The wall clock stands still unless the test moves it.
+    const wallMs = Date.parse('2030-01-01T00:00:00Z');
+    const sim = makeSim({ clock: 'realtime', now: () => wallMs });
     const before = Date.parse((await request(sim.app).get('/_sim/clock')).body.now);
     const res = await advance(sim, 3600);
     expect(res.status).toBe(200);
     expect(res.body.mode).toBe('realtime');
-    const jumped = Date.parse(res.body.now) - before;
-    expect(jumped).toBeGreaterThanOrEqual(3_600_000);
-    expect(jumped).toBeLessThan(3_600_000 + 60_000); // plus the little wall time the test took
+    expect(Date.parse(res.body.now) - before).toBe(3_600_000);
   });
 
   it('applies transitions in time order: a later, shorter generation completes first, each at its own due time', async () => {
@@ -210,6 +212,8 @@ describe('POST /_sim/reset', () => {
       seed: loadScenario('fast').seed,
       clock: { mode: 'manual', now: START, speed: 1 },
       limits: { accounts: 0, stored_generations: 0, evicted_accounts: 0, evicted_generations: 0 },
+      network: { hung: 0 },
+      shard: null,
     });
     expectError(await getVideo(sim, created.body.id), 404, 'invalid_request_error', 'resource_not_found', 'id');
     expect((await request(sim.app).get('/_sim/clock').query({ api_key: 'sk_test_alice' })).body.now).toBe(START);
@@ -289,11 +293,13 @@ describe('POST /_sim/reset', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('GET /_sim/scenario', () => {
-  it('answers the resolved scenario, extends applied', async () => {
-    const sim = makeSim();
+  it('answers the resolved scenario, extends applied, with the clock mode the simulator was given', async () => {
+    const sim = makeSim(); // fast, on the manual clock
     const res = await request(sim.app).get('/_sim/scenario');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(JSON.parse(JSON.stringify(loadScenario('fast'))));
+    const fast = loadScenario('fast');
+    expect(fast.clock.mode).toBe('realtime');
+    expect(res.body).toEqual(JSON.parse(JSON.stringify({ ...fast, clock: { ...fast.clock, mode: 'manual' } })));
     expect(res.body.name).toBe('fast');
     expect(Object.keys(res.body.stages)).toEqual(['queue', 'keyframe', 'routing', 'render', 'output_verification']);
     // Inherited from default through extends.
@@ -309,7 +315,7 @@ describe('GET /_sim/scenarios', () => {
     noRateLimitHeaders(res.headers);
     expect(res.body.object).toBe('list');
     const data = res.body.data as { name: string; purpose: string }[];
-    expect(data.map((s) => s.name)).toEqual(['compliance', 'default', 'fast', 'flaky', 'low-balance', 'rate-limited', 'slow']);
+    expect(data.map((s) => s.name)).toEqual(['compliance', 'default', 'fast', 'flaky', 'low-balance', 'rate-limited', 'slow', 'unreliable-network']);
     expect(data.find((s) => s.name === 'fast')).toEqual({
       name: 'fast',
       purpose: 'the happy path at CI speed; every generation resolves within 10 virtual seconds, nothing injected.',

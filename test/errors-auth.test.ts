@@ -5,6 +5,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { controlGenerations } from '../src/core/control.js';
 import { VALID_VIDEO, bearer, createVideo, expectError, fastBucket, listVideos, makeSim, rateLimitHeaders, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
@@ -48,7 +49,7 @@ describe('authentication on /v1', () => {
   it('a revoked key is refused on a create too, and nothing is created', async () => {
     const res = await createVideo(sim, {}, 'sk_test_revoked');
     expectError(res, 401, 'authentication_error', 'revoked_api_key');
-    expect(sim.core.controlGenerations({}).data).toEqual([]);
+    expect(controlGenerations(sim.core, {}).data).toEqual([]);
   });
 
   it('a valid sk_test_ key is accepted (200)', async () => {

@@ -4,6 +4,7 @@
  */
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { controlGenerations } from '../src/core/control.js';
 import { loadScenario, type Scenario } from '../src/index.js';
 import { bearer, createVideo, expectError, fastWith, listVideos, makeSim } from './helpers.js';
 
@@ -70,7 +71,7 @@ describe('claim-linking rejection (422)', () => {
     const res = await listVideos(strict);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ object: 'list', data: [], has_more: false });
-    expect(strict.core.controlGenerations({}).data).toEqual([]);
+    expect(controlGenerations(strict.core, {}).data).toEqual([]);
   });
 
   it('a prompt without the pattern succeeds', async () => {

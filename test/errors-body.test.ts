@@ -5,6 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { controlGenerations } from '../src/core/control.js';
 import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, expectError, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
@@ -139,7 +140,7 @@ describe.each(['/v1/videos', '/v1/images'])('POST %s body parsing', (path) => {
   it('a body error stores nothing', async () => {
     await post().set('Content-Type', 'application/json').send('{');
     await post().set('Content-Type', 'text/plain').send('{}');
-    expect(sim.core.controlGenerations({}).data).toEqual([]);
+    expect(controlGenerations(sim.core, {}).data).toEqual([]);
     expect(sim.core.store.imagesOf('sk_test_alice').size).toBe(0);
   });
 });

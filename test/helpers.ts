@@ -164,6 +164,8 @@ export function journalRecord(fields: Partial<JournalRecord> = {}): JournalRecor
     idempotencyKey: undefined,
     bodyFingerprint: null,
     retryAfter: undefined,
+    network: undefined,
+    createdId: undefined,
     videoId: undefined,
     videoStatus: undefined,
     errorParam: undefined,
@@ -262,3 +264,10 @@ export function quantile(values: number[], q: number): number {
   const b = sorted[hi] as number;
   return a + (b - a) * (pos - lo);
 }
+
+/** A "billion laughs" file: nine short lines whose aliases expand to 10^9 strings. */
+export const ALIAS_BOMB = [
+  'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  ...'bcdefghi'.split('').map((name, i) => `${name}: &${name} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(',')}]`),
+  '',
+].join('\n');

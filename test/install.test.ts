@@ -6,6 +6,7 @@
  * that postinstall as npm would, so it fails if the switch stops working, not only if it is removed.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -49,5 +50,24 @@ describe('npm install of the repository', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('decides every install script of the lock file in allowScripts, each named with its reason in docs/install.md', () => {
+    const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+    const withScripts = [
+      ...new Set(
+        Object.entries(lock.packages)
+          .filter(([path, entry]) => path !== '' && entry.hasInstallScript)
+          .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)),
+      ),
+    ].sort();
+    expect(withScripts.length).toBeGreaterThan(0);
+    const { allowScripts } = JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> };
+    // npm warns at every install about a script allowScripts does not decide (a later npm refuses it).
+    expect(Object.keys(allowScripts).sort()).toEqual(withScripts);
+    for (const decision of Object.values(allowScripts)) expect(typeof decision).toBe('boolean');
+    const section = read('docs/install.md').split('\n### Install scripts\n')[1]?.split('\n#')[0] ?? '';
+    for (const name of withScripts) expect(section, `docs/install.md does not give the reason for ${name}`).toContain(`| \`${name}\` |`);
   });
 });

@@ -228,6 +228,18 @@ describe('POST /_sim/generations/{id}/fail', () => {
     expect((await controlView(sim, id)).status).toBe('queued');
   });
 
+  it('says a queued generation cannot fail whatever code is asked for (param id, the stages that can)', async () => {
+    const id = await createOne(sim);
+    for (const body of [{}, { code: 'render_failed' }, { code: 'nonsense' }]) {
+      const res = await control(sim, id, 'fail', body);
+      expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'id');
+      expect(res.body.error.message).toBe(
+        'A generation in the queue stage cannot fail. Advance it to a stage that can (keyframe, routing, render, output_verification) first.',
+      );
+    }
+    expect((await controlView(sim, id)).status).toBe('queued');
+  });
+
   it('rejects the output of a verifying generation: compliance_error with a block flag, charged as a render that happened', async () => {
     const id = await createOne(sim);
     await advanceTo(sim, id, 'verifying');
@@ -282,6 +294,42 @@ describe('live control requests', () => {
     await controlOk(sim, mine, 'finish');
     expect((await controlView(sim, theirs)).status).toBe('queued');
     expect((await createVideo(sim, {}, 'sk_test_bob')).status).toBe(200);
+  });
+
+  it.each(['advance', 'finish', 'fail', 'cancel'] as const)('%s refuses a body field it does not take (400 unknown_parameter) and moves nothing', async (action) => {
+    const id = await createOne(sim);
+    await advanceTo(sim, id, 'processing');
+    const before = await controlView(sim, id);
+    expectError(await control(sim, id, action, { bogus: 1 }), 400, 'invalid_request_error', 'unknown_parameter', 'bogus');
+    expectError(await control(sim, id, action, { seconds: 5, api_key: 'sk_test_alice' }), 400, 'invalid_request_error', 'unknown_parameter', 'seconds');
+    expect(await controlView(sim, id)).toEqual(before);
+  });
+
+  it.each(['advance', 'finish', 'fail', 'cancel'] as const)(
+    "%s with another account's api_key (body or query) does not find the generation (404), and moves nothing",
+    async (action) => {
+      const id = await createOne(sim);
+      await advanceTo(sim, id, 'processing');
+      const before = await controlView(sim, id);
+      for (const key of ['sk_test_bob', 'constructor', '__proto__']) {
+        expectError(await control(sim, id, action, { api_key: key }), 404, 'invalid_request_error', 'resource_not_found', 'id');
+        const inQuery = await request(sim.app).post(`/_sim/generations/${id}/${action}`).query({ api_key: key });
+        expectError(inQuery, 404, 'invalid_request_error', 'resource_not_found', 'id');
+      }
+      expect(await controlView(sim, id)).toEqual(before);
+      expect((await request(sim.app).get('/_sim/health')).body.limits.accounts).toBe(1);
+      // The account's own key (in either place) reaches it.
+      expect((await control(sim, id, action, { api_key: 'sk_test_alice' })).status).toBe(200);
+    },
+  );
+
+  it('the control methods take apiKey: the owner moves its generation, another account gets the 404', async () => {
+    const id = await createOne(sim);
+    expect(() => sim.generations.advance(id, 'sk_test_bob')).toThrow(
+      expect.objectContaining({ name: 'SimulatorControlError', status: 404, body: expect.objectContaining({ error: expect.objectContaining({ code: 'resource_not_found' }) }) }),
+    );
+    expect(sim.generations.advance(id, 'sk_test_alice').status).toBe('processing');
+    expect(sim.generations.cancel(id, 'sk_test_alice').status).toBe('canceled');
   });
 
   describe('in a transcript', () => {

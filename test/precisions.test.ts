@@ -162,11 +162,11 @@ describe('/_sim/faults', () => {
     expect((await createVideo(sim)).status).toBe(200);
   });
 
-  it('a fault without status, latency_ms or outcome is 400 missing_parameter naming the alternatives', async () => {
+  it('a fault without status, network, latency_ms or outcome is 400 missing_parameter naming the alternatives', async () => {
     const sim = makeSim();
     const res = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos' });
     expect(expectError(res, 400, 'invalid_request_error', 'missing_parameter', 'status').message).toBe(
-      "Give at least one of 'status', 'latency_ms', 'outcome'.",
+      "Give at least one of 'status', 'network', 'latency_ms', 'outcome'.",
     );
   });
 });

@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { handleRequest } from '../src/api/handleRequest.js';
-import { FileLockedError } from '../src/fileLock.js';
+import { FileLockedError, selfHolder } from '../src/fileLock.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { END_LINE_RESERVE, TranscriptError } from '../src/transcript/format.js';
 import { parseTranscript } from './transcripts.js';
@@ -111,6 +111,7 @@ describe('a transcript write that fails', () => {
       },
       truncate(length) {
         file = file.slice(0, length);
+        return true;
       },
       maxBytes: 1_000_000,
       onStop: (s) => stops.push(s),
@@ -186,7 +187,7 @@ describe('taking the transcript file', () => {
     const file = tmpFile();
     const first = makeSim({ record: file });
     await first.listen(0);
-    expect(readFileSync(`${file}.lock`, 'utf8')).toBe(`${process.pid}\n`);
+    expect(JSON.parse(readFileSync(`${file}.lock`, 'utf8'))).toEqual(selfHolder());
     expect(() => createSimulator({ record: file })).toThrow(FileLockedError);
     expect(() => createSimulator({ record: file })).toThrow(`already held by this process (pid ${process.pid})`);
     await first.close();
@@ -202,7 +203,7 @@ describe('taking the transcript file', () => {
     writeFileSync(`${file}.lock`, `${dead}\n`);
     const sim = makeSim({ record: file });
     await sim.listen(0);
-    expect(readFileSync(`${file}.lock`, 'utf8')).toBe(`${process.pid}\n`);
+    expect(JSON.parse(readFileSync(`${file}.lock`, 'utf8'))).toEqual(selfHolder());
     expect(parseTranscript(readFileSync(file, 'utf8')).lines).toEqual([]);
     await sim.close();
   });

@@ -52,7 +52,7 @@ describe('sim replay --target', () => {
   });
 
   it('says so of a target with a control token too (the note is read with the token)', async () => {
-    const { status, err } = await replayAgainst('http://sim.example:9000', 'replay-token');
+    const { status, err } = await replayAgainst('http://sim.example:9000', 'replay-token-0123456789');
     expect(status).toBe(1);
     expect(err).toMatch(/^sim replay: note: the target writes other addresses into its answers than the recording simulator did: media at http:\/\/sim\.example:9000\/cdn, /);
   });

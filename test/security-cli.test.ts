@@ -110,11 +110,11 @@ describe('sim on a non-loopback address', () => {
   });
 
   it('SIM_CONTROL_TOKEN sets the token, which is not printed', async () => {
-    const sim = await start(['--host', '0.0.0.0'], 2, { SIM_CONTROL_TOKEN: 'team-token-1' });
+    const sim = await start(['--host', '0.0.0.0'], 2, { SIM_CONTROL_TOKEN: 'team-token-0123456789' });
     expect(sim.lines[1]).toMatch(/^dashboard: http:\/\/localhost:\d+\/_sim\/$/);
-    expect(sim.lines.join('\n') + sim.stderr()).not.toContain('team-token-1');
+    expect(sim.lines.join('\n') + sim.stderr()).not.toContain('team-token-0123456789');
     expect((await post(sim.url, '/_sim/reset')).status).toBe(401);
-    expect((await post(sim.url, '/_sim/reset', 'team-token-1')).status).toBe(200);
+    expect((await post(sim.url, '/_sim/reset', 'team-token-0123456789')).status).toBe(200);
   });
 });
 
@@ -130,9 +130,9 @@ describe('sim on a loopback address (the default)', () => {
   });
 
   it('--control-token TOKEN makes the token needed there too', async () => {
-    const sim = await start(['--control-token', 's3cret-token'], 2);
+    const sim = await start(['--control-token', 's3cret-token-0123456789'], 2);
     expect((await post(sim.url, '/_sim/reset')).status).toBe(401);
-    expect((await post(sim.url, '/_sim/reset', 's3cret-token')).status).toBe(200);
+    expect((await post(sim.url, '/_sim/reset', 's3cret-token-0123456789')).status).toBe(200);
   });
 
   it('refuses a control token that cannot travel in a header, and an --allowed-hosts entry that is not a host name (exit 2)', () => {
@@ -142,6 +142,18 @@ describe('sim on a loopback address (the default)', () => {
     const hosts = spawnSync(process.execPath, [CLI, '--allowed-hosts', 'http://a.test/'], { env: cleanEnv(), encoding: 'utf8', timeout: 10_000 });
     expect(hosts.status).toBe(2);
     expect(hosts.stderr).toMatch(/--allowed-hosts/);
+  });
+
+  it('refuses a control token shorter than 16 characters (exit 2), naming the flag or the variable it came from', () => {
+    const flag = spawnSync(process.execPath, [CLI, '--control-token', 'fifteen-chars-x'], { env: cleanEnv(), encoding: 'utf8', timeout: 10_000 });
+    expect(flag.status).toBe(2);
+    expect(flag.stdout).toBe('');
+    expect(flag.stderr).toBe(
+      'sim: --control-token must be at least 16 characters long (got 15): a short token can be guessed; make one with `openssl rand -hex 16`, or give none for no token.\n',
+    );
+    const env = spawnSync(process.execPath, [CLI, '--host', '0.0.0.0'], { env: cleanEnv({ SIM_CONTROL_TOKEN: 'short' }), encoding: 'utf8', timeout: 10_000 });
+    expect(env.status).toBe(2);
+    expect(env.stderr).toMatch(/^sim: SIM_CONTROL_TOKEN must be at least 16 characters long \(got 5\)/);
   });
 });
 
@@ -173,13 +185,13 @@ describe('sim --scenarios-dir and the 1 MiB limit', () => {
 
 describe('commands that call a running simulator send its control token', () => {
   it('sim report --control-token (or SIM_CONTROL_TOKEN); without it, it says what is missing', async () => {
-    const sim = await start(['--control-token', 'report-token'], 2);
+    const sim = await start(['--control-token', 'report-token-0123456789'], 2);
     const without = await run(['report', '--url', sim.url, '--api-key', 'sk_test_r']);
     expect(without.status).toBe(2);
     expect(without.stderr).toMatch(/answered 401: .*control token.*\(give its control token with --control-token or SIM_CONTROL_TOKEN\)/);
-    const withFlag = await run(['report', '--url', sim.url, '--api-key', 'sk_test_r', '--control-token', 'report-token']);
+    const withFlag = await run(['report', '--url', sim.url, '--api-key', 'sk_test_r', '--control-token', 'report-token-0123456789']);
     expect(withFlag.stdout).toContain('Client report for sk_test_r');
-    const withEnv = await run(['report', '--url', sim.url, '--api-key', 'sk_test_r'], { SIM_CONTROL_TOKEN: 'report-token' });
+    const withEnv = await run(['report', '--url', sim.url, '--api-key', 'sk_test_r'], { SIM_CONTROL_TOKEN: 'report-token-0123456789' });
     expect(withEnv.stdout).toContain('Client report for sk_test_r');
   });
 
@@ -192,11 +204,11 @@ describe('commands that call a running simulator send its control token', () => 
     expect((await post(recorder.url, '/_sim/clock/advance', undefined, { seconds: 10 })).status).toBe(200);
     expect((await post(recorder.url, '/_sim/shutdown')).status).toBe(200);
 
-    const target = await start(['--control-token', 'replay-token', '--base-url', `http://localhost:${recorder.port}`], 2);
+    const target = await start(['--control-token', 'replay-token-0123456789', '--base-url', `http://localhost:${recorder.port}`], 2);
     const refused = await run(['replay', transcript, '--target', target.url]);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/401/);
-    const replayed = await run(['replay', transcript, '--target', target.url, '--control-token', 'replay-token']);
+    const replayed = await run(['replay', transcript, '--target', target.url, '--control-token', 'replay-token-0123456789']);
     expect(replayed.stdout).toBe('skipped seq 3 POST /_sim/shutdown: not sent, it would stop the target\nreplayed 2 requests: 2 identical\n');
     expect(replayed.status).toBe(0);
   });

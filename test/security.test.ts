@@ -4,14 +4,14 @@
  * against DNS rebinding, the control token, and resets that name scenarios, never files. The
  * command line's side (generated token, flags) is in security-cli.test.ts.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { ScenarioError } from '../src/scenarios/load.js';
-import { advance, bearer, createVideo, expectError, expectNoInternalErrors, getVideo, makeSim } from './helpers.js';
+import { ALIAS_BOMB, advance, bearer, createVideo, expectError, expectNoInternalErrors, getVideo, makeSim } from './helpers.js';
 import { getWithHost } from './processes.js';
 
 const EVIL = 'http://evil.example';
@@ -151,7 +151,25 @@ describe('Host check (DNS rebinding)', () => {
     },
   );
 
-  it.each(['evil.example', 'localhost.evil.example', '127.0.0.1.evil.example', '127.0.0.256', '0.0.0.0:8080', '[::2]:8080', '10.0.0.5'])(
+  it.each([
+    'evil.example',
+    'localhost.evil.example',
+    '127.0.0.1.evil.example',
+    '127.0.0.256',
+    '0.0.0.0:8080',
+    '[::2]:8080',
+    '10.0.0.5',
+    // One strict parse of host and port: nothing after a loopback name makes it another host.
+    'localhost:80@evil.example',
+    '[::1]evil',
+    '127.0.0.1:abc',
+    'localhost:',
+    'localhost:123456',
+    '[::1',
+    '.localhost',
+    'localhost..',
+    '::1',
+  ])(
     'refuses the host %s',
     async (host) => {
       const sim = makeSim();
@@ -282,7 +300,7 @@ describe('POST /_sim/reset {"scenario"}: a name, never a file', () => {
     expect(existing).toBe(missing);
     expect(await message('/etc/passwd')).toBe(missing);
     expect(existing).not.toContain('hunter2');
-    expect(existing).toContain('one of fast, compliance, default, flaky, low-balance, rate-limited, slow, team.yaml;');
+    expect(existing).toContain('one of fast, compliance, default, flaky, low-balance, rate-limited, slow, unreliable-network, team.yaml;');
     expect((await request(sim.app).get('/_sim/health')).body.scenario).toBe('fast');
   });
 
@@ -310,6 +328,63 @@ describe('POST /_sim/reset {"scenario"}: a name, never a file', () => {
     const big = scenarioFile('huge.yaml', `name: huge\n# ${'x'.repeat(1024 * 1024)}\n`);
     expect(() => createSimulator({ scenario: big })).toThrow(ScenarioError);
     expect(() => createSimulator({ scenario: big })).toThrow(/huge\.yaml[\s\S]*at most 1 MiB/);
+  });
+
+  it('refuses a symbolic link of scenariosDir that leads out of it like an unknown name, and does not list it', async () => {
+    const scenarios = join(dir, 'linked');
+    scenarioFile('team.yaml', team, scenarios);
+    const outside = scenarioFile('shadow-like.yaml', 'root:*:19000:0:99999:7:::\n', join(dir, 'outside'));
+    symlinkSync(outside, join(scenarios, 'shadow.yaml'));
+    symlinkSync(join(dir, 'outside'), join(scenarios, 'sub'));
+    // A link that stays inside the directory is a file of it like any other.
+    symlinkSync(join(scenarios, 'team.yaml'), join(scenarios, 'alias.yaml'));
+    const sim = makeSim({ scenariosDir: scenarios });
+    const refused = await request(sim.app).post('/_sim/reset').send({ scenario: 'shadow.yaml' });
+    const error = expectError(refused, 400, 'invalid_request_error', 'invalid_parameter', 'scenario');
+    expect(error.message).toContain('one of fast, compliance, default, flaky, low-balance, rate-limited, slow, unreliable-network, alias.yaml, team.yaml;');
+    expect(error.message).not.toContain('root');
+    const unknown = expectError(await request(sim.app).post('/_sim/reset').send({ scenario: 'nothing.yaml' }), 400, 'invalid_request_error', 'invalid_parameter', 'scenario');
+    expect((error.message as string).replace('shadow.yaml', 'NAME')).toBe((unknown.message as string).replace('nothing.yaml', 'NAME'));
+    expect((await request(sim.app).post('/_sim/reset').send({ scenario: 'alias.yaml' })).body.scenario).toBe('team');
+  });
+
+  it('a file of scenariosDir extends a bundled scenario or a file of the same directory, never a path, and never a link out', async () => {
+    const scenarios = join(dir, 'extending');
+    scenarioFile('base.yaml', 'name: base\nextends: fast\nseed: 11\n', scenarios);
+    scenarioFile('child.yaml', 'name: child\nextends: base.yaml\n', scenarios);
+    scenarioFile('dotted.yaml', 'name: dotted\nextends: ./base.yaml\n', scenarios);
+    const secret = scenarioFile('secret.yaml', 'root:*:19000:0:99999:7:::\n', join(dir, 'elsewhere'));
+    scenarioFile('absolute.yaml', `name: absolute\nextends: ${secret}\n`, scenarios);
+    scenarioFile('parent.yaml', 'name: parent\nextends: ../elsewhere/secret.yaml\n', scenarios);
+    scenarioFile('sub.yaml', 'name: sub\nextends: elsewhere/secret.yaml\n', scenarios);
+    symlinkSync(secret, join(scenarios, 'link.yml'));
+    scenarioFile('linked.yaml', 'name: linked\nextends: link.yml\n', scenarios);
+    const sim = makeSim({ scenariosDir: scenarios });
+    for (const name of ['child.yaml', 'dotted.yaml']) {
+      const res = await request(sim.app).post('/_sim/reset').send({ scenario: name });
+      expect(res.body, name).toMatchObject({ scenario: name.replace('.yaml', ''), seed: 11 });
+    }
+    const refusal = async (name: string) => {
+      const error = expectError(await request(sim.app).post('/_sim/reset').send({ scenario: name }), 400, 'invalid_request_error', 'invalid_parameter', 'scenario');
+      expect(error.message).not.toContain('root');
+      return error.message as string;
+    };
+    expect(await refusal('absolute.yaml')).toContain(`extends: expected a bundled scenario or the file name of a YAML file in the same directory (base.yaml), never a path; got '${secret}'`);
+    expect(await refusal('parent.yaml')).toContain("never a path; got '../elsewhere/secret.yaml'");
+    expect(await refusal('sub.yaml')).toContain("never a path; got 'elsewhere/secret.yaml'");
+    expect(await refusal('linked.yaml')).toContain("extends: expected an existing YAML file at 'link.yml', but there is none at this path");
+    expect((await request(sim.app).get('/_sim/health')).body.scenario).toBe('dotted');
+  });
+
+  it('refuses an alias bomb in a file of scenariosDir with a 400 naming its line and column, and keeps the current scenario', async () => {
+    const scenarios = join(dir, 'bombs');
+    scenarioFile('bomb.yaml', ALIAS_BOMB, scenarios);
+    const sim = makeSim({ scenariosDir: scenarios });
+    const error = expectError(await request(sim.app).post('/_sim/reset').send({ scenario: 'bomb.yaml' }), 400, 'invalid_request_error', 'invalid_parameter', 'scenario');
+    expect(error.message).toMatch(/bomb\.yaml:\n {2}- YAML: Aliases repeat more than 10,000 values in all \(an alias bomb\) at line 5, column 8$/);
+    expect(error.message).not.toContain('lol');
+    expect((await request(sim.app).get('/_sim/health')).body.scenario).toBe('fast');
+    expectNoInternalErrors(sim);
   });
 
   it('sim.reset (in-process) follows the same rule', () => {

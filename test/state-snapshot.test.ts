@@ -11,7 +11,7 @@ import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
 import { compactStateFile } from '../src/state/compact.js';
-import { parseStateFile } from '../src/state/format.js';
+import { parseStateText } from './stateFiles.js';
 import { StateRefusedError } from '../src/state/open.js';
 import { COMPACT_MIN_TAIL_BYTES } from '../src/state/store.js';
 import { PROMPT, fastWith, makeSim as makeCheckedSim } from './helpers.js';
@@ -153,10 +153,10 @@ describe('a snapshot', () => {
 
     const compacted = join(dir, 'compacted.jsonl');
     copyFileSync(file, compacted);
-    const sizes = compactStateFile(compacted, () => {});
+    const sizes = await compactStateFile(compacted, () => {});
     expect(sizes).toMatchObject({ before: statSync(file).size, after: statSync(compacted).size });
-    const parsed = parseStateFile(readFileSync(compacted, 'utf8'));
-    expect(parsed.snapshot?.seq).toBe(parseStateFile(readFileSync(file, 'utf8')).entries.filter((e) => 'line' in e).length);
+    const parsed = parseStateText(readFileSync(compacted, 'utf8'));
+    expect(parsed.snapshot?.seq).toBe(parseStateText(readFileSync(file, 'utf8')).entries.filter((e) => 'line' in e).length);
     expect(parsed.entries).toEqual([]);
 
     const fromLog = makeSim({ scenario: undefined, state: file });
@@ -174,13 +174,13 @@ describe('a snapshot', () => {
     await run(a, 2, 'one');
     await a.close();
     copyFileSync(log, compacted);
-    compactStateFile(compacted, () => {});
+    await compactStateFile(compacted, () => {});
     // Both go on with the same requests: one appends to its log, the other to its snapshot.
     const onLog = makeSim({ scenario: undefined, state: log });
     const onSnapshot = makeSim({ scenario: undefined, state: compacted });
     expect(await run(onSnapshot, 2, 'two')).toEqual(await run(onLog, 2, 'two'));
     await Promise.all([onLog.close(), onSnapshot.close()]);
-    expect(parseStateFile(readFileSync(compacted, 'utf8')).entries.length).toBeGreaterThan(0);
+    expect(parseStateText(readFileSync(compacted, 'utf8')).entries.length).toBeGreaterThan(0);
 
     const fromLog = makeSim({ scenario: undefined, state: log });
     const fromSnapshot = makeSim({ scenario: undefined, state: compacted });
@@ -196,7 +196,7 @@ describe('a snapshot', () => {
     await first.close();
     const compacted = stateFile();
     copyFileSync(file, compacted);
-    compactStateFile(compacted, () => {});
+    await compactStateFile(compacted, () => {});
     const fromLog = makeSim({ scenario: undefined, state: file, cdnUrl: 'http://second.localhost:2/cdn' });
     const fromSnapshot = makeSim({ scenario: undefined, state: compacted, cdnUrl: 'http://second.localhost:2/cdn' });
     const replayed = await send(fromSnapshot, 'POST', '/v1/images', { key: 'sk_test_alice', body: { prompt: PROMPT }, idem: 'img' });
@@ -224,10 +224,10 @@ describe('compaction past the bound', () => {
       if (i % 500 === 499) health = JSON.parse((await send(sim, 'GET', '/_sim/health')).text);
       expect(i).toBeLessThan(100_000);
     }
-    const rows = readFileSync(file, 'utf8').split('\n');
-    expect(Object.keys(JSON.parse(rows[1] as string))).toEqual(['snapshot']);
+    const text = readFileSync(file, 'utf8');
+    expect(Object.keys(JSON.parse(text.split('\n')[1] as string))).toEqual(['snapshot']);
     expect(health.state.bytes).toBeLessThan(COMPACT_MIN_TAIL_BYTES);
-    expect(health.state.lines).toBe(rows.length - 3);
+    expect(health.state.lines).toBe(parseStateText(text).entries.filter((e) => 'line' in e).length);
     expect(Date.parse(health.state.compacted_at as string)).not.toBeNaN();
     await send(sim, 'GET', `/v1/videos/${id}`, { key: 'sk_test_alice' });
     const liveState = stateOf(sim);
@@ -242,7 +242,7 @@ describe('compaction past the bound', () => {
     await restored.close();
   });
 
-  it('leaves a file past the bound as it is when its snapshot would be bigger', async () => {
+  it('compacts a file past the bound even when its snapshot is bigger than its lines: rows restore faster than requests replay', async () => {
     const file = stateFile();
     const sim = makeBulkSim({ scenario: 'fast', state: file });
     // Creates with long prompts: the state holds each prompt more than once (the generation, its keyframe image).
@@ -258,11 +258,21 @@ describe('compaction past the bound', () => {
       });
       expect(created.status).toBe(200);
     }
-    const health = JSON.parse((await send(sim, 'GET', '/_sim/health')).text) as { state: { lines: number; compacted_at: string | null } };
-    expect(health.state).toMatchObject({ lines: i, compacted_at: null });
-    expect(Buffer.byteLength(JSON.stringify(sim.core.toState()))).toBeGreaterThan(statSync(file).size);
+    const logged = statSync(file).size;
+    let health = JSON.parse((await send(sim, 'GET', '/_sim/health')).text) as { state: { lines: number; compacted_at: string | null; compacting?: true } };
+    for (let turns = 0; health.state.compacting; turns++) {
+      expect(turns).toBeLessThan(6000);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      health = JSON.parse((await send(sim, 'GET', '/_sim/health')).text);
+    }
+    expect(health.state).toMatchObject({ lines: 0, compacted_at: new Date(WALL).toISOString() });
+    expect(statSync(file).size).toBeGreaterThan(logged);
+    const liveState = stateOf(sim);
     await sim.close();
-    expect(parseStateFile(readFileSync(file, 'utf8')).snapshot).toBeUndefined();
+    expect(parseStateText(readFileSync(file, 'utf8')).entries.filter((e) => 'line' in e)).toEqual([]);
+    const restored = makeSim({ scenario: undefined, state: file });
+    expect(stateOf(restored)).toBe(liveState);
+    await restored.close();
   });
 });
 
@@ -275,9 +285,9 @@ describe('GET /_sim/state', () => {
     expect(download.status).toBe(200);
     const file = stateFile();
     writeFileSync(file, download.text);
-    const parsed = parseStateFile(download.text);
+    const parsed = parseStateText(download.text);
     expect(parsed.header).toMatchObject({ state: 1, seed: SCENARIO.seed, scenario: { name: 'snapshot-test' }, clock: { mode: 'manual' } });
-    expect(parsed.snapshot).toMatchObject({ format: 1, version: '0.1.0' });
+    expect(parsed.snapshot).toMatchObject({ format: 2, version: '0.1.0' });
     expect(parsed.entries).toEqual([]);
 
     const restored = makeSim({ scenario: undefined, state: file });
@@ -301,33 +311,86 @@ describe('GET /_sim/state', () => {
 });
 
 describe('a snapshot refused', () => {
-  it('of a format this version does not read: what to do, and that replaying works across versions', async () => {
+  /** A compacted state file of one create: its text, and its rows. */
+  async function compactedFile(): Promise<{ file: string; text: string; rows: string[] }> {
     const file = stateFile();
     const sim = makeSim({ state: file });
-    await send(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT } });
+    await send(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT }, idem: 'k' });
     await sim.close();
-    compactStateFile(file, () => {});
-    writeFileSync(file, readFileSync(file, 'utf8').replace('{"snapshot":{"format":1,"version":"0.1.0"', '{"snapshot":{"format":7,"version":"3.0.0"'));
+    await compactStateFile(file, () => {});
+    const text = readFileSync(file, 'utf8');
+    return { file, text, rows: text.split('\n') };
+  }
+
+  it('of a format this version does not read: what to do, and that replaying works across versions', async () => {
+    const { file, text } = await compactedFile();
+    writeFileSync(file, text.replace('{"snapshot":{"format":2,"version":"0.1.0"', '{"snapshot":{"format":7,"version":"3.0.0"'));
     expect(() => makeSim({ scenario: undefined, state: file })).toThrow(StateRefusedError);
     expect(() => makeSim({ scenario: undefined, state: file })).toThrow(
-      `line 2: a snapshot in format 7 (compacted by version 3.0.0 of the simulator); this version reads snapshot format 1. ` +
+      `line 2: a snapshot in format 7 (compacted by version 3.0.0 of the simulator); this version reads snapshot formats 1 and 2. ` +
         'A snapshot is tied to its format: open the file with version 3.0.0 (npx video-service-sim@3.0.0 --state FILE), or start with a new state file',
     );
   });
 
-  it('that is damaged, or not on line 2', async () => {
-    const file = stateFile();
-    const sim = makeSim({ state: file });
-    await send(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT } });
-    await sim.close();
-    compactStateFile(file, () => {});
-    const text = readFileSync(file, 'utf8');
-    writeFileSync(file, text.replace('"accounts":[', '"accounts":7,"was":['));
-    expect(() => makeSim({ scenario: undefined, state: file })).toThrow(/line 2: snapshot\.state\.accounts: expected an array/);
-    writeFileSync(file, text.replace('"request":{', '"request":null,"was":{'));
-    expect(() => makeSim({ scenario: undefined, state: file })).toThrow(/line 2: the snapshot's state is damaged/);
-    const [header, snapshot] = text.split('\n');
-    writeFileSync(file, `${header}\n${snapshot}\n${snapshot}\n`);
-    expect(() => makeSim({ scenario: undefined, state: file })).toThrow(/line 3: a snapshot after the second line/);
+  it('that is damaged, cut, or not on line 2: the line named', async () => {
+    const { file, text, rows } = await compactedFile();
+    const refusal = (content: string): string => {
+      writeFileSync(file, content);
+      try {
+        makeSim({ scenario: undefined, state: file });
+      } catch (e) {
+        expect(e).toBeInstanceOf(StateRefusedError);
+        return (e as Error).message;
+      }
+      throw new Error('restored');
+    };
+    const generationLine = rows.findIndex((row) => row.startsWith('{"generation":')) + 1;
+    const endLine = rows.length - 1;
+    expect(rows[endLine - 1]).toBe(`{"snapshot_end":{"rows":${endLine - 3}}}`);
+    expect(refusal(text.replace('"evicted_accounts":', '"evicted_accounts":"none","was":'))).toContain('line 2: snapshot.state.evicted_accounts: expected a number, got "none"');
+    expect(refusal(text.replace('"request":{', '"request":null,"was":{'))).toContain(`line ${generationLine}: the snapshot's state is damaged`);
+    expect(refusal(text.replace('{"generation":', '{"generations":'))).toContain(
+      `line ${generationLine}: expected a row of the snapshot (control_requests, account, idempotency, generation, account_changes, image, journal, fault) or its end row, got one with "generations"`,
+    );
+    // Cut: its end row gone, or a row.
+    expect(refusal(`${rows.slice(0, endLine - 1).join('\n')}\n`)).toContain(`line ${endLine}: the snapshot of line 2 has no end row: the file ends (or is cut) after ${endLine - 3} of its rows`);
+    expect(refusal(text.replace(`${rows[generationLine - 1]}\n`, ''))).toContain(
+      `line ${endLine - 1}: the snapshot of line 2 says it holds ${endLine - 3} rows, but ${endLine - 4} come before its end`,
+    );
+    expect(refusal(`${text}${rows[1]}\n`)).toContain(`line ${endLine + 1}: a snapshot after the second line`);
+  });
+});
+
+describe('a snapshot of format 1 (a single line, as earlier versions wrote it)', () => {
+  it('restores the state its log restores, and the lines after it replay on it', async () => {
+    const fixtures = join(import.meta.dirname, 'fixtures');
+    // Written by the previous version: a run's log, and the same run compacted (`sim state compact`), each followed by the same requests.
+    const log = stateFile();
+    const compacted = stateFile();
+    copyFileSync(join(fixtures, 'state-log-of-snapshot-format-1.jsonl'), log);
+    copyFileSync(join(fixtures, 'state-snapshot-format-1.jsonl'), compacted);
+    expect(JSON.parse(readFileSync(compacted, 'utf8').split('\n')[1] as string).snapshot).toMatchObject({ format: 1, seq: 17 });
+    const fromLog = makeSim({ scenario: undefined, state: log });
+    const fromSnapshot = makeSim({ scenario: undefined, state: compacted });
+    expect(fromSnapshot.stateRestored).toBe(fromLog.stateRestored);
+    // 11 generations and 2 images made by POST /v1/images, all of which count against the limit.
+    expect(fromSnapshot.core.store.storedGenerations).toBe(13);
+    expect(fromLog.core.store.storedGenerations).toBe(13);
+    // The journal's `createdId` (what a create made, for the client report's lost answers) and a
+    // generation's account change number (`account_change`, the cursor of its account's control
+    // list) came after format 1: replaying the log gives them, the old snapshot cannot (it numbers
+    // each account's changes in the order of the global ones). So did a stored answer's digest of
+    // its request (the old snapshot holds the request itself, which a repeat still matches) and its
+    // rank among the answers of all accounts (`seq`: the old snapshot's go account by account).
+    // Nothing else differs.
+    const withoutCreatedIds = (sim: SimulatorHandle): string =>
+      stateOf(sim)
+        .replaceAll(/"createdId":"[^"]*",/g, '')
+        .replaceAll(/"account_change":\d+,/g, '')
+        .replaceAll(/"fingerprint":"(?:[^"\\]|\\.)*",/g, '')
+        .replaceAll(/,"seq":\d+\}/g, '}');
+    expect(withoutCreatedIds(fromSnapshot)).toBe(withoutCreatedIds(fromLog));
+    expect(await reads(fromSnapshot)).toEqual(await reads(fromLog));
+    await Promise.all([fromLog.close(), fromSnapshot.close()]);
   });
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StateRefusedError } from '../src/state/open.js';
-import { parseStateFile } from '../src/state/format.js';
+import { parseStateText } from './stateFiles.js';
 import { bearer, createVideo, getVideo, makeSim } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sim-state-inprocess-'));
@@ -16,7 +16,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 const stateFile = (): string => join(dir, `state-${++files}.jsonl`);
 const methodsIn = (file: string): string[] =>
-  parseStateFile(readFileSync(file, 'utf8')).entries.flatMap((e) => ('line' in e ? [`${e.line.method} ${e.line.path}`] : []));
+  parseStateText(readFileSync(file, 'utf8')).entries.flatMap((e) => ('line' in e ? [`${e.line.method} ${e.line.path}`] : []));
 
 describe('createSimulator({ state })', () => {
   it('writes a state-changing request before answering it, and a poll with the next one, in order', async () => {
@@ -47,8 +47,9 @@ describe('createSimulator({ state })', () => {
     await first.close();
 
     const second = makeSim({ state: file });
-    // The create, the advance, the queued fault and the poll (control reads leave no line).
-    expect(second.stateRestored).toBe(4);
+    // The create, the advance, the queued fault, the read of the account's clock (its request id
+    // counts in that account) and the poll; control reads that name no account leave no line.
+    expect(second.stateRestored).toBe(5);
     expect({ clock: second.clock.get('sk_test_alice'), faults: second.faults.list(), video: (await getVideo(second, created.body.id)).body }).toEqual(before);
     expect((await createVideo(second)).status).toBe(500);
     await second.close();
@@ -69,12 +70,12 @@ describe('createSimulator({ state })', () => {
     expect(download.status).toBe(200);
     expect(download.headers['content-type']).toBe('application/x-ndjson');
     expect(download.headers['content-disposition']).toBe('attachment; filename="state.jsonl"');
-    // The header and a snapshot of the state now: no request line, and the file left as it is.
-    const [header, snapshot, ...rest] = (download.body as string).split('\n');
-    expect(header).toBe(readFileSync(file, 'utf8').split('\n')[0]);
-    expect(JSON.parse(snapshot as string).snapshot).toMatchObject({ format: 1, seq: 1 });
-    expect(rest).toEqual(['']);
-    expect(parseStateFile(download.body as string).entries).toEqual([]);
+    // The header and a snapshot of the state now (its head, its rows, its end): no request line, and the file left as it is.
+    const rows = (download.body as string).split('\n');
+    expect(rows[0]).toBe(readFileSync(file, 'utf8').split('\n')[0]);
+    expect(JSON.parse(rows[1] as string).snapshot).toMatchObject({ format: 2, seq: 1 });
+    expect(rows.slice(-2)).toEqual([`{"snapshot_end":{"rows":${rows.length - 4}}}`, '']);
+    expect(parseStateText(download.body as string).entries).toEqual([]);
     expect(methodsIn(file)).toEqual(['POST /v1/videos']);
     await sim.close();
   });

@@ -2,7 +2,8 @@
  * Stopping drains: on `close()`, `POST /_sim/shutdown`, SIGTERM or SIGINT the server stops
  * accepting, every request it already received gets its answer (injected latency still being
  * waited out is cut short), idle keep-alive connections do not hold it open, and the `sim` process
- * exits 0 within 5 s.
+ * exits 0 once drained. No test here measures time: a drain that waited for its grace, or for the
+ * latency, would outlast the test's timeout, as the grace given is far longer than it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
@@ -47,7 +48,8 @@ function endlessSleeps(n: number): { sleep: () => Promise<void>; begun: Promise<
 describe('close() of an in-process simulator', () => {
   it('sends every answer still waiting out injected latency at once, and is not held by an idle connection', async () => {
     const waits = endlessSleeps(3);
-    const sim = makeSim({ sleep: waits.sleep });
+    // A grace the test's timeout cannot outlast: close() resolves only if nothing waits for it.
+    const sim = makeSim({ sleep: waits.sleep, drainGraceMs: 600_000 });
     // The test suite's second validator compiles on first use: not while the clock below runs.
     expect((await createVideo(sim, {}, 'sk_test_warm_up')).status).toBe(200);
     await queueFault(sim, LATENCY);
@@ -57,15 +59,13 @@ describe('close() of an in-process simulator', () => {
     const creates = threeCreates(url);
     await waits.begun;
 
-    const started = performance.now();
     await sim.close();
-    const took = performance.now() - started;
 
+    // The three waiting creates, not the idle connection's earlier answer.
+    expect(sim.stopped).toEqual({ drained: 3 });
     const answers = await Promise.all(creates);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     expect(new Set(answers.map((a) => a.body?.id)).size).toBe(3);
-    // Far inside the 3 s after which connections still open are cut.
-    expect(took).toBeLessThan(1500);
     expect((await journalOf(sim, 'sk_test_alice')).map((r) => `${r.method} ${r.status}`)).toEqual(['POST 200', 'POST 200', 'POST 200']);
     // No new connection is accepted.
     await expect(fetch(`${url}/_sim/health`)).rejects.toThrow();
@@ -109,21 +109,20 @@ describe('close() of an in-process simulator', () => {
     expect((await create).status).toBe(200);
   });
 
-  it('cuts a connection still mid-request once the 3 s grace is over', async () => {
+  it('cuts a connection still mid-request once the grace is over, with nothing answered or journaled', async () => {
     // Not behind the test suite's validator, which would read the body first (and report the cut).
-    const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
+    const sim = createSimulator({ scenario: 'fast', clock: 'manual', drainGraceMs: 50 });
     await sim.listen(0);
     const socket = connect(sim.port as number, '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.on('error', () => {});
     const closed = new Promise((resolve) => socket.once('close', resolve));
     socket.write('POST /v1/videos HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"mod');
-    const started = performance.now();
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
     await sim.close();
-    const took = performance.now() - started;
-    expect(took).toBeGreaterThanOrEqual(2900);
-    expect(took).toBeLessThan(4000);
     await closed;
+    expect(received).toBe('');
     expect((await request(sim.app).get('/_sim/requests')).body.data).toEqual([]);
   });
 
@@ -152,17 +151,21 @@ describe('close() of an in-process simulator', () => {
 const children = childProcesses();
 
 /** Starts `sim --scenario fast --clock manual --port 0`; resolves once it listens. */
-function startSim(): Promise<{ child: ChildProcess; url: string }> {
+function startSim(): Promise<{ child: ChildProcess; url: string; stderr: () => Promise<string> }> {
   const env = { ...process.env };
   for (const name of Object.keys(env)) if (name === 'PORT' || name.startsWith('SIM_')) delete env[name];
   const child = spawn(process.execPath, [CLI, '--scenario', 'fast', '--clock', 'manual', '--port', '0'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
+  let err = '';
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  // All it wrote to stderr, once its output has closed.
+  const stderr = new Promise<string>((resolve) => child.once('close', () => resolve(err)));
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1];
-      if (port) resolve({ child, url: `http://127.0.0.1:${port}` });
+      if (port) resolve({ child, url: `http://127.0.0.1:${port}`, stderr: () => stderr });
     });
     child.once('exit', (code) => reject(new Error(`exited ${code} before listening`)));
   });
@@ -189,7 +192,7 @@ describe('the sim process, stopping', () => {
     ['POST /_sim/shutdown', (sim) => fetch(`${sim.url}/_sim/shutdown`, { method: 'POST' }).then((r) => r.json())],
   ];
   for (const [how, stop] of stops) {
-    it(`on ${how}, answers every request waiting out a 60 s injected latency and exits 0 within 5 s`, async () => {
+    it(`on ${how}, answers every request waiting out a 60 s injected latency, says so in one line and exits 0`, async () => {
       const sim = await startSim();
       const fault = await fetch(`${sim.url}/_sim/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(LATENCY) });
       expect(fault.status).toBe(200);
@@ -199,17 +202,35 @@ describe('the sim process, stopping', () => {
       await untilJournaled(sim.url, 3);
 
       const exited = exit(sim.child);
-      const started = Date.now();
       await stop(sim);
       const { code, signal } = await exited;
-      const took = Date.now() - started;
 
       expect(signal).toBeNull();
       expect(code).toBe(0);
-      expect(took).toBeLessThan(5000);
       const answers = await Promise.all(creates);
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
       expect(answers.every((a) => typeof a.body?.id === 'string')).toBe(true);
+      expect(await sim.stderr()).toBe(`sim: stopped (${how}): drained 3 requests in progress\n`);
     });
   }
+
+  it('on SIGTERM during a network hang of 600 s, closes the held connection at once and exits 0 well inside its drain', async () => {
+    const sim = await startSim();
+    const hang = { path: '/v1/videos', method: 'POST', network: 'hang', hang_ms: 600_000 };
+    const fault = await fetch(`${sim.url}/_sim/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(hang) });
+    expect(fault.status).toBe(200);
+    const [held] = threeCreates(sim.url, 1);
+    await untilJournaled(sim.url, 1);
+    expect(((await (await fetch(`${sim.url}/_sim/health`)).json()) as { network: { hung: number } }).network.hung).toBe(1);
+
+    const exited = exit(sim.child);
+    const started = Date.now();
+    sim.child.kill('SIGTERM');
+    const { code } = await exited;
+    // The in-process drain would cut the connection at 3 s; the hang is let go at once instead.
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(code).toBe(0);
+    // The client got no answer: the connection closed with nothing sent.
+    expect((await held)?.status).toBe('UND_ERR_SOCKET');
+  });
 });

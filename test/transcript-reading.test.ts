@@ -64,6 +64,27 @@ describe('fileRows', () => {
   it('refuses a last row without a newline that is longer than the bound', () => {
     expect(() => [...fileRows(fileWith(`ok\n${'x'.repeat(2 * MiB)}`), MiB)]).toThrow(/^line 2: longer than/);
   });
+
+  it('reads a row of many chunks whole, and says how many bytes the rows given so far take', () => {
+    const long = 'é'.repeat(3 * MiB);
+    const text = `a\n${long}\nb`;
+    const progress = { bytes: 0 };
+    const rows = fileRows(fileWith(text), 4 * MiB, { progress });
+    expect(rows.next().value).toBe('a');
+    expect(progress.bytes).toBe(2);
+    expect(rows.next().value).toBe(long);
+    expect(progress.bytes).toBe(2 + 6 * MiB + 1);
+    expect(rows.next().value).toBe('b');
+    expect(progress.bytes).toBe(Buffer.byteLength(text));
+    expect(rows.next().done).toBe(true);
+  });
+
+  it('reads up to `end` only, and bounds each row by its own bound when given one per row', () => {
+    const file = fileWith('ab\ncdefgh\nij\n');
+    expect([...fileRows(file, MiB, { end: 5 })]).toEqual(['ab', 'cd']);
+    expect([...fileRows(file, (row) => (row === 2 ? 6 : 2))]).toEqual(['ab', 'cdefgh', 'ij', '']);
+    expect(() => [...fileRows(file, 2)]).toThrow(/^line 2: longer than 2 characters/);
+  });
 });
 
 describe('readTranscript', () => {

@@ -124,7 +124,7 @@ describe('recording (--record FILE)', () => {
 
   it('starts with a header: format 1, version, the resolved scenario, seed, clock and addresses', () => {
     const header = JSON.parse(readFileSync(file, 'utf8').split('\n')[0] as string) as Record<string, unknown>;
-    expect(Object.keys(header)).toEqual(['transcript', 'version', 'scenario', 'seed', 'clock', 'base_url', 'cdn_url']);
+    expect(Object.keys(header)).toEqual(['transcript', 'version', 'scenario', 'seed', 'clock', 'base_url', 'cdn_url', 'shard']);
     expect(header).toEqual({
       transcript: 1,
       version: VERSION,
@@ -133,6 +133,7 @@ describe('recording (--record FILE)', () => {
       clock: { mode: 'manual', speed: 1, start: '2026-01-01T00:00:00.000Z' },
       base_url: url,
       cdn_url: `${url}/cdn`,
+      shard: null,
     });
   });
 
@@ -246,10 +247,10 @@ describe('replay', () => {
     const transcript = readTranscript(file);
     expect(transcript.lines.map((l) => `${l.now} ${l.method} ${l.path} ${l.body}`)).toEqual([
       '2026-01-01T00:00:00.000Z POST /v1/videos {"model":"video-3.2","prompt":"A slow dolly shot across a rain-soaked neon street at night."}',
-      '2026-01-01T00:00:00.000Z POST /_sim/clock/advance {"seconds":4,"api_key":"sk_test_p"}',
+      '2026-01-01T00:00:00.000Z POST /_sim/clock/advance?api_key=sk_test_p {"seconds":4}',
       '2026-01-01T00:00:00.000Z POST /_sim/clock/advance {"seconds":1.5}',
       '2026-01-01T00:00:01.500Z GET /v1/videos/' + video.id + ' null',
-      '2026-01-01T00:00:01.500Z POST /_sim/reset {"api_key":"sk_test_p"}',
+      '2026-01-01T00:00:01.500Z POST /_sim/reset?api_key=sk_test_p {}',
       '2026-01-01T00:00:01.500Z POST /_sim/reset {"seed":5}',
       '2026-01-01T00:00:00.000Z POST /v1/videos {"model":"video-3.2","prompt":"A slow dolly shot across a rain-soaked neon street at night."}',
     ]);
@@ -297,6 +298,7 @@ describe('replay', () => {
       }
 
       async function operator(): Promise<void> {
+        await call(url, 'GET', '/_sim/scenario'); // realtime at speed 20, as the run was started
         await wait(4);
         await call(url, 'POST', '/_sim/faults', { body: { path: '/v1/videos/*', method: 'GET', status: 500, times: 2 } });
         await call(url, 'GET', '/v1/videos');

@@ -1,7 +1,8 @@
-// An account's next requests: queue a fault (a 500, a 429, latency) or force the next create's
-// outcome, both through POST /_sim/faults with the account's api_key, and list or drop what waits.
+// An account's next requests: queue a fault (a 500, a 429, latency, a network failure before or
+// after the request takes effect) or force the next create's outcome, both through POST
+// /_sim/faults with the account's api_key, and list or drop what waits.
 import { api } from './api.js';
-import { h } from './views.js';
+import { h, phaseText } from './views.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -16,9 +17,24 @@ function faultFromForm(account) {
   const kind = $('fault-kind').value;
   const fault = { ...target($('fault-target').value), times: Number($('fault-times').value) || 1, api_key: account };
   if (kind === 'latency') fault.latency_ms = Number($('fault-latency').value) || 0;
+  else if (kind.startsWith('network:')) Object.assign(fault, { network: kind.slice('network:'.length), phase: $('fault-phase').value });
   else fault.status = Number(kind);
   return fault;
 }
+
+/** `truncate` and `slow` deliver (part of) the answer: they happen after the request took effect. */
+const ALWAYS_AFTER = ['network:truncate', 'network:slow'];
+
+/** Shows the fields the chosen kind takes: the latency's milliseconds, a network failure's phase. */
+function showKindFields() {
+  const kind = $('fault-kind').value;
+  $('fault-latency-label').hidden = kind !== 'latency';
+  $('fault-phase-label').hidden = !kind.startsWith('network:');
+  const always = ALWAYS_AFTER.includes(kind);
+  $('fault-phase').querySelector('option[value="before"]').disabled = always;
+  if (always) $('fault-phase').value = 'after';
+}
+
 
 /** The forced outcome the outcome form describes (any `outcome` POST /_sim/faults takes). */
 function outcomeFromForm() {
@@ -34,7 +50,13 @@ function outcomeFromForm() {
 
 /** A queued fault in words: `500 on POST /v1/videos ×2`. */
 function faultText(f) {
-  const what = f.status ? String(f.status) : f.latency_ms ? `${f.latency_ms} ms latency` : `outcome ${JSON.stringify(f.outcome)}`;
+  const what = f.network
+    ? `${f.network}, ${phaseText(f.phase)}`
+    : f.status
+      ? String(f.status)
+      : f.latency_ms
+        ? `${f.latency_ms} ms latency`
+        : `outcome ${JSON.stringify(f.outcome)}`;
   return `${what} on ${f.method ?? 'any'} ${f.path} ×${f.times_left}`;
 }
 
@@ -64,7 +86,7 @@ export function wireAccountTools({ run, done, failed }) {
     renderFaults(key ? await api.faults() : { faults: [] }, key);
   };
 
-  $('fault-kind').addEventListener('change', () => ($('fault-latency-label').hidden = $('fault-kind').value !== 'latency'));
+  $('fault-kind').addEventListener('change', showKindFields);
   $('outcome-kind').addEventListener('change', () => ($('outcome-flag').hidden = $('outcome-kind').value !== 'flags'));
   // Not an action: typing an account only shows what waits for it.
   $('tools-account').addEventListener('change', () => void refresh().catch(failed));
@@ -73,7 +95,8 @@ export function wireAccountTools({ run, done, failed }) {
     run(async () => {
       const fault = faultFromForm(needAccount());
       await api.queueFault(fault);
-      done(`Queued for ${fault.api_key}: ${$('fault-kind').selectedOptions[0].textContent} on ${$('fault-target').selectedOptions[0].textContent}.`);
+      const when = fault.network ? `, ${$('fault-phase').selectedOptions[0].textContent}` : '';
+      done(`Queued for ${fault.api_key}: ${$('fault-kind').selectedOptions[0].textContent}${when} on ${$('fault-target').selectedOptions[0].textContent}.`);
     });
   });
   $('outcome-form').addEventListener('submit', (event) => {

@@ -2,6 +2,11 @@
 // Addresses are relative to the page (served at <base>/_sim/), so a path prefix in front of the
 // simulator keeps working. Every control request goes through `control` below, which sends the
 // control token (token.js) and asks for it when the simulator answers 401.
+//
+// Behind the proxy in front of N shards (health says `shard.count` > 1; docs/scaling.md), `api`
+// reads every shard through <base>/shards/I/_sim/ and merges the answers into one view, each
+// generation carrying the `shard` that holds it; a call for one account goes through the proxy,
+// which routes it by `api_key`; an action on a generation goes to its shard.
 import { askForToken, controlToken } from './token.js';
 
 const SIM = new URL('./', window.location.href); // .../_sim/
@@ -22,8 +27,8 @@ const TOKEN_CODES = ['control_token_required', 'invalid_control_token'];
  * Refused for want of the control token, it waits for the token (asked once for all requests) and
  * is sent again.
  */
-export async function control(path, { method = 'GET', query, body } = {}) {
-  const url = new URL(path, SIM);
+export async function control(path, { method = 'GET', query, body, base = SIM } = {}) {
+  const url = new URL(path, base);
   for (const [name, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, String(value));
   }
@@ -61,33 +66,148 @@ function controlError(response, json, label) {
   return new ControlError(json?.error?.message ?? `${label} answered ${response.status}`, response.status, json?.error?.code ?? null);
 }
 
+// ---- shards behind a proxy ----
+
+/** How many shards answer behind this page's address (1: a simulator alone), as health last said. */
+let shardCount = 1;
+/** Health read once before anything else, so that the first reads already know whether to merge. */
+let topology = null;
+const sharded = async () => {
+  await (topology ??= control('health').then(
+    (health) => (shardCount = health.shard?.count ?? 1),
+    (error) => {
+      topology = null; // asked again next time
+      throw error;
+    },
+  ));
+  return shardCount > 1;
+};
+/** The control API of shard `i`, through the proxy. */
+const shardBase = (i) => new URL(`../shards/${i}/_sim/`, SIM);
+/** The shard of every generation seen (an action on it goes there). */
+const shardOf = new Map();
+/** For a merged page's last generation: the last generation of each shard shown up to it (the next page goes on from there). */
+const pageEnds = new Map();
+
+/** The same request to every shard (each `options(i)`), all answered, in shard order; a failure names its shard. */
+function everyShard(path, options = () => ({})) {
+  return Promise.all(
+    Array.from({ length: shardCount }, (_, i) =>
+      control(path, { ...options(i), base: shardBase(i) }).catch((error) => {
+        throw new ControlError(`shard ${i}: ${error.message}`, error.status, error.code);
+      }),
+    ),
+  );
+}
+
+/** Marks the generations of shard `i` with it. */
+function tag(generations, i) {
+  for (const g of generations) {
+    g.shard = i;
+    shardOf.set(g.id, i);
+  }
+  return generations;
+}
+
+const byCreation = (a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** Every shard's page from where the page before this one left each shard, merged in creation order, then by id. */
+async function mergedPage({ limit, after, status, account }) {
+  const from = (after && pageEnds.get(after)) || {};
+  const pages = await everyShard('generations', (i) => ({ query: { limit, after: from[i], status, api_key: account } }));
+  const all = pages.flatMap((page, i) => tag(page.data, i)).sort(byCreation);
+  const data = all.slice(0, limit);
+  const ends = { ...from };
+  for (const g of data) ends[g.shard] = g.id;
+  if (data.length > 0) pageEnds.set(data.at(-1).id, ends);
+  // The cursor of a merged view is every shard's.
+  return { object: 'list', data, has_more: all.length > limit || pages.some((p) => p.has_more), cursor: pages.map((p) => p.cursor) };
+}
+
+/** What changed on every shard since each one's cursor. */
+async function mergedChanges({ cursor, account, limit }) {
+  const cursors = Array.isArray(cursor) ? cursor : [];
+  const pages = await everyShard('generations', (i) => ({ query: { changed_since: cursors[i], limit, api_key: account } }));
+  return { object: 'list', data: pages.flatMap((page, i) => tag(page.data, i)), has_more: pages.some((p) => p.has_more), cursor: pages.map((p) => p.cursor) };
+}
+
+/** The shard that holds generation `id` (asked of each in turn when not seen yet). */
+async function holderOf(id) {
+  if (shardOf.has(id)) return shardOf.get(id);
+  for (let i = 0; i < shardCount; i++) {
+    try {
+      tag([await control(`generations/${encodeURIComponent(id)}`, { base: shardBase(i) })], i);
+      return i;
+    } catch (error) {
+      if (error.status !== 404) throw error;
+    }
+  }
+  return 0; // held by none: shard 0 answers the 404
+}
+
+const latest = (clocks) => clocks.reduce((a, b) => (Date.parse(b.now) > Date.parse(a.now) ? b : a));
+
 export const api = {
-  health: () => control('health'),
-  scenario: () => control('scenario'),
+  health: async () => {
+    const health = await control('health');
+    shardCount = health.shard?.count ?? 1;
+    topology ??= Promise.resolve(shardCount);
+    return health;
+  },
+  // The same on every shard: shard 0's.
+  scenario: async () => control('scenario', (await sharded()) ? { base: shardBase(0) } : {}),
   /** The bundled scenarios: { data: [{ name, purpose }] }. */
-  scenarios: () => control('scenarios'),
+  scenarios: async () => control('scenarios', (await sharded()) ? { base: shardBase(0) } : {}),
   /** The pipeline's stages in order: { data: [{ name, status, fills, failable, failure_codes }] }. */
-  pipeline: () => control('pipeline'),
+  pipeline: async () => control('pipeline', (await sharded()) ? { base: shardBase(0) } : {}),
   /** The global clock, or an account's (its own offset included). */
-  clock: (account) => control('clock', { query: { api_key: account } }),
-  advance: (seconds) => control('clock/advance', { method: 'POST', body: { seconds } }),
-  reset: (scenario) => control('reset', { method: 'POST', body: scenario ? { scenario } : {} }),
+  clock: async (account) => ((await sharded()) && !account ? latest(await everyShard('clock')) : control('clock', { query: { api_key: account } })),
+  /** The global clock moves; over shards, every one to the same instant (the latest plus `seconds`). */
+  advance: async (seconds) => {
+    if (!(await sharded())) return control('clock/advance', { method: 'POST', body: { seconds } });
+    const to = new Date(Date.parse(latest(await everyShard('clock')).now) + Math.round(seconds * 1000)).toISOString();
+    return latest(await everyShard('clock/advance', () => ({ method: 'POST', body: { to } })));
+  },
+  reset: async (scenario) => {
+    const body = scenario ? { scenario } : {};
+    if (!(await sharded())) return control('reset', { method: 'POST', body });
+    shardOf.clear();
+    pageEnds.clear();
+    return (await everyShard('reset', () => ({ method: 'POST', body })))[0];
+  },
   /** A page in creation order: { data, has_more, cursor }. */
-  generations: ({ limit, after, status, account }) =>
-    control('generations', { query: { limit, after, status, api_key: account } }),
+  generations: async ({ limit, after, status, account }) =>
+    (await sharded()) ? mergedPage({ limit, after, status, account }) : control('generations', { query: { limit, after, status, api_key: account } }),
   /** What changed since `cursor`, in the order of the latest change: { data, has_more, cursor }. */
-  changes: ({ cursor, account, limit = 1000 }) =>
-    control('generations', { query: { changed_since: cursor, limit, api_key: account } }),
-  journal: ({ limit, account }) => control('requests', { query: { limit, api_key: account } }),
+  changes: async ({ cursor, account, limit = 1000 }) =>
+    (await sharded()) ? mergedChanges({ cursor, account, limit }) : control('generations', { query: { changed_since: cursor, limit, api_key: account } }),
+  journal: async ({ limit, account }) => {
+    if (!(await sharded()) || account) return control('requests', { query: { limit, api_key: account } });
+    const journals = await everyShard('requests', () => ({ query: { limit } }));
+    const data = journals.flatMap((j) => j.data).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    return { object: 'list', data: data.slice(-limit), has_more: data.length > limit || journals.some((j) => j.has_more) };
+  },
   /** How well an account's client follows the interface document: coverage and findings. */
   report: (account) => control('report', { query: { api_key: account } }),
-  generation: (id) => control(`generations/${encodeURIComponent(id)}`),
-  /** Live control of one generation (`advance`, `finish`, `fail`, `cancel`): each answers the generation. */
-  moveGeneration: (id, action, body) => control(`generations/${encodeURIComponent(id)}/${action}`, { method: 'POST', body }),
-  /** Queues a fault (POST /_sim/faults): { queued }. */
-  queueFault: (fault) => control('faults', { method: 'POST', body: fault }),
+  generation: async (id) => {
+    if (!(await sharded())) return control(`generations/${encodeURIComponent(id)}`);
+    const i = await holderOf(id);
+    return tag([await control(`generations/${encodeURIComponent(id)}`, { base: shardBase(i) })], i)[0];
+  },
+  /** Live control of one generation (`advance`, `finish`, `fail`, `cancel`), on the shard that holds it: each answers the generation. */
+  moveGeneration: async (id, action, body) => {
+    if (!(await sharded())) return control(`generations/${encodeURIComponent(id)}/${action}`, { method: 'POST', body });
+    const i = await holderOf(id);
+    return tag([await control(`generations/${encodeURIComponent(id)}/${action}`, { method: 'POST', body, base: shardBase(i) })], i)[0];
+  },
+  /** Queues a fault (POST /_sim/faults): { queued }. Its account goes in the query, which the proxy in front of shards routes by. */
+  queueFault: (fault) => control('faults', { method: 'POST', body: fault, query: { api_key: fault.api_key } }),
   /** The queued faults: { queued, faults: [{ path, method, status?, latency_ms?, outcome?, times_left, api_key }] }. */
-  faults: () => control('faults'),
+  faults: async () => {
+    if (!(await sharded())) return control('faults');
+    const lists = await everyShard('faults');
+    return { queued: lists.reduce((n, l) => n + l.queued, 0), faults: lists.flatMap((l) => l.faults) };
+  },
   /** The state file (`--state`), as a Blob to save. */
   stateFile: () => controlDownload('state'),
   /** Drops one account's queued faults: { queued }. */
@@ -124,12 +244,13 @@ let cdnBase = new URL('../cdn/', SIM).href;
 export function learnCdn(generation) {
   const thumb = generation.output?.thumbnail_url;
   const at = thumb ? thumb.lastIndexOf('/thumbnails/') : -1;
-  if (at > 0) cdnBase = thumb.slice(0, at + 1);
+  if (at > 0 && generation.shard === undefined) cdnBase = thumb.slice(0, at + 1);
 }
 
-/** A keyframe image's PNG. */
-export function keyframeUrl(imageId) {
-  return mediaUrl(`${cdnBase}images/${encodeURIComponent(imageId)}.png`);
+/** A keyframe image's PNG (behind the proxy in front of shards, under the prefix of the shard that holds it). */
+export function keyframeUrl(imageId, shard) {
+  const base = shard === undefined ? cdnBase : new URL(`../shards/${shard}/cdn/`, SIM).href;
+  return mediaUrl(`${base}images/${encodeURIComponent(imageId)}.png`);
 }
 
 // Ids repeat across runs (same seed, same ids), so after a reset a media URL can name other

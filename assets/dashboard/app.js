@@ -14,7 +14,7 @@ import { renderStatePanel } from './state-panel.js';
 import { renderGenerationActions } from './actions.js';
 import { api, learnCdn, newMediaView } from './api.js';
 import { renderModels, wireCreateForm } from './create-form.js';
-import { clockText, durationText, ms, signature, stageLabel } from './format.js';
+import { clockText, currentStage, durationText, ms, signature, stageLabel } from './format.js';
 import { failableStages, inFlightStatuses, isInFlight, learnPipeline, pipelineStages, timedStages } from './pipeline.js';
 import { generationRow, h, journalRow, renderDetail, renderMissing, renderReport, scaleTimelines } from './views.js';
 
@@ -422,8 +422,29 @@ function select(id) {
   state.selected = state.rows.find((g) => g.id === id) ?? state.selected;
   state.missing = null;
   history.replaceState(null, '', `#${id}`);
+  prefillAccount(state.selected);
   renderTable();
   renderSelected(true);
+}
+
+/** The account the control room's Account field was last filled in with (not one typed there). */
+let prefilled = '';
+
+/**
+ * Fills in the control room's Account field (and the create form's key, when empty) with the
+ * account of the generation just selected, unless another account was typed there; then lists what
+ * waits for it.
+ */
+function prefillAccount(g) {
+  if (!g?.account) return;
+  const field = $('tools-account');
+  const typed = field.value.trim();
+  if (typed && typed !== prefilled && typed !== state.filter.account) return;
+  if (!$('create-key').value.trim()) $('create-key').value = g.account;
+  if (typed === g.account) return;
+  field.value = g.account;
+  prefilled = g.account;
+  void accountTools.refresh().catch((error) => toast(error.message));
 }
 
 /** Opens the generation a `#vid_…` link names; says so when the simulator has none by that id. */
@@ -437,6 +458,7 @@ async function selectFromHash(hash) {
     learnCdn(g);
     state.selected = g;
     state.missing = null;
+    prefillAccount(g);
   } catch (error) {
     if (epoch !== state.epoch) return;
     state.selected = null;
@@ -446,7 +468,10 @@ async function selectFromHash(hash) {
   renderSelected(true);
 }
 
-/** Sends a live-control request for the selected generation and shows the generation it answers. */
+/**
+ * Sends a live-control request for the selected generation, shows the generation it answers, and
+ * says in words what it did.
+ */
 function moveSelected(action, body) {
   const id = state.selected?.id;
   if (!id) return;
@@ -458,7 +483,20 @@ function moveSelected(action, body) {
     if (i >= 0) state.rows[i] = g;
     renderTable();
     renderSelected(true);
+    toast(movedText(action, g), 'info');
   });
+}
+
+/** What a live-control action did: `Advanced vid_… to render`, `Failed vid_… at render with render_failed`. */
+function movedText(action, g) {
+  // A failure ends the stage it happened in: the last one the generation entered.
+  const failedAt = g.error ? ` at ${stageLabel(g.error.stage ?? g.stages.at(-1).stage)} with ${g.error.code}` : '';
+  const stage = currentStage(g);
+  if (action === 'advance') return stage ? `Advanced ${g.id} to ${stageLabel(stage)}.` : `Advanced ${g.id}: ${g.status}${failedAt}.`;
+  if (action === 'finish') return `Finished ${g.id}: ${g.status}${failedAt}.`;
+  if (action === 'fail') return `Failed ${g.id}${failedAt}.`;
+  if (action === 'cancel') return `Canceled ${g.id}.`;
+  return `${g.id}: ${g.status}${failedAt}.`;
 }
 
 function filterAccount(account) {

@@ -12,6 +12,7 @@ import {
   timeText,
   timelineEnd,
 } from './format.js';
+import { timedStages } from './pipeline.js';
 
 /** `h('td', { class: 'x', dataset: { id } }, child, 'text')` */
 export function h(tag, attrs = {}, ...children) {
@@ -35,6 +36,11 @@ export function statusBadge(status, testid) {
   return h('span', { class: `badge status-${status}`, 'data-testid': testid }, status);
 }
 
+/** Behind the proxy in front of shards: the shard that holds the generation (nothing for a simulator alone). */
+function shardLabel(g, testid) {
+  return g.shard === undefined ? null : h('span', { class: 'shard-label mono', 'data-testid': testid, title: 'The shard that holds this generation' }, `shard ${g.shard}`);
+}
+
 /** The image to show for a generation: its thumbnail once succeeded, else its keyframe. */
 function preview(g) {
   if (g.output?.thumbnail_url) {
@@ -51,7 +57,7 @@ function preview(g) {
   if (g.keyframe) {
     return h('img', {
       class: 'thumb keyframe',
-      src: keyframeUrl(g.keyframe.id),
+      src: keyframeUrl(g.keyframe.id, g.shard),
       alt: `Keyframe ${g.keyframe.id} of ${g.id}`,
       width: 96,
       height: 54,
@@ -143,6 +149,7 @@ export function generationRow(g, nowMs, { selected, onOpen, onAccount }) {
         { type: 'button', class: 'link mono account', title: `Show only the generations of ${g.account}`, onclick: () => onAccount(g.account) },
         g.account,
       ),
+      shardLabel(g, 'generation-shard'),
     ),
     h(
       'td',
@@ -184,6 +191,7 @@ function detailHead(g) {
       { class: 'detail-head' },
       h('code', { class: 'mono id', 'data-testid': 'detail-id' }, g.id),
       statusBadge(g.status, 'detail-status'),
+      shardLabel(g, 'detail-shard'),
       stage ? h('span', { class: 'stage' }, stageLabel(stage)) : null,
     ),
     h('p', { class: 'prompt-full' }, g.prompt),
@@ -218,7 +226,7 @@ function detailMedia(g, oldVideo) {
       h(
         'figure',
         { class: 'keyframe' },
-        h('img', { src: keyframeUrl(g.keyframe.id), alt: `Keyframe ${g.keyframe.id}`, 'data-testid': 'detail-keyframe' }),
+        h('img', { src: keyframeUrl(g.keyframe.id, g.shard), alt: `Keyframe ${g.keyframe.id}`, 'data-testid': 'detail-keyframe' }),
         h('figcaption', {}, 'keyframe ', h('code', { class: 'mono' }, g.keyframe.id)),
       ),
     );
@@ -283,6 +291,7 @@ function detailStages(g, nowMs) {
     );
   return [
     h('h3', {}, 'Stages ', h('span', { class: 'muted' }, `(${durationText(end - start)} on the virtual clock)`)),
+    endedAtOnceNote(g),
     h(
       'table',
       { class: 'stages', 'data-testid': 'detail-stages' },
@@ -292,15 +301,56 @@ function detailStages(g, nowMs) {
   ];
 }
 
+/**
+ * Stages that ended the instant they began: on a clock that did not move, only a control action
+ * (advance, finish, fail, cancel) ends a stage, so their bars have no length and their times read
+ * +0.00 s. Says so, with the instant of each group, rather than leave empty bars unexplained; null
+ * when every ended stage took time.
+ */
+function endedAtOnceNote(g) {
+  const timed = new Set(timedStages().map((stage) => stage.name));
+  const instants = new Map(); // left_at → the stages ended then
+  for (const s of g.stages) {
+    if (!timed.has(s.stage) || s.left_at === null || s.left_at !== s.entered_at) continue;
+    instants.set(s.left_at, [...(instants.get(s.left_at) ?? []), stageLabel(s.stage)]);
+  }
+  if (instants.size === 0) return null;
+  const groups = [...instants].map(([at, names]) => ({ at: clockText(at), names: names.join(', ') }));
+  const ended =
+    groups.length === 1
+      ? `Ended by control actions at ${groups[0].at}: ${groups[0].names}.`
+      : `Ended by control actions: ${groups.map((group) => `${group.names} at ${group.at}`).join('; ')}.`;
+  return h('p', { class: 'callout note', 'data-testid': 'stages-note' }, `${ended} No virtual time passed in them, so their bars have no length.`);
+}
+
+/** Whether a request a network fault lost took effect, in words: the journal and the fault list say it alike. */
+export function phaseText(phase) {
+  return phase === 'after' ? 'applied' : 'not applied';
+}
+
 export function journalRow(entry) {
-  const level = entry.status >= 500 ? 'bad' : entry.status >= 400 ? 'warn' : 'good';
+  const level = entry.status === null || entry.status >= 500 ? 'bad' : entry.status >= 400 ? 'warn' : 'good';
+  // A network fault: the answer was lost (or slowed), and the request took effect (after) or not (before).
+  const network = entry.network
+    ? h(
+        'span',
+        { class: 'flag sev-block network', 'data-testid': 'journal-network', title: entry.network.phase === 'after' ? 'The request took effect; its answer was lost on the way.' : 'The request never reached the service.' },
+        `${entry.network.kind}, ${phaseText(entry.network.phase)}`,
+      )
+    : null;
   return h(
     'tr',
     { 'data-testid': 'journal-row' },
     h('td', { class: 'mono', title: entry.at }, timeText(entry.at)),
     h('td', { class: 'mono' }, entry.method),
     h('td', { class: 'mono path', title: entry.path }, entry.path),
-    h('td', {}, h('span', { class: `code code-${level}` }, entry.status), entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null),
+    h(
+      'td',
+      {},
+      h('span', { class: `code code-${level}` }, entry.status ?? 'no answer'),
+      network,
+      entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null,
+    ),
     h('td', { class: 'mono' }, entry.error_code ? h('span', { 'data-testid': 'journal-error-code' }, entry.error_code) : h('span', { class: 'muted' }, '—')),
     h('td', { class: 'mono' }, entry.account ?? h('span', { class: 'muted' }, 'none')),
     h('td', { class: 'mono muted request-id', 'data-testid': 'journal-request-id' }, entry.request_id),

@@ -2,14 +2,15 @@
  * Reading a request body as the contract wants it: a JSON object sent as `application/json`, at
  * most 1 MiB. Problems become catalogue errors, reported at their turn in the order of checks.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
 import { clip, fail, type SimError } from '../core/errors.js';
+import type { RawBody } from './exchange.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-/** The raw body as the adapter read it: its bytes, none at all, or more than the limit. */
-export type RawBody = Buffer | null | 'too_large';
+/** The content type of every JSON answer, the request path's and the HTTP adapter's own. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -71,7 +72,7 @@ function isJsonContentType(value: string | undefined): boolean {
 
 /**
  * What the journal keeps of a body for the client report: a SHA-256 digest (base64, 44 characters)
- * of the body as the report compares bodies (its JSON value, key order and spacing aside), or null
+ * of the body as the report compares bodies (`bodyIdentity`: as idempotency compares them), or null
  * when there is none (or it was too large to be read). `parsed`: the body's value when the request
  * path has already parsed these bytes, so that they are not parsed again.
  */
@@ -83,5 +84,6 @@ export function bodyFingerprint(raw: RawBody, parsed?: Record<string, unknown>):
 
 /** A SHA-256 digest of a text (base64, 44 characters): what is kept of a request to recognise it again. */
 export function digest(text: string): string {
-  return createHash('sha256').update(text).digest('base64');
+  // The one-shot digest: no Hash object per request.
+  return hash('sha256', text, 'base64');
 }

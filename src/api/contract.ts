@@ -106,6 +106,9 @@ export function matchRoute(method: string, path: string): (Omit<MatchedRoute, 'p
       } else if (part === '') {
         matches = false;
         break;
+      } else if (!part.includes('%')) {
+        // Without a percent sign there is nothing to decode.
+        params[segment.param] = part;
       } else {
         try {
           params[segment.param] = decodeURIComponent(part);
@@ -256,25 +259,48 @@ function decimalInteger(digits: string): number {
 }
 
 /**
- * The issues to report: those of an `anyOf` or `not` are summed up by the issue of the `anyOf` or
- * `not` itself (its branches' own issues would name one alternative as if it were required); an
- * `if` that failed its `then` is told by the `then`'s own issues (which name the field).
+ * The issues to report, each naming the deepest field that is wrong:
+ * - those of an `anyOf` or `not` are summed up by the issue of the `anyOf` or `not` itself (its
+ *   branches' own issues would name one alternative as if it were required), and an `anyOf` of
+ *   "give at least one of these fields" says nothing when one of them is given (that field's own
+ *   issues say what is wrong with it);
+ * - an `if` that failed its `then` is told by the `then`'s own issues (which name the field);
+ * - a `oneOf` (a value or null, in this contract) is told by its branches' issues, which Ajv lists
+ *   just before it: when the value has the type of a branch, that branch's issues (a deeper field,
+ *   the allowed values); else one issue naming every type the branches allow.
  */
 function ownIssues(issues: SchemaIssue[] | null | undefined): SchemaIssue[] {
-  const kept = (issues ?? []).filter(
-    (issue) => issue.keyword !== 'if' && !/\/(anyOf|not)\//.test(issue.schemaPath ?? '') && !isNullBranch(issue),
-  );
-  // A nullable value (`oneOf: [null, X]`) that is not null is told by X's own issues when it has some.
-  return kept.filter(
-    (issue) =>
-      issue.keyword !== 'oneOf' ||
-      !kept.some((other) => other !== issue && (other.instancePath === issue.instancePath || other.instancePath.startsWith(`${issue.instancePath}/`))),
-  );
+  const kept: SchemaIssue[] = [];
+  for (const issue of issues ?? []) {
+    if (issue.keyword === 'if' || /\/(anyOf|not)\//.test(issue.schemaPath ?? '')) continue;
+    if (issue.keyword === 'anyOf' && anyOfFieldGiven(issue)) continue;
+    if (issue.keyword === 'oneOf' && issue.params.passingSchemas == null) {
+      const under = (i: SchemaIssue) => i.instancePath === issue.instancePath || i.instancePath.startsWith(`${issue.instancePath}/`);
+      let first = kept.length;
+      while (first > 0 && under(kept[first - 1] as SchemaIssue)) first--;
+      const branches = kept.splice(first);
+      const fitting = branches.filter((i) => i.keyword !== 'type' || i.instancePath !== issue.instancePath);
+      if (fitting.length > 0) kept.push(...fitting);
+      else kept.push({ ...issue, keyword: 'type', params: { type: [...new Set(branches.flatMap(typesOf))] } });
+      continue;
+    }
+    kept.push(issue);
+  }
+  return kept;
 }
 
-/** The issue of the `null` branch of a `oneOf` (the value is not null): it says nothing of what is wrong. */
-function isNullBranch(issue: SchemaIssue): boolean {
-  return issue.keyword === 'type' && issue.params.type === 'null' && /\/oneOf\/\d+\/type$/.test(issue.schemaPath ?? '');
+/** Whether an `anyOf` of "at least one of these fields" failed although one of them is given. */
+function anyOfFieldGiven(issue: SchemaIssue): boolean {
+  const data = issue.data;
+  if (typeof data !== 'object' || data === null) return false;
+  const names = ((issue.schema ?? []) as { required?: string[] }[]).flatMap((branch) => branch.required ?? []);
+  return names.some((n) => Object.hasOwn(data, n));
+}
+
+/** The types a `type` issue allows. */
+function typesOf(issue: SchemaIssue): string[] {
+  const t = issue.params.type;
+  return (Array.isArray(t) ? t : String(t).split(',')).map(String);
 }
 
 function paramRank(param: string | null): number {
@@ -353,11 +379,13 @@ function expectation(issue: SchemaIssue, param: string | null): string {
   const p = issue.params;
   switch (issue.keyword) {
     case 'type': {
-      const types = (Array.isArray(p.type) ? p.type : String(p.type).split(',')).filter((t) => t !== 'null');
-      return `must be ${types.map((t) => ARTICLE[String(t)] ?? String(t)).join(' or ')}`;
+      const types = typesOf(issue).filter((t) => t !== 'null');
+      return types.length > 0 ? `must be ${types.map((t) => ARTICLE[t] ?? t).join(' or ')}` : 'must be null';
     }
-    case 'enum':
-      return `must be one of ${(p.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
+    case 'enum': {
+      const allowed = (p.allowedValues as unknown[]).filter((v) => v !== null);
+      return allowed.length > 0 ? `must be one of ${allowed.join(', ')}` : 'must be null';
+    }
     case 'const':
       return `must be ${JSON.stringify(p.allowedValue)}`;
     case 'minimum':

@@ -18,78 +18,32 @@
  * that succeeds once something resolves. Being past the rate limit, it has spent the request's
  * token, as every request that reaches its parameters has.
  *
+ * A network fault drawn with the faults loses the answer: in its `before` phase the request stops
+ * there (no answer: nothing after it runs but the journal and the transcript); in its `after`
+ * phase the request runs every step and the answer carries the loss for the HTTP adapter to carry
+ * out on the socket (`ApiAnswer.network`).
+ *
  * The order of a `/_sim` request, once the HTTP adapter's access checks passed (controlGuard.ts):
  *
  *   route → body → parameters → operation → the answer checked against openapi.yaml.
  *
  * (A CORS preflight is answered by the HTTP adapter before any of this, without a key.)
  */
-import type { Readable } from 'node:stream';
 import type { Account } from '../core/account.js';
 import { SimError, clip, errorObject, fail } from '../core/errors.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
 import { drawInjection } from '../core/injection.js';
-import { journalRecord, type HandledRequest, type JournalRecord } from '../core/journal.js';
+import { journalRecord, type HandledRequest } from '../core/journal.js';
+import { bodyBytesSent, type NetworkFault } from '../core/network.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
-import { bodyFingerprint, digest, readJsonBody, type RawBody } from './body.js';
+import { JSON_TYPE, bodyFingerprint, digest, readJsonBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
+import type { ApiAnswer, ApiRequest, Exchange, StreamedBody } from './exchange.js';
 import { OPERATION_HANDLERS, StreamAnswer, type Control, type OperationInput } from './operations.js';
 
-/** A request as the HTTP adapter hands it over. */
-export interface ApiRequest {
-  method: string;
-  /** The path, percent-encoded as received, without the query string. */
-  path: string;
-  /** The query string as received, without the `?` ('' when none). */
-  query: string;
-  /** Header names in lower case. */
-  headers: Record<string, string | undefined>;
-  body: RawBody;
-}
-
-/** A body sent from a stream (the transcript: it may not fit in a string): its length in bytes, and its bytes. */
-export interface StreamedBody {
-  readonly length: number;
-  open(): Readable;
-  /** All of it as text, read at once (for the in-process API). */
-  text(): string;
-}
-
-/** An answer for the HTTP adapter to send. */
-export interface ApiAnswer {
-  status: number;
-  headers: Record<string, string>;
-  /** The body as sent: JSON text ('' when `stream` is given). */
-  body: string;
-  /** A body to send from a stream instead of `body`. */
-  stream: StreamedBody | undefined;
-  contentType: string;
-  /** Injected latency: wall-clock milliseconds to wait before sending. */
-  delayMs: number;
-  /** Set by `POST /_sim/shutdown`: close the server once this answer is sent. */
-  shutdown?: boolean;
-  /**
-   * The journal's record of this request (`/v1`), for the adapter to mark `undelivered` when the
-   * client has gone before the answer could be sent. Not part of what is sent.
-   */
-  journaled?: JournalRecord;
-}
-
-/** One request and its answer, as a transcript records it. */
-export interface Exchange {
-  /** The global virtual time at which the request was handled (ms), before it moved the clock. */
-  nowMs: number;
-  /** The account's virtual time then (ms), or null (no account). */
-  atMs: number | null;
-  method: string;
-  /** The path with its query string. */
-  path: string;
-  headers: ApiRequest['headers'];
-  body: RawBody;
-  answer: ApiAnswer;
-}
+export type { ApiAnswer, ApiRequest, Exchange, StreamedBody };
 
 /** An app's state around its simulator: what one Express app (or one replay) keeps. */
 export interface ApiState {
@@ -101,14 +55,20 @@ export interface ApiState {
   responseFailures: { method: string; path: string; status: number; message: string }[];
   /** Sees every /v1 request and every state-changing control request, once answered. */
   onExchange?: (exchange: Exchange) => void;
+  /**
+   * Whether the answers go out on sockets (the HTTP adapter): a network `hang` then holds a
+   * connection, within the scenario's bound. Answers made without one (a replay, a restore) hold none.
+   */
+  sockets?: boolean;
 }
 
 /** An answer before it is checked and serialised: a JSON value, text already serialised, or a stream. */
-type Draft = { status: number; headers: Record<string, string>; contentType: string } & (
-  | { value: unknown }
-  | { text: string }
-  | { stream: StreamedBody }
-);
+type Draft =
+  | ({ status: number; headers: Record<string, string>; contentType: string } & ({ value: unknown } | { text: string } | { stream: StreamedBody }))
+  | typeof NO_ANSWER;
+
+/** The request never reached the service (a network fault in its `before` phase): there is no answer. */
+const NO_ANSWER = { noAnswer: true } as const;
 
 /** A check: an early answer, or undefined to go on. */
 type Check = (ctx: RequestContext) => Draft | undefined;
@@ -123,7 +83,6 @@ interface Surface {
   readonly after: readonly After[];
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Answers one request to the JSON API (`/v1` and `/_sim`); anything else is 404 `unknown_route`.
@@ -175,10 +134,24 @@ function authenticate(ctx: RequestContext): Draft | undefined {
   return undefined;
 }
 
-/** A control answer's request id counts globally, taken before the operation (a reset restarts the count after it). */
+/**
+ * A control answer's request id, taken before the operation (a reset restarts the count after it):
+ * counted within the account a control request names in its query (`?api_key=`, the key a proxy
+ * routes it by), so that it is the same on the shard that owns the account as on one simulator;
+ * counted globally for a request that names no account.
+ */
 function identify(ctx: RequestContext): Draft | undefined {
-  ctx.headers['X-Request-Id'] = ctx.sim.nextRequestId();
+  const key = namedAccount(ctx.request.query);
+  ctx.namesAccount = key !== null;
+  ctx.headers['X-Request-Id'] = key === null ? ctx.sim.nextRequestId() : ctx.sim.nextAccountControlId(key);
   return undefined;
+}
+
+/** The one non-empty `api_key` of a query string, or null (none, or more than one: that is a 400 of its own). */
+function namedAccount(query: string): string | null {
+  if (!query.includes('api_key=')) return null;
+  const keys = new URLSearchParams(query).getAll('api_key');
+  return keys.length === 1 && keys[0] !== '' ? (keys[0] as string) : null;
 }
 
 /** Faults and latency: the core decides; the adapter only waits `delayMs`. */
@@ -189,6 +162,12 @@ function injectFaultsAndLatency(ctx: RequestContext): Draft | undefined {
   ctx.delayMs = injection.delayMs;
   ctx.note = injection.note;
   ctx.forcedOutcome = injection.forcedOutcome;
+  if (injection.network !== null) {
+    const network = ctx.state.sockets ? ctx.sim.onSocket(injection.network) : injection.network;
+    if (network !== injection.network) ctx.note = `${ctx.note as string}; closed instead: limits.max_hung_connections are held`;
+    ctx.network = network;
+    return network.phase === 'before' ? NO_ANSWER : undefined;
+  }
   if (injection.error === null) return undefined;
   addUnspentHeaders(account.buckets, method, path, ctx.atMs, injection.error, ctx.headers);
   return ctx.refuse(injection.error);
@@ -259,6 +238,13 @@ function perform(ctx: RequestContext): Draft {
 
 /** Checks the answer against openapi.yaml (one that fails is logged and becomes a 500), serialises it and runs the surface's last steps. */
 function send(ctx: RequestContext, draft: Draft): ApiAnswer {
+  if ('noAnswer' in draft) {
+    // The headers are the journal's (the request id); nothing is sent of them.
+    const sent: ApiAnswer = { status: 0, headers: ctx.headers, body: '', stream: undefined, contentType: '', delayMs: ctx.delayMs, journaled: undefined };
+    sent.network = { fault: ctx.network as NetworkFault, bodyBytes: 0 };
+    for (const step of ctx.surface.after) step(ctx, sent, undefined);
+    return sent;
+  }
   const checked = ctx.operation ? checkAnswer(ctx, ctx.operation, draft) : draft;
   // Built field by field: an object rest (`{ value, text, ...rest }`) makes a dictionary-mode copy.
   const sent: ApiAnswer = {
@@ -270,12 +256,16 @@ function send(ctx: RequestContext, draft: Draft): ApiAnswer {
     delayMs: ctx.delayMs,
     journaled: undefined,
   };
+  if (ctx.network !== null) {
+    const length = sent.stream ? sent.stream.length : ctx.method === 'HEAD' ? 0 : Buffer.byteLength(sent.body);
+    sent.network = { fault: ctx.network, bodyBytes: bodyBytesSent(ctx.network, length) };
+  }
   const value = 'value' in checked ? checked.value : undefined;
   for (const step of ctx.surface.after) step(ctx, sent, value);
   return sent;
 }
 
-function checkAnswer(ctx: RequestContext, operation: Operation, draft: Draft): Draft {
+function checkAnswer(ctx: RequestContext, operation: Operation, draft: Exclude<Draft, typeof NO_ANSWER>): Exclude<Draft, typeof NO_ANSWER> {
   // A streamed body is checked as what it is documented as (a string), without reading it; a text one is a stored JSON answer (an idempotent replay).
   const value = 'value' in draft ? draft.value : 'stream' in draft ? '' : JSON.parse(draft.text);
   const problem = checkResponse(operation, draft.status, draft.headers, value);
@@ -306,10 +296,16 @@ function recordExchange(ctx: RequestContext, sent: ApiAnswer): void {
   ctx.state.onExchange?.(ctx.exchange(sent));
 }
 
-/** A transcript records the control requests that change state: those that succeeded, but GETs. */
+/**
+ * A transcript records the control requests that change state: those that succeeded, but GETs. A
+ * state file also keeps the others that took an account's request id, so that a restore counts them.
+ */
 function recordStateChange(ctx: RequestContext, sent: ApiAnswer): void {
+  const { onExchange } = ctx.state;
+  if (!onExchange) return;
   const { method } = ctx.request;
-  if (ctx.state.onExchange && method !== 'GET' && method !== 'HEAD' && sent.status === 200) ctx.state.onExchange(ctx.exchange(sent));
+  if (method !== 'GET' && method !== 'HEAD' && sent.status === 200) onExchange(ctx.exchange(sent));
+  else if (ctx.namesAccount) onExchange({ ...ctx.exchange(sent), idOnly: true });
 }
 
 function markShutdown(ctx: RequestContext, sent: ApiAnswer): void {
@@ -341,11 +337,15 @@ class RequestContext implements OperationInput, HandledRequest {
   delayMs = 0;
   note: string | undefined = undefined;
   forcedOutcome: ForcedOutcome | null = null;
+  /** The network fault that loses the answer, if one was drawn. */
+  network: NetworkFault | null = null;
   keyed: KeyedRequest | undefined = undefined;
   /** The query and the body, once checked. */
   query: Record<string, unknown> = NO_FIELDS;
   body: Record<string, unknown> = NO_FIELDS;
   performed = false;
+  /** A control request that names an account in its query: its request id is that account's. */
+  namesAccount = false;
   private read: { value: Record<string, unknown> | undefined; error: SimError | undefined } | undefined = undefined;
 
   constructor(

@@ -8,15 +8,16 @@ import { clientReport } from '../core/clientReport.js';
 import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerations, failGeneration, finishGeneration } from '../core/control.js';
 import { fail } from '../core/errors.js';
 import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
-import type { FaultRequest } from '../core/faults.js';
-import { createImage, type CreateImageInput } from '../core/image.js';
+import { isMediaPattern, type FaultRequest } from '../core/faults.js';
+import { createImage, type CreateImageInput } from '../core/images.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
+import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../state/store.js';
 import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
-import type { StreamedBody } from './handleRequest.js';
+import type { StreamedBody } from './exchange.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */
 export interface Control {
@@ -103,26 +104,35 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     return { ...sim.health(), ...(recording && { recording }), ...(state && { state }) };
   },
   simClock: ({ sim, query }) => sim.clockState(str(query.api_key)),
-  simAdvanceClock: (input) => input.sim.advance(input.body.seconds as number, accountKeyOf(input)),
+  simAdvanceClock(input) {
+    const { seconds, to } = input.body;
+    if (seconds !== undefined && to !== undefined) {
+      throw fail('invalid_parameter', { param: 'to', message: "Give 'seconds' (how far to move) or 'to' (the instant to move to), not both." });
+    }
+    if (to !== undefined) return input.sim.advanceTo(Date.parse(to as string), accountKeyOf(input));
+    if (seconds === undefined) throw fail('missing_parameter', { param: 'seconds', message: "Give 'seconds' (how far to move the clock) or 'to' (the instant to move it to)." });
+    return input.sim.advance(seconds as number, accountKeyOf(input));
+  },
   simReset: (input) =>
     input.sim.reset({ scenario: str(input.body.scenario), seed: int(input.body.seed) ?? null, apiKey: accountKeyOf(input) }),
-  simScenario: ({ sim }) => sim.scenario,
+  simScenario: ({ sim }) => sim.resolvedScenario,
   simScenarios: ({ control }) => ({ object: 'list', data: control.scenarios() }),
   simPipeline: ({ sim }) => ({
     object: 'list',
     data: PIPELINE.map(({ name, status, fills, failable, cancelable }) => ({ name, status, fills, failable, cancelable, failure_codes: stageFailureCodes(sim.scenario, name) })),
   }),
   simRequests({ sim, query }) {
-    const { data, has_more } = sim.journal.recent(int(query.limit) ?? 100, str(query.api_key) ?? undefined);
+    const { data, has_more } = sim.journal.recent(int(query.limit) ?? REQUEST_DEFAULTS.simRequests.limit, str(query.api_key) ?? undefined);
     return { object: 'list', data, has_more };
   },
   simQueueFault(input) {
     const { sim, body } = input;
     const fault = { ...body, api_key: accountKeyOf(input) } as unknown as FaultRequest;
-    if (!patternMatchesServiceRoute(fault.path)) {
+    // A media path (`/cdn/...`) is checked by the fault queue: it takes network faults only.
+    if (!isMediaPattern(fault.path) && !patternMatchesServiceRoute(fault.path)) {
       throw fail('invalid_parameter', {
         param: 'path',
-        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*'.`,
+        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*', and is no media path (/cdn/...).`,
       });
     }
     return { queued: sim.faults.add(fault) };
@@ -143,11 +153,11 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       after: str(query.after),
       changedSince: int(query.changed_since) ?? null,
     }),
-  simGeneration: ({ sim, params }) => controlGeneration(sim, params.id as string),
-  simAdvanceGeneration: ({ sim, params }) => advanceGeneration(sim, params.id as string),
-  simFinishGeneration: ({ sim, params }) => finishGeneration(sim, params.id as string),
-  simFailGeneration: ({ sim, params, body }) => failGeneration(sim, params.id as string, str(body.code)),
-  simCancelGeneration: ({ sim, params }) => cancelGeneration(sim, params.id as string),
+  simGeneration: ({ sim, params, query }) => controlGeneration(sim, params.id as string, str(query.api_key)),
+  simAdvanceGeneration: (input) => advanceGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
+  simFinishGeneration: (input) => finishGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
+  simFailGeneration: (input) => failGeneration(input.sim, input.params.id as string, str(input.body.code), accountKeyOf(input)),
+  simCancelGeneration: (input) => cancelGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ control }) {
     const stream = control.transcript?.();

@@ -5,7 +5,7 @@
  * (`--control-token none`, which prints a warning).
  */
 import { randomBytes } from 'node:crypto';
-import { isLoopbackAddress } from '../http/controlGuard.js';
+import { controlTokenProblem, isLoopbackAddress } from '../http/controlGuard.js';
 
 export interface ControlAccess {
   /** The token /_sim needs; undefined when it needs none. */
@@ -21,14 +21,17 @@ export function openControlWarning(address: string): string {
   return `--control-token none: the control API (/_sim: reset, shutdown, faults, the journal with its keys and prompts) needs no token; anyone who can reach ${address} can use it.`;
 }
 
-/** Throws an Error with the message to print (a usage error) for a token that cannot be sent. */
-export function controlAccess(opts: { host: string; controlToken?: string }): ControlAccess {
+/**
+ * Throws an Error with the message to print (a usage error) for a token that cannot be used (one
+ * that cannot be sent, or is too short), naming where it was given: `--control-token`, or
+ * `SIM_CONTROL_TOKEN` when `fromEnv`.
+ */
+export function controlAccess(opts: { host: string; controlToken?: string }, fromEnv = false): ControlAccess {
   const given = opts.controlToken === '' ? undefined : opts.controlToken;
   if (given === 'none') return { token: undefined, generated: false, open: true };
   if (given !== undefined) {
-    if (!/^[\x21-\x7e]+$/.test(given)) {
-      throw new Error('--control-token must be printable ASCII without spaces (it travels in an Authorization header), or none.');
-    }
+    const problem = controlTokenProblem(given);
+    if (problem !== undefined) throw new Error(`${fromEnv ? 'SIM_CONTROL_TOKEN' : '--control-token'} ${problem}, or give none for no token.`);
     return { token: given, generated: false, open: false };
   }
   if (isLoopbackAddress(opts.host)) return { token: undefined, generated: false, open: false };

@@ -3,6 +3,8 @@
  * InvalidArgumentError, which commander reports naming the flag (exit status 2).
  */
 import { InvalidArgumentError } from 'commander';
+import { hostname } from 'node:os';
+import { parseShard, ShardSpecError, type ShardSpec } from '../core/shard.js';
 
 /** Exit status of a usage error: a bad flag, a bad value, an invalid scenario file. */
 export const EXIT_USAGE = 2;
@@ -39,4 +41,14 @@ export function hostList(value: string): string[] {
   const bad = hosts.find((h) => /[\s/@?#]/.test(h));
   if (bad !== undefined) throw new InvalidArgumentError(`expected host names separated by commas (sim.internal,.example.test), got '${bad}'.`);
   return hosts;
+}
+
+/** `I/N`, or `auto/N` with I from this host's name (`sim-2` is 2): a shard of N (see core/shard.ts). */
+export function shard(value: string): ShardSpec {
+  try {
+    return parseShard(value, hostname(), null);
+  } catch (e) {
+    if (e instanceof ShardSpecError) throw new InvalidArgumentError(e.message);
+    throw e;
+  }
 }

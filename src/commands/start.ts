@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import { statSync } from 'node:fs';
-import { createSimulator, type SimulatorHandle } from '../index.js';
+import { createSimulator, DEFAULT_DRAIN_GRACE_MS, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { TranscriptFileError } from '../transcript/file.js';
@@ -13,7 +13,8 @@ import { StateRefusedError } from '../state/open.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
 import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
 import { applyHeapPolicy, DEFAULT_HEAP_GROWING_PERCENT } from './heapPolicy.js';
-import { EXIT_USAGE, hostList, integer, positiveNumber, url } from './parsers.js';
+import { EXIT_USAGE, hostList, integer, positiveNumber, shard, url } from './parsers.js';
+import type { ShardSpec } from '../core/shard.js';
 
 export interface StartOptions {
   port: number;
@@ -32,10 +33,11 @@ export interface StartOptions {
   controlToken?: string;
   allowedHosts?: string[];
   scenariosDir?: string;
+  shard?: ShardSpec;
 }
 
-/** A stopping server exits by then, drained or not (the in-process drain cuts connections at 3 s). */
-const STOP_DEADLINE_MS = 4500;
+/** A stopping server exits by then, drained or not: the drain's grace, and time to close after it. */
+const STOP_DEADLINE_MS = DEFAULT_DRAIN_GRACE_MS + 1500;
 
 /** The server's flags on the program itself, and starting the server as its action. */
 export function addStartOptions(program: Command): void {
@@ -57,6 +59,11 @@ export function addStartOptions(program: Command): void {
     .addOption(new Option('--allowed-hosts <h1,h2>', 'host names served beside localhost (a guard against DNS rebinding)').env('SIM_ALLOWED_HOSTS').argParser(hostList))
     .addOption(new Option('--scenarios-dir <dir>', 'a folder of scenario files a reset may name by file name').env('SIM_SCENARIOS_DIR'))
     .addOption(
+      new Option('--shard <I/N|auto/N>', "this simulator is shard I of N behind a proxy that hashes API keys (auto: I from the host name's ordinal, sim-2 is 2)")
+        .env('SIM_SHARD')
+        .argParser(shard),
+    )
+    .addOption(
       new Option('--record-max-bytes <n>', "the transcript's size bound; recording stops when the next line would pass it (default 1 GiB)")
         .env('SIM_RECORD_MAX_BYTES')
         .argParser(integer('--record-max-bytes', 1, Number.MAX_SAFE_INTEGER)),
@@ -71,7 +78,11 @@ export function addStartOptions(program: Command): void {
       refuseSpeedOnManualClock(program, opts);
       // The default scenario is not asked for: a state file's own is used instead.
       const scenarioAsked = program.getOptionValueSource('scenario') !== 'default';
-      start({ ...opts, scenario: scenarioAsked ? opts.scenario : undefined }, program.getOptionValueSource('heapGrowingPercent') === 'default');
+      start(
+        { ...opts, scenario: scenarioAsked ? opts.scenario : undefined },
+        program.getOptionValueSource('heapGrowingPercent') === 'default',
+        program.getOptionValueSource('controlToken') === 'env',
+      );
     });
 }
 
@@ -91,12 +102,12 @@ function refuseSpeedOnManualClock(program: Command, opts: StartOptions): void {
   );
 }
 
-function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
+function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv: boolean): void {
   keepServingWhenOutputCloses();
   applyHeapPolicy(opts.heapGrowingPercent, heapPolicyFromDefault);
   let access: ControlAccess;
   try {
-    access = controlAccess(opts);
+    access = controlAccess(opts, tokenFromEnv);
     if (opts.scenariosDir !== undefined && !isDirectory(opts.scenariosDir)) {
       throw new Error(`--scenarios-dir ${opts.scenariosDir}: expected a directory of scenario files, but there is none at this path.`);
     }
@@ -119,8 +130,9 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
       controlToken: access.token,
       allowedHosts: opts.allowedHosts,
       scenariosDir: opts.scenariosDir,
+      shard: opts.shard,
       // POST /_sim/shutdown: the server has drained and closed; the process exits as on SIGTERM.
-      onShutdown: () => process.exit(0),
+      onShutdown: (stopped) => exitStopped('POST /_sim/shutdown', stopped.drained),
     });
   } catch (e) {
     exitRefused(e, opts);
@@ -129,24 +141,41 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean): void {
   sim.listen(opts.port, opts.host).then(
     () => {
       if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${shownHost(opts.host)}:${sim.port}`)}\n`);
-      process.stdout.write(startupLines(sim, opts.host, access) + stateLine(sim, opts.state));
+      process.stdout.write(startupLines(sim, opts.host, access) + stateLine(sim, opts.state) + shardLine(sim));
     },
     (err: NodeJS.ErrnoException) => {
       // The transcript and the state file are taken once the port is bound: they can still be refused then.
       exitRefused(err, opts);
-      process.stderr.write(`sim: cannot listen on ${opts.host}:${opts.port}: ${err.code ?? err.message}\n`);
+      process.stderr.write(`sim: cannot listen on ${shownHost(opts.host)}:${opts.port}: ${listenProblem(err)}\n`);
       process.exit(1);
     },
   );
-  // Drains (every request already received gets its answer), then exits 0; whatever still holds
-  // the process after STOP_DEADLINE_MS does not keep it from exiting. A second signal is Node's own:
-  // the process ends at once.
-  const stop = (): void => {
-    void sim.close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), STOP_DEADLINE_MS).unref();
+  // Drains (every request already received gets its answer), says so in one line, then exits 0;
+  // whatever still holds the process after STOP_DEADLINE_MS does not keep it from exiting. A second
+  // signal is Node's own: the process ends at once.
+  const stop = (signal: NodeJS.Signals): void => {
+    void sim.close().then(() => exitStopped(signal, sim.stopped?.drained ?? 0));
+    setTimeout(() => {
+      process.stderr.write(`sim: stopped (${signal}) before the drain ended: requests still in progress after ${STOP_DEADLINE_MS / 1000} s were cut\n`);
+      process.exit(0);
+    }, STOP_DEADLINE_MS).unref();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** The one line a stop prints (to stderr, beside the other `sim:` lines), then exit 0. */
+function exitStopped(how: string, drained: number): never {
+  process.stderr.write(`sim: stopped (${how}): drained ${drained} request${drained === 1 ? '' : 's'} in progress\n`);
+  process.exit(0);
+}
+
+/** Why a port could not be listened on, with what to do about it. */
+function listenProblem(err: NodeJS.ErrnoException): string {
+  if (err.code === 'EADDRINUSE') return 'the port is in use (EADDRINUSE); stop what listens there, choose another --port, or --port 0 for a free one';
+  if (err.code === 'EACCES') return 'not allowed to listen there (EACCES); a port below 1024 needs privileges: choose another --port, or --port 0 for a free one';
+  if (err.code === 'EADDRNOTAVAIL') return `no interface of this machine has the address (EADDRNOTAVAIL); check --host`;
+  return err.code ?? err.message;
 }
 
 /**
@@ -191,6 +220,12 @@ function startupLines(sim: SimulatorHandle, host: string, access: ControlAccess)
       ? `control token: ${generated} (generated at start: /_sim requests need "Authorization: Bearer ${generated}"; choose one with --control-token)\n`
       : '')
   );
+}
+
+/** A shard: `shard: 2/3 (it answers the accounts a proxy hashes to it)`. */
+function shardLine(sim: SimulatorHandle): string {
+  const { shard } = sim.core;
+  return shard === null ? '' : `shard: ${shard.index}/${shard.count} (it answers the accounts a proxy hashes to it)\n`;
 }
 
 /** With `--state`: `state: FILE (N requests restored)`, or `(new)`. */

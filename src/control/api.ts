@@ -66,6 +66,11 @@ export interface ControlMethods<Async extends boolean> {
     get(apiKey?: string): Answer<SimClock, Async>;
     /** `POST /_sim/clock/advance`: moves time forward (one account's, with `apiKey`), applying due transitions. */
     advance(seconds: number, apiKey?: string): Answer<SimClock, Async>;
+    /**
+     * `POST /_sim/clock/advance {"to"}`: moves time (one account's, with `apiKey`) forward to that
+     * instant, or leaves it where it is when it is already there or past it: safe to send twice.
+     */
+    advanceTo(instant: string | Date, apiKey?: string): Answer<SimClock, Async>;
   };
   /** `POST /_sim/reset`: drops all state (or one account's, with `apiKey`). */
   reset(options?: ResetOptions): Answer<SimHealth, Async>;
@@ -80,16 +85,19 @@ export interface ControlMethods<Async extends boolean> {
   readonly generations: {
     /** `GET /_sim/generations`. */
     list(options?: GenerationListOptions): Answer<SimGenerationList, Async>;
-    /** `GET /_sim/generations/{id}`. */
-    get(id: string): Answer<SimGeneration, Async>;
+    /**
+     * `GET /_sim/generations/{id}[?api_key=]`. Each call on one generation takes its account's key
+     * too (`apiKey`), which a proxy in front of shards routes by; another account's is not found (404).
+     */
+    get(id: string, apiKey?: string): Answer<SimGeneration, Async>;
     /** `POST /_sim/generations/{id}/advance`: its current stage ends now. */
-    advance(id: string): Answer<SimGeneration, Async>;
+    advance(id: string, apiKey?: string): Answer<SimGeneration, Async>;
     /** `POST /_sim/generations/{id}/finish`: it runs to its drawn end now. */
-    finish(id: string): Answer<SimGeneration, Async>;
+    finish(id: string, apiKey?: string): Answer<SimGeneration, Async>;
     /** `POST /_sim/generations/{id}/fail`: it fails now at its stage (with `code`, one of the stage's). */
-    fail(id: string, code?: ErrorCode): Answer<SimGeneration, Async>;
+    fail(id: string, code?: ErrorCode, apiKey?: string): Answer<SimGeneration, Async>;
     /** `POST /_sim/generations/{id}/cancel`. */
-    cancel(id: string): Answer<SimGeneration, Async>;
+    cancel(id: string, apiKey?: string): Answer<SimGeneration, Async>;
   };
   /** `GET /_sim/report?api_key=`: the client report of that key. */
   report(apiKey: string): Answer<SimClientReport, Async>;
@@ -100,7 +108,10 @@ export interface ControlMethods<Async extends boolean> {
 /** The control methods of either kind: await every call. */
 export type SimulatorControlApi = ControlMethods<boolean>;
 
-/** One control request, as a transport sends it. */
+/**
+ * One control request, as a transport sends it. A call for one account names it in the query
+ * (`?api_key=`), never only in the body: a proxy in front of shards routes it by that key.
+ */
 export interface ControlCall {
   method: 'GET' | 'POST' | 'DELETE';
   /** The path, ids percent-encoded. */
@@ -121,17 +132,20 @@ export function controlMethods<Async extends boolean>(send: (call: ControlCall) 
     health: () => call({ method: 'GET', path: '/_sim/health' }),
     clock: {
       get: (apiKey) => call({ method: 'GET', path: '/_sim/clock', query: { api_key: apiKey } }),
-      advance: (seconds, apiKey) =>
-        call({ method: 'POST', path: '/_sim/clock/advance', body: apiKey === undefined ? { seconds } : { seconds, api_key: apiKey } }),
+      advance: (seconds, apiKey) => call({ method: 'POST', path: '/_sim/clock/advance', query: { api_key: apiKey }, body: { seconds } }),
+      advanceTo: (instant, apiKey) =>
+        call({ method: 'POST', path: '/_sim/clock/advance', query: { api_key: apiKey }, body: { to: instant instanceof Date ? instant.toISOString() : instant } }),
     },
     reset: (options = {}) =>
       call({
         method: 'POST',
         path: '/_sim/reset',
-        body: definedOnly({ scenario: options.scenario, seed: options.seed, api_key: options.apiKey }),
+        query: { api_key: options.apiKey },
+        body: definedOnly({ scenario: options.scenario, seed: options.seed }),
       }),
     faults: {
-      queue: (fault) => call({ method: 'POST', path: '/_sim/faults', body: fault as Record<string, unknown> }),
+      queue: ({ api_key, ...fault }) =>
+        call({ method: 'POST', path: '/_sim/faults', query: { api_key: api_key ?? undefined }, body: fault as Record<string, unknown> }),
       list: () => call({ method: 'GET', path: '/_sim/faults' }),
       clear: (apiKey) => call({ method: 'DELETE', path: '/_sim/faults', query: { api_key: apiKey } }),
     },
@@ -142,11 +156,12 @@ export function controlMethods<Async extends boolean>(send: (call: ControlCall) 
           path: '/_sim/generations',
           query: { api_key: o.apiKey, status: o.status, limit: o.limit, after: o.after, changed_since: o.changedSince },
         }),
-      get: (id) => call({ method: 'GET', path: generation(id) }),
-      advance: (id) => call({ method: 'POST', path: generation(id, 'advance') }),
-      finish: (id) => call({ method: 'POST', path: generation(id, 'finish') }),
-      fail: (id, code) => call({ method: 'POST', path: generation(id, 'fail'), body: code === undefined ? {} : { code } }),
-      cancel: (id) => call({ method: 'POST', path: generation(id, 'cancel') }),
+      // The account goes in the query string, where a proxy in front of shards can route by it.
+      get: (id, apiKey) => call({ method: 'GET', path: generation(id), query: { api_key: apiKey } }),
+      advance: (id, apiKey) => call({ method: 'POST', path: generation(id, 'advance'), query: { api_key: apiKey } }),
+      finish: (id, apiKey) => call({ method: 'POST', path: generation(id, 'finish'), query: { api_key: apiKey } }),
+      fail: (id, code, apiKey) => call({ method: 'POST', path: generation(id, 'fail'), query: { api_key: apiKey }, body: code === undefined ? {} : { code } }),
+      cancel: (id, apiKey) => call({ method: 'POST', path: generation(id, 'cancel'), query: { api_key: apiKey } }),
     },
     report: (apiKey) => call({ method: 'GET', path: '/_sim/report', query: { api_key: apiKey } }),
     transcript: () => call({ method: 'GET', path: '/_sim/transcript', text: true }),

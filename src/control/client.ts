@@ -8,8 +8,11 @@
  * await control.generations.fail('vid_...', 'render_failed');
  * ```
  */
-import type { ApiError } from '../api-types.js';
-import { controlMethods, queryString, type ControlCall, type ControlMethods } from './api.js';
+import { controlMethods, queryString, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
+import { SimulatorControlError } from './controlError.js';
+import { mergeHealth, sendToEveryShard, type ShardedHealth } from './shards.js';
+
+export { SimulatorControlError };
 
 export interface SimulatorControlOptions {
   /** The simulator's address, `http://localhost:8080` (a trailing slash is fine). */
@@ -21,31 +24,13 @@ export interface SimulatorControlOptions {
 }
 
 /**
- * A control request the simulator refused: the HTTP status and the error body
- * (`{ error: { type, code, message, ... } }`). `body` is null when the answer was not in the error
- * shape (a proxy's page, say); `text` holds what was answered.
+ * The control API of a simulator over HTTP; every method returns a promise. See `ControlMethods`.
+ *
+ * Given the address of a proxy in front of N shards (docs/scaling.md), it finds the shards from
+ * health (`shard.count`) the first time the proxy refuses a call that names no account (421
+ * `sharded_global_call`), and from then on sends such calls to every shard (`/shards/I`) and merges
+ * the answers (control/shards.ts); a call that names an account goes through the proxy once.
  */
-export class SimulatorControlError extends Error {
-  readonly status: number;
-  readonly body: ApiError | null;
-  readonly text: string;
-
-  constructor(status: number, text: string, what: string) {
-    const body = errorBody(text);
-    super(body ? `${what} answered ${status} ${body.error.code}: ${body.error.message}` : `${what} answered ${status}: ${text.slice(0, 200)}`);
-    this.name = 'SimulatorControlError';
-    this.status = status;
-    this.body = body;
-    this.text = text;
-  }
-
-  /** The error's `code` (`generation_resolved`, `invalid_control_token`...), or undefined. */
-  get code(): string | undefined {
-    return this.body?.error.code;
-  }
-}
-
-/** The control API of a simulator over HTTP; every method returns a promise. See `ControlMethods`. */
 export class SimulatorControl implements ControlMethods<true> {
   readonly baseUrl: string;
   readonly clock: ControlMethods<true>['clock'];
@@ -54,6 +39,8 @@ export class SimulatorControl implements ControlMethods<true> {
   private readonly methods: ControlMethods<true>;
   private readonly token: string | undefined;
   private readonly fetch: typeof fetch;
+  /** How many shards answer behind `baseUrl`, once a proxy said it has more than one. */
+  private shardCount: number | undefined;
 
   constructor(options: SimulatorControlOptions) {
     if (typeof options?.baseUrl !== 'string' || !/^https?:\/\/[^/]/.test(options.baseUrl)) {
@@ -68,11 +55,22 @@ export class SimulatorControl implements ControlMethods<true> {
     this.generations = this.methods.generations;
   }
 
-  health() {
-    return this.methods.health();
+  /** `GET /_sim/health`; behind a proxy in front of shards, every shard's health under `shards` too. */
+  async health(): Promise<ShardedHealth> {
+    const health = await this.methods.health();
+    const count = health.shard?.count ?? 1;
+    if (count <= 1) return health;
+    this.shardCount = count;
+    return mergeHealth((await sendToEveryShard(count, { method: 'GET', path: '/_sim/health' }, (i, c) => this.sendTo(`/shards/${i}`, c))) as SimHealth[]);
   }
 
-  reset(options?: Parameters<ControlMethods<true>['reset']>[0]) {
+  /** The control API of shard `i` alone, through the proxy (`BASE/shards/i`). */
+  shard(i: number): SimulatorControl {
+    return new SimulatorControl({ baseUrl: `${this.baseUrl}/shards/${i}`, token: this.token, fetch: this.fetch });
+  }
+
+  /** `POST /_sim/reset`; behind a proxy in front of shards, a global reset reaches every shard and answers every shard's health under `shards`. */
+  reset(options?: Parameters<ControlMethods<true>['reset']>[0]): Promise<ShardedHealth> {
     return this.methods.reset(options);
   }
 
@@ -85,8 +83,28 @@ export class SimulatorControl implements ControlMethods<true> {
   }
 
   private async send(call: ControlCall): Promise<unknown> {
+    const keyed = call.query?.api_key !== undefined;
+    if (keyed || call.path === '/_sim/health') return this.sendTo('', call);
+    if (this.shardCount !== undefined) return this.toEveryShard(call);
+    try {
+      return await this.sendTo('', call);
+    } catch (e) {
+      // The proxy in front of shards sent this call nowhere: it goes to every shard.
+      if (!(e instanceof SimulatorControlError && e.status === 421 && e.code === 'sharded_global_call')) throw e;
+      const health = await this.methods.health();
+      if ((health.shard?.count ?? 1) <= 1) throw e;
+      this.shardCount = health.shard?.count;
+      return this.toEveryShard(call);
+    }
+  }
+
+  private toEveryShard(call: ControlCall): Promise<unknown> {
+    return sendToEveryShard(this.shardCount as number, call, (i, c) => this.sendTo(`/shards/${i}`, c));
+  }
+
+  private async sendTo(prefix: string, call: ControlCall): Promise<unknown> {
     const query = queryString(call.query);
-    const url = `${this.baseUrl}${call.path}${query === '' ? '' : `?${query}`}`;
+    const url = `${this.baseUrl}${prefix}${call.path}${query === '' ? '' : `?${query}`}`;
     const headers: Record<string, string> = {};
     if (this.token !== undefined) headers.Authorization = `Bearer ${this.token}`;
     if (call.body !== undefined) headers['Content-Type'] = 'application/json';
@@ -96,18 +114,7 @@ export class SimulatorControl implements ControlMethods<true> {
       body: call.body === undefined ? undefined : JSON.stringify(call.body),
     });
     const text = await res.text();
-    if (res.status !== 200) throw new SimulatorControlError(res.status, text, `${call.method} ${call.path}`);
+    if (res.status !== 200) throw new SimulatorControlError(res.status, text, `${call.method} ${prefix}${call.path}`);
     return call.text ? text : JSON.parse(text);
-  }
-}
-
-function errorBody(text: string): ApiError | null {
-  try {
-    const value = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } } | null;
-    return value !== null && typeof value === 'object' && typeof value.error?.code === 'string' && typeof value.error.message === 'string'
-      ? (value as ApiError)
-      : null;
-  } catch {
-    return null;
   }
 }

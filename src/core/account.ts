@@ -35,6 +35,9 @@ export interface AccountState {
   scheduled: string[];
 }
 
+/** An account's state but for its stored answers and scheduled transitions: a snapshot's account row. */
+export type AccountRow = Omit<AccountState, 'idempotency' | 'scheduled'>;
+
 export class Account {
   /** Milliseconds this account's clock runs ahead of the global clock. */
   offsetMs = 0;
@@ -64,7 +67,7 @@ export class Account {
     globalNowMs: number,
     ledger: IdempotencyLedger,
   ) {
-    this.tag = fnv1a32(key).toString(16).padStart(8, '0');
+    this.tag = accountTag(key);
     // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
     const spec = Object.hasOwn(scenario.accounts, key) ? (scenario.accounts[key] ?? {}) : {};
     this.balanceCents = spec.balance_cents !== undefined ? spec.balance_cents : scenario.account_defaults.balance_cents;
@@ -76,6 +79,11 @@ export class Account {
 
   /** `ranks`: where each stored answer stands among those of all accounts (`IdempotencyLedger.ranks`). */
   toState(ranks: ReadonlyMap<StoredResponse, number>): AccountState {
+    return { ...this.toRow(), idempotency: this.idempotency.toState(ranks), scheduled: this.scheduler.pending().map((g) => g.fate.id) };
+  }
+
+  /** The account's state but for its stored answers and scheduled transitions (a snapshot's account row). */
+  toRow(): AccountRow {
     return {
       key: this.key,
       offset_ms: this.offsetMs,
@@ -86,27 +94,24 @@ export class Account {
       balance_cents: this.balanceCents,
       reserved_cents: this.reservedCents,
       buckets: this.buckets.toState(),
-      idempotency: this.idempotency.toState(ranks),
-      scheduled: this.scheduler.pending().map((g) => g.fate.id),
     };
   }
 
   /**
-   * The account a state of `toState` describes, but for its scheduled transitions (the caller
-   * schedules them once the generations are back, and the ledger places its stored answers among
-   * those of the other accounts). `storedText` maps each stored answer's body.
+   * The account a row of `toRow` describes, with no stored answer and nothing scheduled (the
+   * caller puts them back once it has them; the ledger places its stored answers among those of
+   * the other accounts).
    */
-  static fromState(state: AccountState, scenario: Scenario, seed: number, ledger: IdempotencyLedger, storedText?: (body: string) => string): Account {
-    const account = new Account(state.key, scenario, seed, state.buckets.main.updated_at, ledger);
-    account.offsetMs = state.offset_ms;
-    account.requestCount = state.requests;
-    account.videoDraws = state.video_draws;
-    account.imageDraws = state.image_draws;
-    account.requestStream.skip(state.request_draws);
-    account.balanceCents = state.balance_cents;
-    account.reservedCents = state.reserved_cents;
-    account.buckets.fromState(state.buckets);
-    account.idempotency.fromState(state.idempotency, storedText);
+  static fromRow(row: AccountRow, scenario: Scenario, seed: number, ledger: IdempotencyLedger): Account {
+    const account = new Account(row.key, scenario, seed, row.buckets.main.updated_at, ledger);
+    account.offsetMs = row.offset_ms;
+    account.requestCount = row.requests;
+    account.videoDraws = row.video_draws;
+    account.imageDraws = row.image_draws;
+    account.requestStream.skip(row.request_draws);
+    account.balanceCents = row.balance_cents;
+    account.reservedCents = row.reserved_cents;
+    account.buckets.fromState(row.buckets);
     return account;
   }
 
@@ -148,4 +153,9 @@ export class Account {
   charge(cents: number): void {
     if (this.balanceCents !== null) this.balanceCents -= cents;
   }
+}
+
+/** A short stable tag of an API key, for request ids (never the key itself). */
+export function accountTag(key: string): string {
+  return fnv1a32(key).toString(16).padStart(8, '0');
 }

@@ -5,14 +5,19 @@
  *
  * Words used below:
  * - The same request: the same method, the same path (with its query string, as sent) and the same
- *   JSON body, compared as JSON values (key order and spacing do not matter; a body that is not
- *   JSON is compared as text). The Idempotency-Key header is not part of it, so a retry that
+ *   JSON body, compared as idempotency compares bodies (`sameBodyText`: key order and spacing do
+ *   not matter, a top-level null field is the same as leaving it out; a body that is not JSON is
+ *   compared as text). The Idempotency-Key header is not part of it, so a retry that
  *   changes only its key is still the same request.
  * - A repeat of a request: the next request that is the same request; the earlier one is the
  *   attempt it repeats.
  * - Answered: the client got the answer. An answer the client never got (it closed the connection
- *   first, for example on a timeout during injected latency) is "no answer"; the rules that judge
- *   how a client reacted to an answer skip those.
+ *   first, for example on a timeout during injected latency, or a network fault reset, closed or
+ *   held the connection, or cut the body short) is "no answer"; the rules that judge how a client
+ *   reacted to an answer skip those. A gateway's 502, 503 or 504 (a network fault `gateway`) is an
+ *   answer: a 5xx.
+ * - A lost answer: the service's answer that a network fault kept from the client (any kind but
+ *   `slow`, in either phase). In the `after` phase the request took effect all the same.
  * - Resolved: `succeeded`, `failed` or `canceled`. Seen as a status: a create, retrieve or cancel
  *   answered 200 with the generation in that status.
  * - Times: the client's own time. With the realtime clock, the host clock each request was handled at
@@ -27,12 +32,20 @@
  *   sending another key.
  * - `retry_too_soon` (error): a repeat of a request answered 429 sooner than that answer's
  *   Retry-After, on the account's clock.
- * - `retry_without_backoff` (warning): a request tried three or more times in a row, each attempt
- *   but the last answered 429 or 5xx, whose waits between attempts never grow. A wait grows when it
- *   is more than 1.25 times the one before (so that a fixed delay with timer noise does not pass
- *   for a backoff). A wait after a 429 that lasted at least its Retry-After is what the service
- *   asked for: it is not judged, and the wait after it is compared with the client's own wait
- *   before it (if any), never with it. Counted once per such request.
+ * - `duplicate_after_lost_answer` (error): a create whose answer was lost after it took effect,
+ *   repeated without the same Idempotency-Key, and carried out again: two generations (or images)
+ *   where the client wanted one. Sending the key on both attempts, or listing the videos to find
+ *   the lost one instead of creating again, avoids it.
+ * - `retry_without_backoff` (warning): a request tried again and again, each attempt but the last
+ *   answered 429 or 5xx, whose waits between attempts do not grow over the run. The client's own
+ *   waits w1..wn grow when one of them is more than 1.25 times the mean of those before it
+ *   (wk > 1.25 * (w1 + ... + wk-1) / (k - 1)): their sum then grows faster than a fixed
+ *   interval's, timer noise included; a fixed interval and shrinking waits never do. A run is
+ *   judged from four own waits on: a jittered backoff draws each wait at random under a doubling
+ *   cap (full jitter: anywhere from 0 to the cap), so over fewer waits it too often shows no growth
+ *   by chance (full jitter: 31% of runs of two waits, 5% of three, 0.5% of four, 0.02% of five).
+ *   A wait after a 429 that lasted at least its Retry-After is what the service asked for: it is
+ *   neither judged nor counted among the client's own waits. Counted once per such request.
  * - `post_retry_without_idempotency_key` (warning): a repeat of a create (POST /v1/videos or
  *   POST /v1/images) after a 429, a 5xx or no answer, when the two attempts do not carry one and
  *   the same Idempotency-Key (no key on the repeat, or a new key for each attempt: either way a
@@ -53,11 +66,10 @@
  *
  * Each finding counts its occurrences and gives the request ids of the first five.
  */
-import stableStringify from 'safe-stable-stringify';
-
 import type { ClockMode } from './clock.js';
 import type { JournalRecord } from './journal.js';
 import { CANCELABLE_STATUSES, RESOLVED_STATUSES, inWords } from './pipeline.js';
+import { sameBodyText } from './sameRequest.js';
 
 /** What the report reads of a journal record. */
 export type ReportedRequest = Pick<
@@ -72,6 +84,8 @@ export type ReportedRequest = Pick<
   | 'idempotencyKey'
   | 'bodyFingerprint'
   | 'retryAfter'
+  | 'network'
+  | 'createdId'
   | 'videoId'
   | 'videoStatus'
   | 'errorParam'
@@ -82,6 +96,7 @@ export type FindingCode =
   | 'no_requests'
   | 'retry_not_retryable'
   | 'retry_too_soon'
+  | 'duplicate_after_lost_answer'
   | 'retry_without_backoff'
   | 'post_retry_without_idempotency_key'
   | 'poll_too_fast'
@@ -124,6 +139,7 @@ export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>
   no_requests: 'error',
   retry_not_retryable: 'error',
   retry_too_soon: 'error',
+  duplicate_after_lost_answer: 'error',
   retry_without_backoff: 'warning',
   post_retry_without_idempotency_key: 'warning',
   poll_too_fast: 'warning',
@@ -135,13 +151,19 @@ export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>
 export const MAX_EXAMPLES = 5;
 /** The shortest polling interval the interface document asks for (ms). */
 export const MIN_POLL_INTERVAL_MS = 2000;
-/** A wait grows when it is more than this many times the wait before it. */
+/** The client's waits grow when one of them is more than this many times the mean of the waits before it. */
 export const BACKOFF_GROWTH = 1.25;
+/** How many of the client's own waits a run of retries needs before its backoff is judged. */
+export const MIN_JUDGED_WAITS = 4;
 
 const NOT_RETRYABLE = new Set([400, 401, 402, 422]);
 const CREATES = new Set(['createVideo', 'createImage']);
 
-const isRetryableFailure = (status: number): boolean => status === 429 || status >= 500;
+const isRetryableFailure = (status: number | null): boolean => status !== null && (status === 429 || status >= 500);
+/** Whether the client got no answer it could read: it had gone, or a network fault reset, closed, held or cut it (a gateway's page is an answer). */
+const noAnswer = (r: ReportedRequest): boolean => r.undelivered || (r.network !== undefined && r.network.kind !== 'slow' && r.network.kind !== 'gateway');
+/** Whether a network fault kept the service's answer from the client (any kind but `slow`). */
+const lostAnswer = (r: ReportedRequest): boolean => r.network !== undefined && r.network.kind !== 'slow';
 /** The pipeline's own status sets, asked with a status as the journal records it (a string). */
 const isResolved = (status: string): boolean => (RESOLVED_STATUSES as ReadonlySet<string>).has(status);
 const isCancelable = (status: string): boolean => (CANCELABLE_STATUSES as ReadonlySet<string>).has(status);
@@ -200,7 +222,7 @@ export function clientReport(account: string, records: readonly ReportedRequest[
     records,
     timeOf: clock === 'realtime' ? (r) => r.hostMs : (r) => r.atMs,
     tallies: new Tallies(),
-    facts: { notRetryableStatuses: new Set<number>(), shortestWait: Infinity, waitAskedFor: 0, fastestPoll: Infinity },
+    facts: { notRetryableStatuses: new Set<number>(), shortestWait: Infinity, waitAskedFor: 0, fastestPoll: Infinity, duplicate: undefined },
   };
   const previous = previousAttempts(records);
   judgeEachRequest(judging, previous);
@@ -231,7 +253,7 @@ function retryChains(records: readonly ReportedRequest[], previous: readonly num
   const chains: number[][] = [];
   previous.forEach((p, i) => {
     const before = p >= 0 ? records[p] : undefined;
-    if (before === undefined || before.undelivered || !isRetryableFailure(before.status)) return;
+    if (before === undefined || noAnswer(before) || !isRetryableFailure(before.status)) return;
     let chain = chainOf.get(p);
     if (!chain) {
       chain = [p];
@@ -251,17 +273,18 @@ function judgeEachRequest(judging: Judging, previous: readonly number[]): void {
   judging.records.forEach((request, i) => {
     const p = previous[i] as number;
     const before = p >= 0 ? judging.records[p] : undefined;
-    const repeat: Repeat = { request, before, answered: before !== undefined && !before.undelivered };
+    const repeat: Repeat = { request, before, answered: before !== undefined && !noAnswer(before) };
     judgeRetryOfRefused(judging, repeat);
     judgeRetryAfterRateLimit(judging, repeat);
     judgeCreateRetryKey(judging, repeat);
+    judgeDuplicateCreate(judging, repeat);
     if (request.operation === 'retrieveVideo') judgePoll(judging, repeat, seenResolved);
     if (request.operation === 'cancelVideo') {
       const id = videoIdInPath(request.path);
       if (id !== undefined && seenNotCancelable.has(id)) judging.tallies.note('cancel_not_cancelable', request.request_id);
     }
     // What this answer showed the client, for the requests after it.
-    if (!request.undelivered && request.status === 200 && request.videoId !== undefined && request.videoStatus !== undefined) {
+    if (!noAnswer(request) && request.status === 200 && request.videoId !== undefined && request.videoStatus !== undefined) {
       if (isResolved(request.videoStatus)) seenResolved.add(request.videoId);
       if (!isCancelable(request.videoStatus)) seenNotCancelable.add(request.videoId);
     }
@@ -270,7 +293,7 @@ function judgeEachRequest(judging: Judging, previous: readonly number[]): void {
 
 /** `retry_not_retryable`: a repeat of a request answered 400, 401, 402 or 422, unless it only changed a refused Idempotency-Key. */
 function judgeRetryOfRefused({ tallies, facts }: Judging, { request, before, answered }: Repeat): void {
-  if (!before || !answered || !NOT_RETRYABLE.has(before.status)) return;
+  if (!before || !answered || before.status === null || !NOT_RETRYABLE.has(before.status)) return;
   const newKeyForKeyError = before.errorParam === 'Idempotency-Key' && request.idempotencyKey !== before.idempotencyKey;
   if (newKeyForKeyError) return;
   tallies.note('retry_not_retryable', request.request_id);
@@ -292,9 +315,21 @@ function judgeRetryAfterRateLimit({ tallies, facts, timeOf }: Judging, { request
 /** `post_retry_without_idempotency_key`: a create repeated after a 429, a 5xx or no answer without one key on both attempts. */
 function judgeCreateRetryKey({ tallies }: Judging, { request, before }: Repeat): void {
   if (!before || request.operation === null || !CREATES.has(request.operation)) return;
-  if (!before.undelivered && !isRetryableFailure(before.status)) return;
-  const sameKey = request.idempotencyKey !== undefined && request.idempotencyKey === before.idempotencyKey;
-  if (!sameKey) tallies.note('post_retry_without_idempotency_key', request.request_id);
+  if (!noAnswer(before) && !isRetryableFailure(before.status)) return;
+  if (!sameKey(request, before)) tallies.note('post_retry_without_idempotency_key', request.request_id);
+}
+
+/** `duplicate_after_lost_answer`: a create whose answer was lost after it took effect, carried out again by a repeat without its key. */
+function judgeDuplicateCreate({ tallies, facts }: Judging, { request, before }: Repeat): void {
+  if (!before || request.operation === null || !CREATES.has(request.operation) || !lostAnswer(before)) return;
+  if (before.createdId === undefined || request.createdId === undefined || request.createdId === before.createdId || sameKey(request, before)) return;
+  tallies.note('duplicate_after_lost_answer', request.request_id);
+  facts.duplicate ??= { lost: before.createdId, again: request.createdId };
+}
+
+/** Whether two attempts carry one and the same Idempotency-Key. */
+function sameKey(a: ReportedRequest, b: ReportedRequest): boolean {
+  return a.idempotencyKey !== undefined && a.idempotencyKey === b.idempotencyKey;
 }
 
 /** `poll_too_fast` and `poll_after_resolved`, for a retrieve. */
@@ -312,13 +347,13 @@ function judgePoll({ tallies, facts, timeOf }: Judging, { request, before, answe
 }
 
 /**
- * `retry_without_backoff`, once per chain of three or more attempts whose waits never grow; gives
- * the waits of the first such chain, for the message.
+ * `retry_without_backoff`, once per chain of attempts whose waits do not grow; gives the waits of
+ * the first such chain, for the message.
  */
 function judgeBackoff({ records, timeOf, tallies }: Judging, chains: readonly number[][]): FlatWaits | undefined {
   let first: FlatWaits | undefined;
   for (const chain of chains) {
-    if (chain.length < 3) continue;
+    if (chain.length <= MIN_JUDGED_WAITS) continue;
     const attempts = chain.map((i) => records[i] as ReportedRequest);
     const flat = backoffOf(attempts, timeOf);
     if (flat === undefined) continue;
@@ -329,18 +364,20 @@ function judgeBackoff({ records, timeOf, tallies }: Judging, chains: readonly nu
 }
 
 /**
- * Whether the waits between a request's attempts fail to grow: undefined when the client backed off
- * (or there was nothing to judge), else the client's own waits (ms), which never grew.
+ * Whether the waits between a request's attempts fail to grow over the run: undefined when the
+ * client backed off (or there was too little to judge), else the client's own waits (ms).
  *
  * The client's own waits are those Retry-After did not dictate: a wait after a 429 that lasted at
- * least its Retry-After is the service's, neither judged nor used as the measure of the next wait.
- * Each own wait is compared with the own wait before it; the client backs off when one of them is
- * more than BACKOFF_GROWTH times the one before. With fewer than two own waits there is nothing to
- * compare, and nothing held against the client.
+ * least its Retry-After is the service's, neither judged nor counted. The trend is judged on the
+ * running sum of the own waits, not pair by pair (a jittered backoff's wait is often shorter than
+ * the one before it): the client backs off when a wait is more than BACKOFF_GROWTH times the mean
+ * of the waits before it. With fewer than MIN_JUDGED_WAITS own waits, nothing is held against it.
  */
 function backoffOf(attempts: ReportedRequest[], timeOf: (r: ReportedRequest) => number): FlatWaits | undefined {
   const own: number[] = [];
   let dictated = false;
+  let grew = false;
+  let sum = 0;
   for (let k = 1; k < attempts.length; k++) {
     const failed = attempts[k - 1] as ReportedRequest;
     const wait = timeOf(attempts[k] as ReportedRequest) - timeOf(failed);
@@ -348,11 +385,11 @@ function backoffOf(attempts: ReportedRequest[], timeOf: (r: ReportedRequest) => 
       dictated = true;
       continue;
     }
-    const before = own.at(-1);
-    if (before !== undefined && wait > before * BACKOFF_GROWTH) return undefined;
+    if (own.length > 0 && wait > (BACKOFF_GROWTH * sum) / own.length) grew = true;
     own.push(wait);
+    sum += wait;
   }
-  return own.length < 2 ? undefined : { own, dictated };
+  return grew || own.length < MIN_JUDGED_WAITS ? undefined : { own, dictated };
 }
 
 /** The client's own waits between the attempts of a request (ms), and whether Retry-After dictated others. */
@@ -369,8 +406,8 @@ function identityOf(r: ReportedRequest): string {
 const utf8 = new TextDecoder();
 
 /**
- * A body as the report compares bodies: its JSON value as canonical text (object keys sorted at
- * every depth, by safe-stable-stringify), or, when it is not JSON, its text. The journal keeps only a digest of this (see
+ * A body as the report compares bodies: its JSON value as `sameBodyText` writes it, or, when it is
+ * not JSON, its text. The journal keeps only a digest of this (see
  * `JournalRecord.bodyFingerprint`), so equal identities mean the same body.
  */
 export function bodyIdentity(bytes: Uint8Array): string {
@@ -388,7 +425,7 @@ export function bodyIdentity(bytes: Uint8Array): string {
 /** The identity of a body already parsed (see `bodyIdentity`); undefined when it is nested too deep to walk. */
 export function jsonIdentity(value: unknown): string | undefined {
   try {
-    return `json:${stableStringify(value)}`;
+    return `json:${sameBodyText(value)}`;
   } catch {
     return undefined;
   }
@@ -414,7 +451,7 @@ function coverageOf(records: readonly ReportedRequest[]): ClientReport['coverage
   for (const r of records) {
     const key = `${r.method} ${routeOf(r)}`;
     endpoints[key] = (endpoints[key] ?? 0) + 1;
-    const status = String(r.status);
+    const status = r.status === null ? 'none' : String(r.status);
     statuses[status] = (statuses[status] ?? 0) + 1;
   }
   return { endpoints, statuses };
@@ -434,6 +471,8 @@ interface MessageFacts {
   waitAskedFor: number;
   fastestPoll: number;
   flatWaits: FlatWaits;
+  /** The first duplicate: the id of the create whose answer was lost, and of the one made again. */
+  duplicate: { lost: string; again: string } | undefined;
 }
 
 const times = (n: number): string => (n === 1 ? 'once' : `${n} times`);
@@ -455,10 +494,20 @@ function messageOf(code: FindingCode, count: number, facts: MessageFacts): strin
         `(the earliest ${seconds(facts.shortestWait)} after the 429, where Retry-After asked for ${facts.waitAskedFor} s). ` +
         'Wait at least Retry-After seconds before sending a rate-limited request again.'
       );
+    case 'duplicate_after_lost_answer': {
+      const { lost, again } = facts.duplicate as NonNullable<MessageFacts['duplicate']>;
+      return (
+        `The client created ${some(count, 'a generation', 'generations')} twice: a create whose answer was lost after it took effect ` +
+        `(${lost}) was sent again without its Idempotency-Key and carried out again (${again})${count > 1 ? `, and ${count - 1} more like it` : ''}. ` +
+        'Both are charged. Send one Idempotency-Key with every attempt of a create: the retry then answers the original; ' +
+        'or list the videos to find the lost one before creating again.'
+      );
+    }
     case 'retry_without_backoff':
       return (
-        `The client tried ${some(count, 'a request', 'requests')} three or more times after 429 or 500 answers without ever waiting longer between attempts ` +
-        `(waits of ${facts.flatWaits.own.map(seconds).join(', ')}${facts.flatWaits.dictated ? ', not counting waits that a Retry-After asked for' : ''}). ` +
+        `The client retried ${some(count, 'a request', 'requests')} after 429 or 500 answers without its waits growing ` +
+        `(waits of ${facts.flatWaits.own.map(seconds).join(', ')}${facts.flatWaits.dictated ? ', not counting waits that a Retry-After asked for' : ''}: ` +
+        `none more than ${BACKOFF_GROWTH} times the mean of the waits before it). ` +
         'The interface document says to retry these with exponential backoff: wait longer after each failed attempt.'
       );
     case 'post_retry_without_idempotency_key':

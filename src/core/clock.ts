@@ -57,9 +57,23 @@ export class VirtualClock {
   }
 }
 
+/**
+ * Milliseconds as ISO 8601 (`new Date(ms).toISOString()`). Answers format the same few instants
+ * again and again (a video's times on every poll, the request's instant several times per create),
+ * so the last strings made are kept, one per slot of a small table indexed by the instant.
+ */
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  const slot = ms & ISO_SLOT_MASK;
+  if (isoMs[slot] === ms) return isoText[slot] as string;
+  const text = new Date(ms).toISOString();
+  isoMs[slot] = ms;
+  isoText[slot] = text;
+  return text;
 }
+
+const ISO_SLOT_MASK = 255;
+const isoMs = new Float64Array(ISO_SLOT_MASK + 1).fill(Number.NaN);
+const isoText: string[] = new Array<string>(ISO_SLOT_MASK + 1).fill('');
 
 /** Seconds (fractional allowed) to whole milliseconds. */
 export function secondsToMs(seconds: number): number {

@@ -1,26 +1,17 @@
 /**
  * What the control API shows and does beyond the service: the generations across accounts
- * (`/_sim/generations`), the simulator's health, and live control of one generation (advance,
+ * (`/_sim/generations`) and live control of one generation (advance,
  * finish, fail, cancel: forced transitions through its state machine, at its account's current
  * time).
  */
 import type { Account } from './account.js';
-import type { ClockState } from './clock.js';
 import { clip, fail } from './errors.js';
 import { failedFate } from './fate.js';
 import { controlView, type Generation } from './generation.js';
 import * as lifecycle from './lifecycle.js';
-import type { LimitsHealth } from './limits.js';
 import { IN_FLIGHT_STATUSES, RESOLVED_STATUSES, inWords, type TimedStage, type VideoStatus } from './pipeline.js';
 import type { Simulator } from './simulator.js';
-
-export interface Health {
-  status: 'ok';
-  scenario: string;
-  seed: number;
-  clock: ClockState;
-  limits: LimitsHealth;
-}
+import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 
 export interface GenerationsInput {
   apiKey?: string | null;
@@ -28,21 +19,6 @@ export interface GenerationsInput {
   limit?: number;
   after?: string | null;
   changedSince?: number | null;
-}
-
-export function health(sim: Simulator): Health {
-  return {
-    status: 'ok',
-    scenario: sim.scenario.name,
-    seed: sim.seed,
-    clock: sim.clockState(),
-    limits: {
-      accounts: sim.accounts.size,
-      stored_generations: sim.store.storedGenerations,
-      evicted_accounts: sim.accounts.evicted,
-      evicted_generations: sim.store.evictedGenerations,
-    },
-  };
 }
 
 /**
@@ -62,7 +38,7 @@ export function controlGenerations(sim: Simulator, input: GenerationsInput) {
   }
   const page = sim.store.list(
     { account: input.apiKey || null, status: input.status || null, after, changedSince: input.changedSince ?? null },
-    input.limit ?? 20,
+    input.limit ?? REQUEST_DEFAULTS.simGenerations.limit,
   );
   return {
     object: 'list' as const,
@@ -72,19 +48,20 @@ export function controlGenerations(sim: Simulator, input: GenerationsInput) {
   };
 }
 
-export function controlGeneration(sim: Simulator, id: string) {
+/** One generation; with `apiKey`, only one of that account's (another's is not found). */
+export function controlGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
   sim.catchUpAll();
-  return controlView(storedGeneration(sim, id), sim.cdnUrl);
+  return controlView(storedGeneration(sim, id, apiKey), sim.cdnUrl);
 }
 
 /** Its current stage ends now: it enters the next one, or resolves to its fate. Nothing else moves. */
-export function advanceGeneration(sim: Simulator, id: string) {
-  return forceTransition(sim, id, (account, g, now) => lifecycle.endStageNow(sim, account, g, now));
+export function advanceGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => lifecycle.endStageNow(sim, account, g, now));
 }
 
 /** It walks all its remaining stages now and resolves to its fate. */
-export function finishGeneration(sim: Simulator, id: string) {
-  return forceTransition(sim, id, (account, g, now) => lifecycle.finishNow(sim, account, g, now));
+export function finishGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => lifecycle.finishNow(sim, account, g, now));
 }
 
 /**
@@ -92,16 +69,16 @@ export function finishGeneration(sim: Simulator, id: string) {
  * output verification, an output rejection); 400 `invalid_parameter` when the stage cannot fail or
  * the code is not one of the stage's.
  */
-export function failGeneration(sim: Simulator, id: string, code: string | null) {
-  return forceTransition(sim, id, (account, g, now) => {
+export function failGeneration(sim: Simulator, id: string, code: string | null, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => {
     const stage = g.fate.stageNames[g.stageIndex] as TimedStage;
     lifecycle.failNow(sim, account, g, failedFate(sim.scenario, g.fate, stage, code), now);
   });
 }
 
 /** Cancels it as `DELETE /v1/videos/{id}` would (the same cancel table), answering the whole generation. */
-export function cancelGeneration(sim: Simulator, id: string) {
-  return forceTransition(sim, id, (account, g, now) => {
+export function cancelGeneration(sim: Simulator, id: string, apiKey: string | null = null) {
+  return forceTransition(sim, id, apiKey, (account, g, now) => {
     lifecycle.cancel(sim, account, g, now);
   });
 }
@@ -109,10 +86,12 @@ export function cancelGeneration(sim: Simulator, id: string) {
 /**
  * Applies a forced transition to an in-flight generation at its account's current time, once
  * every transition due by then has been applied; answers the generation as the control API shows
- * it. 404 for an unknown id, 400 `generation_resolved` for a resolved one.
+ * it. 404 for an unknown id, and for a generation of another account than `apiKey` (when given:
+ * a call scoped to one account never reaches another's); 400 `generation_resolved` for a resolved one.
  */
-function forceTransition(sim: Simulator, id: string, transition: (account: Account, g: Generation, nowMs: number) => void) {
+function forceTransition(sim: Simulator, id: string, apiKey: string | null, transition: (account: Account, g: Generation, nowMs: number) => void) {
   const found = sim.store.get(id);
+  if (found && apiKey !== null && found.account !== apiKey) throw notStored(id);
   // Not a use of the account by its client (as a media file or a control view is not): it is not
   // made the most recently used, so a refused call (not kept in a state file) changes no eviction order.
   const account = found && sim.accounts.peek(found.account);
@@ -129,9 +108,9 @@ function forceTransition(sim: Simulator, id: string, transition: (account: Accou
 
 const IN_FLIGHT_IN_WORDS = inWords(IN_FLIGHT_STATUSES, 'or');
 
-function storedGeneration(sim: Simulator, id: string): Generation {
+function storedGeneration(sim: Simulator, id: string, apiKey: string | null): Generation {
   const g = sim.store.get(id);
-  if (!g) throw notStored(id);
+  if (!g || (apiKey !== null && g.account !== apiKey)) throw notStored(id);
   return g;
 }
 

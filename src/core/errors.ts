@@ -6,8 +6,6 @@
  * enum) all read from here; a test checks that this list and the OpenAPI enum are the same.
  */
 
-import type { PipelineStageName } from './pipeline.js';
-
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -32,11 +30,15 @@ export const STATUS_OF_TYPE: Readonly<Record<ErrorType, number>> = {
   api_error: 500,
 };
 
-export type { PipelineStageName };
+/**
+ * The stages that can reject a request for compliance, and so the values of an error's `stage`:
+ * claim linking (a synchronous 422) and output verification (the generation fails).
+ */
+export type ComplianceStage = 'claim_linking' | 'output_verification';
 
 interface CatalogueEntry {
   readonly type: ErrorType;
-  /** HTTP status; equals STATUS_OF_TYPE[type] except for the 404s and the file and HTTP answers' 412, 416 and 417. */
+  /** HTTP status; equals STATUS_OF_TYPE[type] except for the 404s, the file and HTTP answers' 412, 416 and 417, and the sharding proxy's 421. */
   readonly status: number;
   /** The default message, used when the caller gives none. */
   readonly message: string;
@@ -111,6 +113,12 @@ export const ERROR_CATALOGUE = {
   routing_failed: entry('api_error', 'No downstream model could be routed for this request.'),
   render_failed: entry('api_error', 'The render failed.'),
   upstream_timeout: entry('api_error', 'A downstream model timed out.'),
+  // Answered by the proxy in front of shards (docs/scaling.md), never by a simulator itself.
+  sharded_global_call: entry(
+    'invalid_request_error',
+    'This control call names no account, so the proxy in front of the shards cannot choose one: send it to every shard (/shards/I/_sim/...), or name the account with ?api_key=.',
+    421,
+  ),
   // The simulator's access checks (never a service error: fault injection does not answer them).
   host_not_allowed: entry(
     'permission_error',
@@ -137,6 +145,9 @@ export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 /** The codes of the simulator's access checks: answers about the simulator itself, never injected as a service's error. */
 export const ACCESS_ERROR_CODES: readonly ErrorCode[] = ['host_not_allowed', 'cross_origin_request', 'control_token_required', 'invalid_control_token'];
 
+/** The codes the proxy in front of shards answers (docs/scaling.md): never a simulator's, never injected. */
+export const PROXY_ERROR_CODES: readonly ErrorCode[] = ['sharded_global_call'];
+
 export function isErrorCode(code: string): code is ErrorCode {
   return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
 }
@@ -147,7 +158,7 @@ export interface ErrorObject {
   code: string;
   message: string;
   param?: string | null;
-  stage?: PipelineStageName;
+  stage?: ComplianceStage;
 }
 
 export interface ErrorBody {
@@ -157,7 +168,7 @@ export interface ErrorBody {
 export interface SimErrorOptions {
   message?: string;
   param?: string | null;
-  stage?: PipelineStageName;
+  stage?: ComplianceStage;
   /** Overrides the type (fault injection may pair a status with another code). */
   type?: ErrorType;
   status?: number;
@@ -180,13 +191,18 @@ export class SimError extends Error {
   readonly type: ErrorType;
   readonly status: number;
   readonly param: string | null;
-  readonly stage: PipelineStageName | undefined;
+  readonly stage: ComplianceStage | undefined;
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode | string, options: SimErrorOptions = {}) {
     const known = isErrorCode(code) ? ERROR_CATALOGUE[code] : undefined;
     const type = options.type ?? known?.type ?? 'api_error';
+    // An expected answer (every 429, every 400), never a bug: a stack trace would cost its capture
+    // on the request path and never be read.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(options.message ?? known?.message ?? 'An error occurred.');
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'SimError';
     this.code = code;
     this.type = type;
@@ -210,7 +226,7 @@ export function errorObject(
   type: ErrorType,
   code: string,
   message: string,
-  extra: { param?: string | null; stage?: PipelineStageName } = {},
+  extra: { param?: string | null; stage?: ComplianceStage } = {},
 ): ErrorObject {
   const obj: ErrorObject = { type, code, message };
   if (type === 'invalid_request_error') obj.param = extra.param ?? null;

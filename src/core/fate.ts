@@ -24,12 +24,11 @@ export interface Compliance {
   flags: ComplianceFlag[];
 }
 
-export interface PlannedFailure {
-  stage: TimedStage;
-  type: 'api_error' | 'compliance_error';
-  code: string;
-  message: string;
-}
+/** A failure at a stage: an `api_error`, or the output verification's compliance rejection. */
+export type PlannedFailure = { code: string; message: string } & (
+  | { stage: TimedStage; type: 'api_error' }
+  | { stage: 'output_verification'; type: 'compliance_error' }
+);
 
 /** Everything about a generation's future, decided at creation. */
 export interface Fate {
@@ -280,11 +279,13 @@ export function stageFailureCodes(scenario: Scenario, stage: string): ErrorCode[
  */
 export function failedFate(scenario: Scenario, fate: Fate, stage: TimedStage, code: string | null): Fate {
   const codes = stage === 'keyframe' && fate.keyframeMode !== 'generated' ? [] : stageFailureCodes(scenario, stage);
-  const chosen = code ?? codes[0];
+  // A stage that cannot fail says so whatever code was asked for.
+  const chosen = codes.length === 0 ? undefined : (code ?? codes[0]);
   if (chosen === undefined) {
+    const later = fate.stageNames.slice(fate.stageNames.indexOf(stage) + 1);
     throw fail('invalid_parameter', {
       param: 'id',
-      message: `A generation in the ${stage} stage cannot fail. Advance it to a stage that can (keyframe, routing, render, output_verification) first.`,
+      message: `A generation in the ${stage} stage cannot fail. Advance it to a stage that can (${later.join(', ')}) first.`,
     });
   }
   if (!(codes as string[]).includes(chosen)) {

@@ -1,18 +1,20 @@
 /**
  * One-shot faults queued through `POST /_sim/faults`: the next matching /v1 requests get the given
- * error instead of their normal answer, and take no effect. At most `limits.max_queued_faults`
- * faults wait at once (each counts once, whatever its `times`); adding one costs the same at any
- * queue length.
+ * error instead of their normal answer, and take no effect; or lose their answer to a network
+ * fault (`network.ts`), before or after taking effect. A media download (`/cdn`) may get a network
+ * fault too. At most `limits.max_queued_faults` faults wait at once (each counts once, whatever its
+ * `times`); adding one costs the same at any queue length.
  *
  * Which `type` and `code` go with which `status` is decided here (the status's type, and any code of
  * that type); openapi.yaml's SimFaultRequest states the same pairs per status, and a test holds the
  * two together.
  */
-import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, clip, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PROXY_ERROR_CODES, clip, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './fate.js';
+import { MEDIA_NETWORK_KINDS, networkFault, networkSpecOf, type NetworkFault, type NetworkSpec } from './network.js';
 
-export interface FaultRequest {
+export interface FaultRequest extends NetworkSpec {
   path: string;
   method?: string | null;
   /** An HTTP error to answer with; optional when `latency_ms` or `outcome` is given. */
@@ -35,8 +37,18 @@ export interface QueuedFault {
   error: { status: number; type: ErrorType; code: ErrorCode; message: string } | null;
   latencyMs: number;
   outcome: ForcedOutcome | null;
+  /** The network fault the request gets instead of an answer; null for any other fault. */
+  network: NetworkFault | null;
   remaining: number;
   apiKey: string | null;
+}
+
+/** Media downloads: their paths begin with this. */
+const MEDIA_PREFIX = '/cdn/';
+
+/** Whether a fault's path pattern names media downloads (`/cdn/...`) rather than the service's API. */
+export function isMediaPattern(pattern: string): boolean {
+  return pattern.startsWith(MEDIA_PREFIX);
 }
 
 /** The error each status gives when the fault names no type or code. */
@@ -60,12 +72,20 @@ export class FaultQueue {
   /** Validates and queues a fault; returns how many shots are now waiting in all. */
   add(request: FaultRequest): number {
     const status = request.status ?? null;
-    if (status === null && request.latency_ms == null && request.outcome == null) {
-      throw fail('missing_parameter', {
-        param: 'status',
-        message: 'A fault needs a status (an HTTP error), a latency_ms, or an outcome for the next generation.',
+    const network = networkFault(request) ?? null;
+    if (network !== null && (status !== null || request.outcome != null)) {
+      throw fail('invalid_parameter', {
+        param: 'network',
+        message: `network replaces the answer, so it cannot go with ${status !== null ? 'status' : 'outcome'}; queue them as two faults.`,
       });
     }
+    if (status === null && request.latency_ms == null && request.outcome == null && network === null) {
+      throw fail('missing_parameter', {
+        param: 'status',
+        message: 'A fault needs a status (an HTTP error), a network failure, a latency_ms, or an outcome for the next generation.',
+      });
+    }
+    if (isMediaPattern(request.path)) checkMediaFault(request, network);
     const times = request.times ?? 1;
     const fault: QueuedFault = {
       path: request.path,
@@ -73,6 +93,7 @@ export class FaultQueue {
       error: status === null ? null : faultError(request, status),
       latencyMs: request.latency_ms ?? 0,
       outcome: request.outcome ?? null,
+      network,
       remaining: times,
       apiKey: request.api_key ?? null,
     };
@@ -91,7 +112,7 @@ export class FaultQueue {
    * request's operation documents.
    */
   take(method: string, path: string, apiKey: string | null, documented: readonly number[]): QueuedFault | undefined {
-    const index = this.faults.findIndex(
+    return this.takeWhere(
       (f) =>
         (f.method === null || f.method === method) &&
         (f.apiKey === null || f.apiKey === apiKey) &&
@@ -99,6 +120,17 @@ export class FaultQueue {
         // An error the contract does not document for this operation (402 on a GET) never matches it.
         (f.error === null || documented.includes(f.error.status)),
     );
+  }
+
+  /** Takes one shot of the first media fault (a `/cdn/...` pattern) matching a download, if any. */
+  takeMedia(method: string, path: string): QueuedFault | undefined {
+    // A HEAD is a GET without its body, as Express routes it.
+    const asMethod = method === 'HEAD' ? 'GET' : method;
+    return this.takeWhere((f) => isMediaPattern(f.path) && (f.method === null || f.method === asMethod || f.method === method) && matchesPath(f.path, path));
+  }
+
+  private takeWhere(matches: (f: QueuedFault) => boolean): QueuedFault | undefined {
+    const index = this.faults.findIndex(matches);
     if (index < 0) return undefined;
     const fault = this.faults[index] as QueuedFault;
     this.shots--;
@@ -107,11 +139,12 @@ export class FaultQueue {
   }
 
   /** The faults waiting, in the order they match. */
-  list(): { path: string; method: string | null; status?: number; latency_ms?: number; outcome?: ForcedOutcome; times_left: number; api_key: string | null }[] {
+  list(): ({ path: string; method: string | null; status?: number; latency_ms?: number; outcome?: ForcedOutcome; times_left: number; api_key: string | null } & NetworkSpec)[] {
     return this.faults.map((f) => ({
       path: f.path,
       method: f.method,
       ...(f.error ? { status: f.error.status } : {}),
+      ...(f.network ? networkSpecOf(f.network) : {}),
       ...(f.latencyMs > 0 ? { latency_ms: f.latencyMs } : {}),
       ...(f.outcome ? { outcome: f.outcome } : {}),
       times_left: f.remaining,
@@ -126,7 +159,8 @@ export class FaultQueue {
 
   /** Puts back the faults `toState` gave, all of them (a state kept under a higher limit included). */
   fromState(faults: readonly QueuedFault[]): void {
-    this.faults = faults.map((f) => structuredClone(f));
+    // A fault of a snapshot without `network` has none.
+    this.faults = faults.map((f) => ({ ...structuredClone(f), network: f.network ?? null }));
     this.shots = this.faults.reduce((sum, f) => sum + f.remaining, 0);
   }
 
@@ -143,6 +177,28 @@ export class FaultQueue {
   clear(): void {
     this.faults = [];
     this.shots = 0;
+  }
+}
+
+/** A media download takes only a network fault of the kinds a CDN makes, and carries no API key. */
+function checkMediaFault(request: FaultRequest, network: NetworkFault | null): void {
+  if (network === null) {
+    throw fail('invalid_parameter', {
+      param: 'path',
+      message: `A media path (${MEDIA_PREFIX}...) takes only a network fault (network: ${MEDIA_NETWORK_KINDS.join(', ')}); its answers are files, not the service's errors.`,
+    });
+  }
+  if (!MEDIA_NETWORK_KINDS.includes(network.kind)) {
+    throw fail('invalid_parameter', {
+      param: 'network',
+      message: `A media download takes network ${MEDIA_NETWORK_KINDS.join(', ')}; '${network.kind}' is the service's gateway, not the CDN's.`,
+    });
+  }
+  if (request.api_key != null) {
+    throw fail('invalid_parameter', {
+      param: 'api_key',
+      message: 'A media download carries no API key, so a fault on a media path cannot name one.',
+    });
   }
 }
 
@@ -167,6 +223,12 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
     throw fail('invalid_parameter', {
       param: 'code',
       message: `code '${code}' is an answer of the simulator's own access checks, not an error of the service; a fault cannot inject it.`,
+    });
+  }
+  if (PROXY_ERROR_CODES.includes(code)) {
+    throw fail('invalid_parameter', {
+      param: 'code',
+      message: `code '${code}' is an answer of the proxy in front of shards, not an error of the service; a fault cannot inject it.`,
     });
   }
   const type = request.type ?? ERROR_CATALOGUE[code].type;

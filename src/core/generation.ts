@@ -2,9 +2,9 @@
  * A video generation's state and its public views (interface document 2.1 and 4.3).
  */
 import { isoTime } from './clock.js';
-import { errorObject, type ErrorObject, type PipelineStageName } from './errors.js';
+import { errorObject, type ErrorObject } from './errors.js';
 import { COMPLIANCE_PASSED, stagesFor, type Compliance, type Fate, type KeyframeMode, type PlannedFailure } from './fate.js';
-import type { VideoStatus } from './pipeline.js';
+import type { PipelineStageName, VideoStatus } from './pipeline.js';
 import type { Resolution } from './scenario.js';
 import type { ScheduledEntry } from './scheduler.js';
 
@@ -24,7 +24,7 @@ export interface StageVisit {
 }
 
 export interface Generation {
-  /** Drawn at creation; a control request that forces a transition rewrites it (see lifecycle.ts). */
+  /** Drawn at creation; a control request that forces a transition replaces it (never changes it: see lifecycle.ts). */
   fate: Fate;
   readonly account: string;
   /** Creation order across all accounts (for the control API). */
@@ -46,12 +46,15 @@ export interface Generation {
   evicted: boolean;
   /** The store's change sequence number of this generation's latest change. */
   changeSeq: number;
+  /** The same, counted within its account (the cursor of a control list of one account). */
+  accountChangeSeq: number;
   /** The scheduled end of the current stage, while in flight. */
   pending: ScheduledEntry<Generation> | null;
   /** The store's bookkeeping: its slot in each of the store's lists (-1: in none). */
   listSlot: number;
   orderSlot: number;
   changeSlot: number;
+  accountChangeSlot: number;
   resolvedSlot: number;
 }
 
@@ -77,6 +80,8 @@ export interface GenerationState {
   cost_cents?: number;
   completed_at?: number;
   change: number;
+  /** The account's change number of its latest change (absent in snapshots written before it was kept). */
+  account_change?: number;
   fate: {
     keyframe_mode: KeyframeMode;
     keyframe_image_id?: string;
@@ -105,6 +110,7 @@ export function generationToState(g: Generation): GenerationState {
     status: g.status,
     stage: g.stageIndex,
     change: g.changeSeq,
+    account_change: g.accountChangeSeq,
     fate: { keyframe_mode: fate.keyframeMode, routed_model: fate.routedModel, durations_ms: fate.durationsMs, price_cents: fate.priceCents },
   };
   if (g.keyframeReady) state.keyframe_ready = true;
@@ -159,10 +165,12 @@ export function generationFromState(s: GenerationState): Generation {
     completedAt: s.completed_at ?? null,
     evicted: false,
     changeSeq: s.change,
+    accountChangeSeq: s.account_change ?? 0,
     pending: null,
     listSlot: -1,
     orderSlot: -1,
     changeSlot: -1,
+    accountChangeSlot: -1,
     resolvedSlot: -1,
   };
 }

@@ -11,9 +11,9 @@
  * A stored answer keeps a digest of its request (`KeyedRequest.fingerprint`, made by the request
  * path), not the request itself, so that an answer costs its own text and little more.
  */
-import stableStringify from 'safe-stable-stringify';
 import { clip, fail, type SimError } from './errors.js';
 import { SlotList } from './paging.js';
+import { sameBodyText } from './sameRequest.js';
 
 export interface StoredResponse {
   /** Where its account's store files it: `<endpoint> <Idempotency-Key>`. */
@@ -149,7 +149,23 @@ export class IdempotencyStore {
 
   /** The stored answers as plain data, in expiry order (a snapshot); `ranks`: the ledger's (`IdempotencyLedger.ranks`). */
   toState(ranks: ReadonlyMap<StoredResponse, number>): IdempotencyEntryState[] {
-    return this.entries().map((v) => ({ key: v.filed, fingerprint: v.fingerprint, status: v.status, text: v.text, expires_at: v.expiresAt, seq: ranks.get(v) ?? -1 }));
+    return [...this.capture(ranks).entries()];
+  }
+
+  /**
+   * The stored answers now, in expiry order, each made as plain data as it is read (a stored
+   * answer is replaced or dropped, never changed); `ranks`: the ledger's, taken at the same time.
+   */
+  capture(ranks: ReadonlyMap<StoredResponse, number>): { count: number; entries(): Generator<IdempotencyEntryState, void, undefined> } {
+    const stored = this.entries();
+    return {
+      count: stored.length,
+      *entries() {
+        for (const v of stored) {
+          yield { key: v.filed, fingerprint: v.fingerprint, status: v.status, text: v.text, expires_at: v.expiresAt, seq: ranks.get(v) ?? -1 };
+        }
+      },
+    };
   }
 
   /**
@@ -235,25 +251,12 @@ export function remember(store: IdempotencyStore, request: KeyedRequest, status:
   if (status === 200) store.store(request.endpoint, request.key, request.fingerprint, status, text, nowMs);
 }
 
-/**
- * The identity of a request for idempotency: the same JSON value after dropping top-level fields
- * that are null (an optional field's null means "left out"); key order and white space do not matter.
- */
+/** The identity of a request for idempotency: its body, compared as `sameBodyText` says. */
 export function requestFingerprint(body: unknown): string {
   try {
-    return fingerprintOf(body);
+    return sameBodyText(body);
   } catch {
     // Nesting too deep to walk (such a body fails validation anyway, so it is never stored).
     return '\u0000too-deep';
   }
-}
-
-/** The body as JSON text with object keys sorted at every depth (no body: `null`). */
-function fingerprintOf(body: unknown): string {
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-    const trimmed: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(body)) if (v !== null) trimmed[k] = v;
-    return stableStringify(trimmed);
-  }
-  return stableStringify(body) ?? 'null';
 }

@@ -6,13 +6,15 @@
  * the outcome of what the request creates (`ForcedOutcome`, applied by `fate.ts` and claim linking).
  *
  * An injected error answers in place of the request: it spends no rate-limit token, and nothing is
- * created or stored.
+ * created or stored. A network fault (`network.ts`) loses the answer instead: before the request
+ * takes effect (as an injected error, nothing happens) or after (the request is handled whole).
  */
 import type { Account } from './account.js';
 import type { ClockMode } from './clock.js';
 import { SimError, fail } from './errors.js';
 import type { ForcedOutcome } from './fate.js';
 import type { FaultQueue } from './faults.js';
+import { describeNetwork, networkFault, type NetworkFault } from './network.js';
 import { matchesPath } from './pathPattern.js';
 import { createStream } from './random.js';
 import { sample } from './distribution.js';
@@ -22,6 +24,8 @@ import type { Scenario } from './scenario.js';
 export interface RequestInjection {
   /** An injected error to answer with instead. */
   error: SimError | null;
+  /** A network fault that loses the answer (before or after the request takes effect). */
+  network: NetworkFault | null;
   /** Milliseconds to wait before answering (wall-clock time). */
   delayMs: number;
   /** An outcome forced on what the request creates. */
@@ -53,7 +57,7 @@ export function drawInjection(
 ): RequestInjection {
   const faultDraw = account.requestStream.next();
   const latencyDraw = account.requestStream.next();
-  const injection: RequestInjection = { error: null, delayMs: 0, forcedOutcome: null, note: undefined };
+  const injection: RequestInjection = { error: null, network: null, delayMs: 0, forcedOutcome: null, note: undefined };
   const queued = source.faults.take(method, path, account.key, documented);
   if (queued) {
     injection.delayMs += queued.latencyMs;
@@ -66,6 +70,9 @@ export function drawInjection(
         message: e.message,
         headers: e.status === 429 ? { 'Retry-After': '1' } : {},
       });
+    } else if (queued.network) {
+      injection.network = queued.network;
+      injection.note = `queued fault: ${describeNetwork(queued.network)}`;
     } else if (queued.outcome) {
       injection.forcedOutcome = queued.outcome;
       injection.note = `queued fault: forced outcome ${JSON.stringify(queued.outcome)}`;
@@ -90,6 +97,12 @@ function scenarioFault(scenario: Scenario, method: string, path: string, draw: n
     if (rule.path && !matchesPath(rule.path, path)) continue;
     cumulative += rule.probability;
     if (draw < cumulative) {
+      const network = networkFault(rule);
+      if (network) {
+        injection.network = network;
+        injection.note = `scenario '${scenario.name}' fault: ${describeNetwork(network)} with probability ${rule.probability}`;
+        return;
+      }
       injection.note = `scenario '${scenario.name}' fault: ${rule.status} with probability ${rule.probability}`;
       injection.error =
         rule.status === 429

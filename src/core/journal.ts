@@ -4,13 +4,20 @@
  */
 import type { Account } from './account.js';
 import { isoTime } from './clock.js';
+import { statusSeen, type AnswerLoss, type NetworkKind, type NetworkPhase } from './network.js';
 import { effectiveNegativePrompt } from './videos.js';
 
 export interface JournalEntry {
   method: string;
   /** Path with its query string. */
   path: string;
-  status: number;
+  /**
+   * The status the client got: null when a network fault left it none (`reset`, `close`, `hang`),
+   * the gateway's for `gateway`.
+   */
+  status: number | null;
+  /** Set when a network fault lost the answer (or, `slow`, slowed it): its kind, and whether the request took effect (`after`). */
+  network?: { kind: NetworkKind; phase: NetworkPhase };
   /** The API key of the account, null when no key was accepted. */
   account: string | null;
   /** ISO 8601, on the account's clock (global clock when no account). */
@@ -30,7 +37,7 @@ export interface JournalEntry {
  * which only a fingerprint is kept). Every /v1 request records one, and few are ever read, so the
  * ISO string is made when an entry is read.
  */
-export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault' | 'error_code'> & {
+export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault' | 'error_code' | 'network'> & {
   atMs: number;
   /**
    * The host's time when the request was handled (the injected wall clock, epoch milliseconds), not
@@ -51,6 +58,13 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
   bodyFingerprint: string | null;
   /** The answer's Retry-After (seconds), if any. */
   retryAfter: number | undefined;
+  /** The network fault that lost (or slowed) the answer, if any. */
+  network: { kind: NetworkKind; phase: NetworkPhase } | undefined;
+  /**
+   * The id of the generation or image a create made (the create ran and answered 200, whether or
+   * not the client got the answer); undefined for any other request, an idempotent replay included.
+   */
+  createdId: string | undefined;
   /** The video the answer showed (create, retrieve, cancel): its id and status. */
   videoId: string | undefined;
   videoStatus: string | undefined;
@@ -91,6 +105,8 @@ export interface HandledRequest {
 export interface SentAnswer {
   readonly status: number;
   readonly headers: Record<string, string>;
+  /** A network fault that lost the answer (or the request, `before`). */
+  readonly network?: AnswerLoss;
 }
 
 /**
@@ -102,10 +118,14 @@ export function journalRecord(request: HandledRequest, answer: SentAnswer, value
   const video = value !== undefined && answer.status === 200 ? videoShown(value) : undefined;
   const error = value !== undefined && answer.status >= 400 ? (value as { error?: { param?: unknown; code?: unknown } } | null)?.error : undefined;
   const retryAfter = answer.headers['Retry-After'];
+  const loss = answer.network;
+  const created = request.performed && answer.status === 200 && (request.operationId === 'createVideo' || request.operationId === 'createImage');
   return {
     method: request.method,
     path: request.target,
-    status: answer.status,
+    status: loss === undefined ? answer.status : statusSeen(loss.fault, answer.status),
+    network: loss && { kind: loss.fault.kind, phase: loss.fault.phase },
+    createdId: created ? ((value as { id?: unknown } | undefined)?.id as string | undefined) : undefined,
     account: account?.key ?? null,
     atMs: request.atMs,
     hostMs,
@@ -137,6 +157,7 @@ function videoShown(value: unknown): { id: string; status: string } | undefined 
 
 function entryOf(r: JournalRecord): JournalEntry {
   const entry: JournalEntry = { method: r.method, path: r.path, status: r.status, account: r.account, at: isoTime(r.atMs), request_id: r.request_id };
+  if (r.network !== undefined) entry.network = r.network;
   if (r.negative_prompt_effective !== undefined) entry.negative_prompt_effective = r.negative_prompt_effective;
   if (r.fault !== undefined) entry.fault = r.fault;
   if (r.errorCode !== undefined) entry.error_code = r.errorCode;
@@ -216,13 +237,29 @@ export class Journal {
 
   /** The records shown, oldest first (a snapshot: hidden ones are never shown again). */
   toState(): JournalRecord[] {
-    const out: JournalRecord[] = [];
+    return [...this.capture().records()];
+  }
+
+  /**
+   * The records shown now, oldest first, each made as plain data as it is read: a record changes
+   * only its `undelivered` (an answer that could not be sent), which is kept as it is now.
+   */
+  capture(): { count: number; records(): Generator<JournalRecord, void, undefined> } {
+    const shown: JournalRecord[] = [];
+    const undelivered: boolean[] = [];
     for (let i = this.start; i < this.entries.length; i++) {
       const e = this.entries[i] as JournalRecord;
-      // `undelivered` is left out when false (nearly always).
-      if (this.isVisible(e, i)) out.push(e.undelivered ? e : { ...e, undelivered: undefined as unknown as boolean });
+      if (!this.isVisible(e, i)) continue;
+      shown.push(e);
+      undelivered.push(e.undelivered);
     }
-    return out;
+    return {
+      count: shown.length,
+      *records() {
+        // `undelivered` is left out when false (nearly always).
+        for (let i = 0; i < shown.length; i++) yield { ...(shown[i] as JournalRecord), undelivered: (undelivered[i] || undefined) as boolean };
+      },
+    };
   }
 
   /** Puts back the records `toState` gave, into an empty journal. */

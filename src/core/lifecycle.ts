@@ -10,11 +10,20 @@ import type { Fate } from './fate.js';
 import { failureError, type Generation } from './generation.js';
 import { keyframeImage } from './image.js';
 import { CANCELABLE_STATUSES, RESOLVED_STATUSES, STAGE_BY_NAME, inWords, type FilledField } from './pipeline.js';
+import type { Scenario } from './scenario.js';
 import type { GenerationStore } from './store.js';
 
 /** What a transition works on besides the generation and its account. */
 export interface PipelineParts {
   readonly store: GenerationStore;
+}
+
+/** What the service's operations (`videos.ts`, `images.ts`) read and change. */
+export interface ServiceParts extends PipelineParts {
+  readonly scenario: Scenario;
+  readonly seed: number;
+  /** The address written into `output.url`, `thumbnail_url` and image `url`. */
+  readonly cdnUrl: string;
 }
 
 /** How each field of the video object is filled when the stage that fills it ends. */
@@ -62,8 +71,10 @@ export function endStageNow(parts: PipelineParts, account: Account, g: Generatio
   const entry = g.pending;
   if (entry === null) return;
   account.scheduler.cancel(entry);
-  const durations = g.fate.durationsMs;
-  durations[g.stageIndex] = (durations[g.stageIndex] ?? 0) - (entry.due - atMs);
+  // A fate is replaced, never changed (a snapshot keeps a reference to it).
+  const durationsMs = g.fate.durationsMs.slice();
+  durationsMs[g.stageIndex] = (durationsMs[g.stageIndex] ?? 0) - (entry.due - atMs);
+  g.fate = { ...g.fate, durationsMs };
   endStage(parts, account, g, atMs);
 }
 

@@ -63,6 +63,15 @@ export class SlotList<T> {
     return this.items[this.head];
   }
 
+  /** The last item, if any. */
+  last(): T | undefined {
+    for (let i = this.items.length - 1; i >= this.head; i--) {
+      const item = this.items[i];
+      if (item !== undefined) return item;
+    }
+    return undefined;
+  }
+
   /** The slot just after an item of the list (where a page after it starts). */
   after(item: T): number {
     return this.slot.get(item) + 1;

@@ -1,9 +1,9 @@
 /**
  * The six pipeline stages as data: the one place the stage list is written. Statuses, which stage
  * fills which field of the video object, which stages a scenario may fail and which may be
- * canceled are read from this table by the generation's state machine (`lifecycle.ts`), the error
- * catalogue (`PipelineStageName`), the scenario schema (`TIMED_STAGES`) and, through the control
- * API, the dashboard.
+ * canceled are read from this table by the generation's state machine (`lifecycle.ts`), the
+ * scenario schema (`TIMED_STAGES`) and, through the control API, the dashboard. It names the error
+ * codes of each stage; the error catalogue (`errors.ts`) does not read it back.
  *
  * Status `queued` is the `queue` stage; `processing` is `keyframe`, `routing` and `render`;
  * `verifying` is `output_verification`. Claim linking runs synchronously, during the create request.

@@ -5,6 +5,7 @@
  * `src/scenarios/`.
  */
 import type { Distribution } from './distribution.js';
+import type { NetworkSpec } from './network.js';
 import { TIMED_STAGES, type TimedStage } from './pipeline.js';
 
 export type Resolution = '720p' | '1080p';
@@ -42,11 +43,12 @@ export interface RoutingRule {
   targets: { model: string; weight?: number }[];
 }
 
-export interface HttpFaultRule {
+/** A scenario's HTTP fault: an error (`status`) or a network failure (`network`, with its phase and own field). */
+export interface HttpFaultRule extends NetworkSpec {
   method?: string;
   /** Exact path, or a prefix when it ends with `*`. Default: every /v1 path. */
   path?: string;
-  status: 429 | 500;
+  status?: 429 | 500;
   probability: number;
 }
 
@@ -121,6 +123,8 @@ export interface Scenario {
     max_idempotency_keys: number;
     /** Faults waiting in the queue of `POST /_sim/faults`; past it a new one is refused (400). */
     max_queued_faults: number;
+    /** Connections held by network `hang` faults at once; past it a hang is a `close`. */
+    max_hung_connections: number;
   };
 }
 
@@ -167,7 +171,14 @@ export const BASE_SCENARIO: Scenario = {
     failure_charge: 'render_if_happened',
   },
   idempotency: { retention_seconds: 86_400 },
-  limits: { max_stored_generations: 8_000, max_accounts: 10_000, journal_size: 5_000, max_idempotency_keys: 2_000, max_queued_faults: 10_000 },
+  limits: {
+    max_stored_generations: 8_000,
+    max_accounts: 10_000,
+    journal_size: 5_000,
+    max_idempotency_keys: 2_000,
+    max_queued_faults: 10_000,
+    max_hung_connections: 1000,
+  },
 };
 
 /** The stages whose durations and failures a scenario sets (the pipeline's timed stages). */

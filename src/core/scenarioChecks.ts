@@ -2,6 +2,8 @@
  * The checks of a resolved scenario that its schema cannot state.
  */
 import type { Distribution } from './distribution.js';
+import { SimError } from './errors.js';
+import { NETWORK_KINDS, networkFault } from './network.js';
 import { PROCESSING_STAGES, type Scenario } from './scenario.js';
 
 /**
@@ -32,6 +34,21 @@ export function checkScenario(s: Scenario, apiErrorCodes: readonly string[], fai
     if (spec.per_output_second && stage !== 'render') problems.push(`stages.${stage}.per_output_second: only the render stage scales per output second`);
   }
   checkDistribution('http.latency', s.http.latency);
+  s.http.faults.forEach((rule, i) => {
+    const at = `http.faults[${i}]`;
+    if ((rule.status === undefined) === (rule.network === undefined)) {
+      problems.push(`${at}: expected either status (an error) or network (a network failure), ${rule.status === undefined ? 'got neither' : 'not both'}`);
+      return;
+    }
+    // An unknown kind is the schema's to name.
+    if (rule.network != null && !(NETWORK_KINDS as readonly string[]).includes(rule.network)) return;
+    try {
+      networkFault(rule);
+    } catch (e) {
+      if (!(e instanceof SimError)) throw e;
+      problems.push(`${at}.${e.param as string}: ${e.message}`);
+    }
+  });
   s.compliance.claim_linking.rules.forEach((rule, i) => {
     try {
       new RegExp(rule.pattern, 'i');

@@ -2,6 +2,7 @@
  * What a scenario file may hold, as a JSON schema (every key optional, unknown keys rejected),
  * compiled ahead of time by the build (scripts/scenario-validator.mjs).
  */
+import { NETWORK_KINDS, NETWORK_LIMITS } from './network.js';
 import { TIMED_STAGES } from './pipeline.js';
 
 /** One kind of distribution: its `type`, the keys it requires beside it, and every key it takes. */
@@ -142,9 +143,16 @@ export const SCENARIO_FILE_SCHEMA = obj({
           method: { enum: ['GET', 'POST', 'DELETE'] },
           path: { type: 'string', pattern: '^/' },
           status: { enum: [429, 500] },
+          network: { enum: [...NETWORK_KINDS] },
+          phase: { enum: ['before', 'after'] },
+          hang_ms: { type: 'integer', minimum: 0, maximum: NETWORK_LIMITS.hangMs.max },
+          truncate_bytes: { type: 'integer', minimum: 0 },
+          gateway_status: { enum: [...NETWORK_LIMITS.gatewayStatuses] },
+          bytes_per_second: { type: 'integer', minimum: NETWORK_LIMITS.bytesPerSecond.min, maximum: NETWORK_LIMITS.bytesPerSecond.max },
           probability,
         },
-        { required: ['status', 'probability'] },
+        // An error or a network failure: exactly one of `status` and `network` (scenarioChecks.ts says which is missing).
+        { required: ['probability'] },
       ),
     },
     latency: { oneOf: [{ type: 'null' }, distributionSchema] },
@@ -178,5 +186,6 @@ export const SCENARIO_FILE_SCHEMA = obj({
     journal_size: { type: 'integer', minimum: 1 },
     max_idempotency_keys: { type: 'integer', minimum: 1 },
     max_queued_faults: { type: 'integer', minimum: 1 },
+    max_hung_connections: { type: 'integer', minimum: 0 },
   }),
 });

@@ -9,19 +9,21 @@
  * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `store.ts`, the
  * control views and live control in `control.ts`.
  */
-import { Account } from './account.js';
+import { Account, accountTag } from './account.js';
 import type { Accounts } from './accounts.js';
-import { apiKeyOf } from './auth.js';
+import { apiKeyOf, keyRefusal } from './auth.js';
 import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
-import { controlGenerations, health, type GenerationsInput, type Health } from './control.js';
 import { SimError, fail } from './errors.js';
 import type { FaultQueue } from './faults.js';
 import type { Generation } from './generation.js';
 import type { Image } from './image.js';
 import type { Journal } from './journal.js';
+import type { LimitsHealth } from './limits.js';
+import { HeldConnections, boundedHang, type NetworkFault } from './network.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
-import { SimulatorState, type CoreState } from './simulatorState.js';
+import type { ShardSpec } from './shard.js';
+import { SimulatorState, type CoreState, type StateCapture, type StateHead, type StateRow } from './simulatorState.js';
 import type { GenerationStore } from './store.js';
 
 export interface SimulatorOptions {
@@ -36,15 +38,36 @@ export interface SimulatorOptions {
   wallClock: () => number;
   /** The address written into `output.url`, `thumbnail_url` and image `url`. */
   cdnUrl: string;
+  /** Which shard of N this simulator is (null: the only one). Kept across resets. */
+  shard?: ShardSpec | null;
 }
+
+/** The furthest one clock move goes (the most `seconds` of `POST /_sim/clock/advance` takes). */
+const MAX_ADVANCE_MS = 31_536_000_000;
 
 /** Where the manual clock starts unless the scenario sets `clock.start`. */
 const DEFAULT_MANUAL_START = '2026-01-01T00:00:00.000Z';
 
+export interface Health {
+  status: 'ok';
+  scenario: string;
+  seed: number;
+  clock: ClockState;
+  limits: LimitsHealth;
+  /** Connections held now by network `hang` faults (at most the scenario's `limits.max_hung_connections`). */
+  network: { hung: number };
+  /** Which shard of N this simulator is; null when it is the only one. */
+  shard: ShardSpec | null;
+}
+
 export class Simulator {
+  /** The scenario as loaded (what transcripts and state files record beside the seed and clock). */
   scenario: Scenario;
   seed: number;
   cdnUrl: string;
+  readonly shard: ShardSpec | null;
+  /** Connections held by network `hang` faults: the process's sockets, so they outlive resets. */
+  readonly held = new HeldConnections();
   private state: SimulatorState;
   /** The wall-clock reading that `atOneInstant` holds while it runs, if it runs. */
   private heldWallMs: number | undefined;
@@ -52,6 +75,7 @@ export class Simulator {
 
   constructor(private readonly options: SimulatorOptions) {
     this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
+    this.shard = options.shard ?? null;
     this.scenario = options.scenario;
     this.seed = options.seed ?? options.scenario.seed;
     this.state = this.newState();
@@ -139,6 +163,16 @@ export class Simulator {
     return `req_${String(++this.state.requestCount).padStart(10, '0')}`;
   }
 
+  /**
+   * The id of a control request that names an account (`?api_key=`): counted within that key's
+   * control requests (`req_<tag>_sim_000001`), apart from its /v1 requests (so watching an account
+   * never shifts its client's ids), and whatever other accounts do: the same on one simulator as
+   * on the shard that owns the account. A reset of the account restarts the count.
+   */
+  nextAccountControlId(apiKey: string): string {
+    return `req_${accountTag(apiKey)}_sim_${String(this.state.nextControlRequest(apiKey)).padStart(6, '0')}`;
+  }
+
   /** How many global request ids were given out since the start or the last global reset. */
   get globalRequestCount(): number {
     return this.state.requestCount;
@@ -168,10 +202,15 @@ export class Simulator {
     return now;
   }
 
-  /** Moves time forward (one account's, with `apiKey`) and applies every transition that falls due. */
+  /**
+   * Moves time forward (one account's, with `apiKey`) and applies every transition that falls due.
+   * An account's clock moves only for a key the scenario accepts (it makes the account when it is
+   * new); any other key is 400 `invalid_parameter`, param `api_key`, and makes nothing.
+   */
   advance(seconds: number, apiKey?: string | null): ClockState {
     const ms = secondsToMs(seconds);
     if (apiKey) {
+      this.refuseClockKey(apiKey);
       const account = this.account(apiKey);
       account.offsetMs += ms;
       this.catchUp(account);
@@ -180,6 +219,34 @@ export class Simulator {
     this.clock.advance(ms);
     this.catchUpAll();
     return this.clockState();
+  }
+
+  /**
+   * Moves time (one account's, with `apiKey`) forward to the instant `toMs`, applying every
+   * transition that falls due; stays where it is when it is already there or past it. So the same
+   * move can be sent twice, or to every shard, and every clock ends at that instant.
+   */
+  advanceTo(toMs: number, apiKey?: string | null): ClockState {
+    if (apiKey) this.refuseClockKey(apiKey);
+    const behindMs = toMs - (apiKey ? this.clock.now() + (this.state.accounts.peek(apiKey)?.offsetMs ?? 0) : this.clock.now());
+    if (behindMs > MAX_ADVANCE_MS) {
+      throw fail('invalid_parameter', {
+        param: 'to',
+        message: `'to' is ${behindMs / 1000} seconds ahead of the clock; a move goes at most ${MAX_ADVANCE_MS / 1000} seconds (a year) ahead.`,
+      });
+    }
+    return behindMs > 0 ? this.advance(behindMs / 1000, apiKey) : this.clockState(apiKey);
+  }
+
+  /** 400 `invalid_parameter`, param `api_key`, for a key the scenario refuses: it has no clock to move. */
+  private refuseClockKey(apiKey: string): void {
+    const refused = keyRefusal(this.scenario, apiKey);
+    if (refused === undefined) return;
+    const shown = apiKey.length > 100 ? `${apiKey.slice(0, 100)}…` : apiKey;
+    throw fail('invalid_parameter', {
+      param: 'api_key',
+      message: `Scenario '${this.scenario.name}' refuses the API key '${shown}' (${refused.code}), so it has no account whose clock could move: ${refused.message}`,
+    });
   }
 
   /** The global clock, or an account's (the global one for a key never used). */
@@ -219,6 +286,15 @@ export class Simulator {
     return this.health();
   }
 
+  /**
+   * A network fault as it is carried out on a socket: a hang takes a place among the held
+   * connections (the adapter gives it back with `held.release()` once the connection closes), or,
+   * past `limits.max_hung_connections`, is a `close`.
+   */
+  onSocket(fault: NetworkFault): NetworkFault {
+    return boundedHang(fault, this.held, this.scenario.limits.max_hung_connections);
+  }
+
   /** A stored video by id, whatever its account (media files), once its account caught up. */
   findGeneration(id: string): Generation | undefined {
     const g = this.store.get(id);
@@ -233,14 +309,22 @@ export class Simulator {
     return this.store.image(id);
   }
 
-  // ---- the control API's views, also for inspection in-process (see `control.ts`) ----
-
+  /** What `GET /_sim/health` and a reset answer: the scenario, the seed, the clock, the limits' counts. */
   health(): Health {
-    return health(this);
-  }
-
-  controlGenerations(input: GenerationsInput) {
-    return controlGenerations(this, input);
+    return {
+      status: 'ok',
+      scenario: this.scenario.name,
+      seed: this.seed,
+      clock: this.clockState(),
+      limits: {
+        accounts: this.accounts.size,
+        stored_generations: this.store.storedGenerations,
+        evicted_accounts: this.accounts.evicted,
+        evicted_generations: this.store.evictedGenerations,
+      },
+      network: { hung: this.held.held },
+      shard: this.shard,
+    };
   }
 
   /**
@@ -260,14 +344,49 @@ export class Simulator {
     this.state = SimulatorState.fromState(data, this.state.clock, this.scenario, this.seed, storedText);
   }
 
+  /**
+   * The scenario as it runs: the loaded one with the seed and the overrides that survive resets
+   * (`--clock`, `--speed`) applied. The clock is made from it, and `GET /_sim/scenario` shows it.
+   */
+  get resolvedScenario(): Scenario {
+    const { clock } = this.scenario;
+    return {
+      ...this.scenario,
+      seed: this.seed,
+      clock: { ...clock, mode: this.options.clockMode ?? clock.mode, speed: this.options.speed ?? clock.speed },
+    };
+  }
+
+  /**
+   * The state as it stands, as a snapshot's head and rows made as they are read (nothing caught
+   * up, as `toState`): what happens after this call does not show in them.
+   */
+  captureState(): StateCapture {
+    return this.state.capture();
+  }
+
+  /**
+   * Replaces the state, once `finish` is called, with the one whose head is `head` and whose rows
+   * are added one by one (see `fromState` for the clock and `storedText`).
+   */
+  loadState(head: StateHead, storedText?: (body: string) => string): { add(row: StateRow): void; finish(): void } {
+    const loader = SimulatorState.loader(head, this.state.clock, this.scenario, this.seed, storedText);
+    return {
+      add: (row) => loader.add(row),
+      finish: () => {
+        this.state = loader.finish();
+      },
+    };
+  }
+
   private newState(): SimulatorState {
-    const mode = this.options.clockMode ?? this.scenario.clock.mode;
+    const { mode, speed, start: scenarioStart } = this.resolvedScenario.clock;
     // The manual clock starts at the scenario's start (a fixed default, for determinism); the
     // realtime clock at the wall-clock time unless the scenario sets a start.
-    const start = this.scenario.clock.start ?? (mode === 'manual' ? DEFAULT_MANUAL_START : null);
+    const start = scenarioStart ?? (mode === 'manual' ? DEFAULT_MANUAL_START : null);
     const clock = new VirtualClock(
       mode,
-      this.options.speed ?? this.scenario.clock.speed,
+      speed,
       start === null ? Math.round(this.hostTimeMs()) : Date.parse(start),
       () => this.hostTimeMs(),
     );

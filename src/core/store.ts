@@ -10,12 +10,12 @@
  * is made), whatever its account; when nothing stored has resolved, the create is refused (429).
  * What goes leaves every index and list at once (`SlotList`), so nothing here keeps its memory.
  *
- * Its state is the generations and images it holds and three counters (`nextSeq`, `changeSeq`,
- * `evictedGenerations`); every other field is an index over them, in the order they were added,
- * resolved or changed.
+ * Its state is the generations and images it holds, three counters (`nextSeq`, `changeSeq`,
+ * `evictedGenerations`) and each account's change count; every other field is an index over them,
+ * in the order they were added, resolved or changed.
  */
 import { fail } from './errors.js';
-import { generationFromState, generationToState, type Generation, type GenerationState } from './generation.js';
+import { generationToState, type Generation, type GenerationState } from './generation.js';
 import type { Image } from './image.js';
 import { SlotList, type SlotField } from './paging.js';
 import type { VideoStatus } from './pipeline.js';
@@ -26,6 +26,10 @@ interface Holdings {
   list: SlotList<Generation>;
   /** Its images (made by `POST /v1/images`, and generated for its videos), by id. */
   images: Map<string, Image>;
+  /** Its stored generations once each, at its latest change (keyed by the account's change number). */
+  changeList: SlotList<Generation>;
+  /** Changes to its generations: the account's own change sequence (its control list's cursor). */
+  changes: number;
 }
 
 /** What counts against the limit: a video generation, or an image made by `POST /v1/images`. */
@@ -59,17 +63,24 @@ export interface ImageState {
  * generated for videos), and the counters. The indexes follow from them: a resolved generation
  * never changes again, so the order generations resolved in is the order of their latest change.
  */
-export interface StoreState {
+export interface StoreState extends StoreCounters {
+  /** Each account's change count (a cursor of its control list), where it is past its stored generations' latest. */
+  account_changes?: Record<string, number>;
+  generations: GenerationState[];
+  images: ImageState[];
+}
+
+/** The store's counters: what a snapshot holds of it beside its generations and images. */
+export interface StoreCounters {
   next_seq: number;
   change_seq: number;
   evicted_generations: number;
-  generations: GenerationState[];
-  images: ImageState[];
 }
 
 const LIST_SLOT: SlotField<Generation> = { get: (g) => g.listSlot, set: (g, slot) => (g.listSlot = slot) };
 const ORDER_SLOT: SlotField<Generation> = { get: (g) => g.orderSlot, set: (g, slot) => (g.orderSlot = slot) };
 const CHANGE_SLOT: SlotField<Generation> = { get: (g) => g.changeSlot, set: (g, slot) => (g.changeSlot = slot) };
+const ACCOUNT_CHANGE_SLOT: SlotField<Generation> = { get: (g) => g.accountChangeSlot, set: (g, slot) => (g.accountChangeSlot = slot) };
 const RESOLVED_SLOT: SlotField<Counted> = { get: (x) => x.resolvedSlot, set: (x, slot) => (x.resolvedSlot = slot) };
 
 const isGeneration = (x: Counted): x is Generation => 'fate' in x;
@@ -161,18 +172,33 @@ export class GenerationStore {
   /**
    * Generations across accounts (or of one) created after the stored generation `after` (all when
    * null), in creation order; or, with `changedSince`, those changed after that cursor, in the
-   * order of their latest change.
+   * order of their latest change. The cursor of one account's list counts that account's changes
+   * only, so it is the same whatever other accounts do (and wherever else they are served).
    */
   list(filter: { account: string | null; status: VideoStatus | null; after: Generation | null; changedSince: number | null }, limit: number): GenerationPage {
     const afterSeq = filter.after?.globalSeq ?? -1;
     const keep = (g: Generation): boolean =>
       g.globalSeq > afterSeq && (filter.account === null || g.account === filter.account) && (filter.status === null || g.status === filter.status);
+    if (filter.account !== null) return this.accountList(filter.account, filter.after, filter.changedSince, keep, limit);
     if (filter.changedSince !== null) {
       const page = this.changes.page(this.changes.afterKey(filter.changedSince), limit, keep);
       return { data: page.data, hasMore: page.hasMore, cursor: page.hasMore ? page.lastKey : this.changeSeq };
     }
     const page = this.order.page(filter.after ? this.order.after(filter.after) : 0, limit, keep);
     return { data: page.data, hasMore: page.hasMore, cursor: this.changeSeq };
+  }
+
+  /** One account's part of `list`: its own lists, and its own change sequence for the cursor. */
+  private accountList(account: string, after: Generation | null, changedSince: number | null, keep: (g: Generation) => boolean, limit: number): GenerationPage {
+    const held = this.holdings.get(account);
+    if (!held) return { data: [], hasMore: false, cursor: 0 };
+    if (changedSince !== null) {
+      const page = held.changeList.page(held.changeList.afterKey(changedSince), limit, keep);
+      return { data: page.data, hasMore: page.hasMore, cursor: page.hasMore ? page.lastKey : held.changes };
+    }
+    // An anchor of another account is only a place in creation order (`keep` compares it).
+    const page = held.list.page(after !== null && after.account === account ? held.list.after(after) : 0, limit, keep);
+    return { data: page.data, hasMore: page.hasMore, cursor: held.changes };
   }
 
   /** How many generations and images count against the limit now (in-flight generations included). */
@@ -211,6 +237,10 @@ export class GenerationStore {
     g.changeSeq = ++this.changeSeq;
     this.changes.remove(g);
     this.changes.push(g, g.changeSeq);
+    const held = this.holdingsOf(g.account);
+    g.accountChangeSeq = ++held.changes;
+    held.changeList.remove(g);
+    held.changeList.push(g, g.accountChangeSeq);
   }
 
   /** A generation resolved (its change recorded): it may now make room for a create. */
@@ -232,6 +262,24 @@ export class GenerationStore {
   }
 
   toState(): StoreState {
+    const { counters, generations, images, accountChanges } = this.capture();
+    return {
+      ...counters,
+      ...(accountChanges.length > 0 && { account_changes: Object.fromEntries(accountChanges) }),
+      generations: generations.map(generationToState),
+      images,
+    };
+  }
+
+  /**
+   * What a snapshot holds of the store, as it is now, without copying a generation: the counters,
+   * the stored generations in creation order (a new array; the items are the store's own), the
+   * stored images (those made by `POST /v1/images` in the order they were made, each with its
+   * place among the resolved generations, then the keyframes generated for videos), and each
+   * account's change count where its stored generations do not already show it (some were
+   * evicted, or changed since).
+   */
+  capture(): { counters: StoreCounters; generations: Generation[]; images: ImageState[]; accountChanges: [account: string, changes: number][] } {
     const made: ImageState[] = [];
     let lastResolvedChange = 0;
     for (const x of this.resolved.values()) {
@@ -239,34 +287,56 @@ export class GenerationStore {
       else made.push({ ...imageState(x), after_change: lastResolvedChange });
     }
     const generated: ImageState[] = [];
-    for (const held of this.holdings.values()) for (const image of held.images.values()) if (image.resolvedSlot < 0) generated.push(imageState(image));
+    const accountChanges: [string, number][] = [];
+    for (const [account, held] of this.holdings) {
+      for (const image of held.images.values()) if (image.resolvedSlot < 0) generated.push(imageState(image));
+      // The latest change its stored generations show is that of the last of its change list.
+      const shown = held.changeList.last()?.accountChangeSeq ?? 0;
+      if (held.changes > shown) accountChanges.push([account, held.changes]);
+    }
     return {
-      next_seq: this.nextSeq,
-      change_seq: this.changeSeq,
-      evicted_generations: this.evictedGenerations,
-      generations: this.order.values().map(generationToState),
+      counters: { next_seq: this.nextSeq, change_seq: this.changeSeq, evicted_generations: this.evictedGenerations },
+      generations: this.order.values(),
       images: [...made, ...generated],
+      accountChanges,
     };
   }
 
   /**
-   * Fills an empty store with what `toState` gave (or an earlier version's snapshot); answers the
-   * generations, for their accounts to schedule. A state kept under a higher limit is kept whole:
-   * creates make room from it one by one.
+   * Fills an empty store with what `capture` gave (or an earlier version's snapshot): the
+   * generations in creation order, the images, the accounts' change counts. The indexes follow
+   * from them: a resolved generation never changes again, so the order generations resolved in is
+   * the order of their latest change. A state kept under a higher limit is kept whole: creates make
+   * room from it one by one.
    */
-  fromState(state: StoreState): Generation[] {
-    const generations = state.generations.map(generationFromState);
+  restore(
+    counters: StoreCounters,
+    generations: readonly Generation[],
+    images: readonly ImageState[],
+    accountChanges: readonly (readonly [account: string, changes: number])[] = [],
+  ): void {
     for (const g of generations) this.add(g);
-    this.nextSeq = state.next_seq;
-    this.changeSeq = state.change_seq;
-    this.evictedGenerations = state.evicted_generations;
+    this.nextSeq = counters.next_seq;
+    this.changeSeq = counters.change_seq;
+    this.evictedGenerations = counters.evicted_generations;
     const byChange = generations.slice().sort((a, b) => a.changeSeq - b.changeSeq);
-    for (const g of byChange) this.changes.push(g, g.changeSeq);
+    for (const g of byChange) {
+      this.changes.push(g, g.changeSeq);
+      const held = this.holdingsOf(g.account);
+      // A snapshot without accounts' change numbers: each account's changes counted in the global order.
+      if (g.accountChangeSeq === 0) g.accountChangeSeq = held.changes + 1;
+      held.changes = Math.max(held.changes, g.accountChangeSeq);
+      held.changeList.push(g, g.accountChangeSeq);
+    }
+    for (const [account, changes] of accountChanges) {
+      const held = this.holdingsOf(account);
+      held.changes = Math.max(held.changes, changes);
+    }
     // The order things resolved in: resolved generations by their last change, each made image
     // just after the generation that resolved last before it.
     const resolved: { at: number; x: Counted }[] = byChange.filter((g) => g.completedAt !== null).map((g) => ({ at: g.changeSeq, x: g }));
     const generatedIds = new Set(generations.map((g) => (g.fate.keyframeMode === 'generated' ? g.fate.keyframeImageId : null)));
-    for (const s of state.images) {
+    for (const s of images) {
       // Only what is read of an image (files written by earlier versions hold more).
       const image: Image = { id: s.id, account: s.account, prompt: s.prompt, aspectRatio: s.aspectRatio, resolvedSlot: -1 };
       this.holdingsOf(image.account).images.set(image.id, image);
@@ -276,13 +346,12 @@ export class GenerationStore {
     }
     resolved.sort((a, b) => a.at - b.at);
     for (const { x } of resolved) this.resolved.push(x);
-    return generations;
   }
 
   private holdingsOf(account: string): Holdings {
     let held = this.holdings.get(account);
     if (!held) {
-      held = { list: new SlotList(LIST_SLOT), images: new Map() };
+      held = { list: new SlotList(LIST_SLOT), images: new Map(), changeList: new SlotList(ACCOUNT_CHANGE_SLOT, { keyed: true }), changes: 0 };
       this.holdings.set(account, held);
     }
     return held;
@@ -298,6 +367,7 @@ export class GenerationStore {
     const held = this.holdings.get(g.account);
     if (held) {
       held.list.remove(g);
+      held.changeList.remove(g);
       const { fate } = g;
       if (fate.keyframeMode === 'generated' && fate.keyframeImageId !== null && held.images.get(fate.keyframeImageId)?.resolvedSlot === -1) {
         held.images.delete(fate.keyframeImageId);

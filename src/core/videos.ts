@@ -7,17 +7,11 @@ import { clip, fail } from './errors.js';
 import { drawFate, type ForcedOutcome } from './fate.js';
 import { cancelView, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
 import * as lifecycle from './lifecycle.js';
+import type { ServiceParts } from './lifecycle.js';
 import { checkClaimLinking } from './claimLinking.js';
 import type { VideoStatus } from './pipeline.js';
-import type { Resolution, Scenario } from './scenario.js';
-
-/** What the service's operations read and change. */
-export interface ServiceParts extends lifecycle.PipelineParts {
-  readonly scenario: Scenario;
-  readonly seed: number;
-  /** The address written into `output.url`, `thumbnail_url` and image `url`. */
-  readonly cdnUrl: string;
-}
+import type { Resolution } from './scenario.js';
+import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 
 export interface CreateVideoInput {
   model: string;
@@ -34,12 +28,6 @@ export interface ListInput {
   status?: VideoStatus | null;
 }
 
-/** Section 4.1's defaults. */
-const DEFAULT_DURATION_SECONDS = 8;
-const DEFAULT_RESOLUTION: Resolution = '1080p';
-/** Section 4.4's default page size. */
-const DEFAULT_LIMIT = 20;
-
 /**
  * Section 4.1: a new generation, `queued`, once the model and the keyframe image (one of the
  * account's) exist, the balance covers its price, claim linking accepts it and the store has room
@@ -51,8 +39,9 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
     model: input.model,
     prompt: input.prompt,
     negative_prompt: input.negative_prompt ?? null,
-    duration_seconds: input.duration_seconds ?? DEFAULT_DURATION_SECONDS,
-    resolution: input.resolution ?? DEFAULT_RESOLUTION,
+    // Section 4.1's defaults, as openapi.yaml gives them.
+    duration_seconds: input.duration_seconds ?? REQUEST_DEFAULTS.createVideo.duration_seconds,
+    resolution: input.resolution ?? REQUEST_DEFAULTS.createVideo.resolution,
     keyframe_id: input.keyframe_id ?? null,
   };
   if (!scenario.models.video.includes(request.model)) {
@@ -94,10 +83,12 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
     completedAt: null,
     evicted: false,
     changeSeq: 0,
+    accountChangeSeq: 0,
     pending: null,
     listSlot: -1,
     orderSlot: -1,
     changeSlot: -1,
+    accountChangeSlot: -1,
     resolvedSlot: -1,
   };
   parts.store.add(generation);
@@ -111,9 +102,9 @@ export function getVideo(parts: ServiceParts, account: Account, id: string): Vid
   return videoView(ownGeneration(parts, account, id), parts.cdnUrl);
 }
 
-/** Section 4.4: the account's generations in creation order, `after` an id of its own. */
+/** Section 4.4: the account's generations in creation order, `after` an id of its own; openapi.yaml gives the default page size. */
 export function listVideos(parts: ServiceParts, account: Account, input: ListInput): { object: 'list'; data: VideoView[]; has_more: boolean } {
-  const page = parts.store.page(account.key, input.after ?? null, input.limit ?? DEFAULT_LIMIT, input.status ?? null);
+  const page = parts.store.page(account.key, input.after ?? null, input.limit ?? REQUEST_DEFAULTS.listVideos.limit, input.status ?? null);
   if (!page) {
     throw fail('invalid_parameter', {
       param: 'after',

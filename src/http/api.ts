@@ -2,7 +2,8 @@
  * The JSON API (`/v1` and the control API under `/_sim`: every path but the media and dashboard
  * files) as one plain `node:http` request handler, on Node's own request and response objects:
  * the access checks (controlGuard.ts), CORS for `/v1` (never for `/_sim`), the raw body,
- * `handleRequest` (which holds the order of checks), any injected latency, then the answer. The
+ * `handleRequest` (which holds the order of checks), any injected latency, then the answer (or a
+ * network fault the core drew in its place, carried out on the socket by network.ts). The
  * server calls it directly for API paths (server.ts says why); the Express app (app.ts) mounts it
  * as its fallback, so that the app alone answers alike.
  */
@@ -11,13 +12,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { RATE_LIMIT_HEADERS } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
-import { BODY_LIMIT_BYTES, type RawBody } from '../api/body.js';
+import { BODY_LIMIT_BYTES } from '../api/body.js';
+import type { RawBody } from '../api/exchange.js';
 import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
+import { logToStderr } from '../host.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../state/store.js';
 import { createControlGuard, isControlPath, pathOf, type AccessPolicy } from './controlGuard.js';
 import { answerInternalError } from './errorAnswers.js';
+import { loseAnswer, type NetworkHooks } from './network.js';
 
 export interface ApiOptions {
   /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
@@ -67,18 +71,32 @@ export interface Api {
   readonly responseFailures: ApiState['responseFailures'];
   /**
    * Stops waiting out injected latency while the server stops: the answers waiting now are sent at
-   * once, later ones are not delayed, and each closes its connection. Returns the function that
-   * ends the drain (once the server has closed).
+   * once, later ones are not delayed, and each closes its connection; connections held by a network
+   * `hang` are closed at once, and slow answers sent whole. Returns the function that ends the drain
+   * (once the server has closed).
    */
   drain(): () => void;
+  /**
+   * The `X-Request-Id` of an answer made outside the request path (refused by the access checks,
+   * a preflight, a file, a request too malformed to parse): the simulator's next global id.
+   */
+  readonly requestId: () => string;
+  /**
+   * A media download's queued network fault, if one matches it (`/cdn/...` faults): after its
+   * latency, the fault is carried out, on the file answer the next handler makes for `truncate`
+   * and `slow`. Without one, calls `next` at once.
+   */
+  readonly mediaFaults: Admission;
 }
 
 /** The request's client went away before its body was complete. */
 const ABORTED = Symbol('aborted');
 
 export function createApi(sim: Simulator, options: ApiOptions): Api {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = options.log ?? logToStderr;
   const sleep = options.sleep ?? sleepUnlessAborted;
+  // The one issuer of the ids of answers made outside the request path.
+  const requestId = (): string => sim.nextRequestId();
   // Aborted while the server stops: every wait for injected latency ends at once.
   let drain = new AbortController();
   const wait = (ms: number): Promise<void> => {
@@ -98,6 +116,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     log,
     responseFailures: [],
     onExchange: options.onExchange,
+    sockets: true,
     control: {
       transcript: options.transcript,
       recording: options.recording,
@@ -107,31 +126,45 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     },
   };
 
-  const allowCors = cors({
+  const exposedHeaders = [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(',');
+  const preflight = cors({
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Range', 'If-None-Match'],
-    exposedHeaders: [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(','),
+    exposedHeaders,
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
+  // Any other request gets the two headers `cors` would set for it (any origin, the exposed
+  // headers), set here directly: the middleware copies its options and makes closures per request.
+  const allowCors: Admission = (req, res, next) => {
+    if (req.method?.toUpperCase() === 'OPTIONS') return preflight(req, res, next);
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
+    next();
+  };
   const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
-  const guard = createControlGuard(access, () => sim.nextRequestId());
+  const guard = createControlGuard(access, requestId);
   const admit: Admission = (req, res, next) => {
     guard(req, res, () => {
       const path = pathOf(req.url);
       const control = isControlPath(path);
-      if ((req.method === 'OPTIONS' && !control) || !isApiPath(path)) res.setHeader('X-Request-Id', sim.nextRequestId());
+      if ((req.method === 'OPTIONS' && !control) || !isApiPath(path)) res.setHeader('X-Request-Id', requestId());
       if (control) next();
       else allowCors(req, res, next);
     });
   };
 
-  // One plain request in, one plain answer out.
-  const answerRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const body = await readRawBody(req);
-    // A half-sent request is no request: it is not handled, so it leaves no trace.
-    if (body === ABORTED) return;
+  // One plain request in, one plain answer out. A request without a body to read (GET, HEAD,
+  // OPTIONS) is answered at once, without a promise; injected latency waits in any case.
+  const answerRequest = (req: IncomingMessage, res: ServerResponse): Promise<void> | void => {
+    if (takesNoBody(req.method)) return respond(req, res, null);
+    return readRawBody(req).then((body) => {
+      // A half-sent request is no request: it is not handled, so it leaves no trace.
+      if (body !== ABORTED) return respond(req, res, body);
+    });
+  };
+  const respond = (req: IncomingMessage, res: ServerResponse, body: RawBody): Promise<void> | void => {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const queryAt = url.indexOf('?');
@@ -142,15 +175,49 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       headers: req.headers as Record<string, string | undefined>,
       body,
     });
-    if (answer.delayMs > 0) await wait(answer.delayMs);
+    if (answer.delayMs > 0) return wait(answer.delayMs).then(() => deliver(res, method, body, answer));
+    deliver(res, method, body, answer);
+  };
+  const deliver = (res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer): void => {
     if (body === 'too_large' || drain.signal.aborted) res.setHeader('Connection', 'close');
+    if (answer.network) return sendLost(res, method, answer, networkHooks());
     send(res, method, answer);
     if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
+  };
+  // Answered without a socket (`answer`): a network hang holds no connection.
+  const socketless: ApiState = { ...state, sockets: false };
+  const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release() });
+
+  const mediaFaults: Admission = (req, res, next) => {
+    const queued = sim.faults.takeMedia(req.method ?? 'GET', pathOf((req as { originalUrl?: string }).originalUrl ?? req.url));
+    if (queued === undefined) return next();
+    const go = (): void => {
+      if (queued.network === null) return next();
+      const fault = sim.onSocket(queued.network);
+      if (fault.kind !== 'truncate' && fault.kind !== 'slow') return loseAnswer(res, fault, EMPTY, networkHooks());
+      // The file router answers with `res.end(body)`: that answer is the one lost.
+      const end = res.end;
+      res.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown) {
+        res.end = end;
+        const body = req.method === 'HEAD' || chunk == null || typeof chunk === 'function' ? EMPTY : toBuffer(chunk, encoding);
+        loseAnswer(res, fault, body, networkHooks());
+        return res;
+      } as ServerResponse['end'];
+      next();
+    };
+    if (queued.latencyMs > 0) void wait(queued.latencyMs).then(go);
+    else go();
   };
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => answerInternalError(req, res, err, log);
 
   const handle: RequestHandler = (req, res) => {
-    const answer = (): void => void answerRequest(req, res).catch((err: unknown) => fail(req, res, err));
+    const answer = (): void => {
+      try {
+        answerRequest(req, res)?.catch((err: unknown) => fail(req, res, err));
+      } catch (err) {
+        fail(req, res, err);
+      }
+    };
     try {
       // A file path reaches this only from the Express app, when no file router answered it:
       // the app admitted it already.
@@ -164,8 +231,10 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   return {
     handle,
     admit,
-    answer: (request) => handleRequest(state, request),
+    answer: (request) => handleRequest(socketless, request),
+    requestId,
     responseFailures: state.responseFailures,
+    mediaFaults,
     drain: () => {
       const current = drain;
       current.abort();
@@ -205,9 +274,7 @@ function send(res: ServerResponse, method: string, answer: ApiAnswer): void {
     if (answer.journaled) answer.journaled.undelivered = true;
     return;
   }
-  res.statusCode = answer.status;
-  for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
-  res.setHeader('Content-Type', answer.contentType);
+  setHead(res, answer);
   if (answer.stream) {
     res.setHeader('Content-Length', answer.stream.length);
     if (method === 'HEAD') return void res.end();
@@ -218,14 +285,47 @@ function send(res: ServerResponse, method: string, answer: ApiAnswer): void {
   res.end(method === 'HEAD' ? undefined : answer.body);
 }
 
+function setHead(res: ServerResponse, answer: ApiAnswer): void {
+  res.statusCode = answer.status;
+  for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
+  res.setHeader('Content-Type', answer.contentType);
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** What a file router passed to `res.end`, as bytes. */
+function toBuffer(chunk: unknown, encoding: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk);
+  return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+}
+
+/**
+ * An answer a network fault loses: the service's answer set on the response (when the request
+ * reached it), then the fault carried out on the socket. (`/v1` answers are never streamed.)
+ */
+function sendLost(res: ServerResponse, method: string, answer: ApiAnswer, hooks: NetworkHooks): void {
+  const { fault } = answer.network as NonNullable<ApiAnswer['network']>;
+  const body = method === 'HEAD' ? Buffer.alloc(0) : Buffer.from(answer.body);
+  if (fault.phase === 'after' && !res.headersSent) {
+    setHead(res, answer);
+    res.setHeader('Content-Length', Buffer.byteLength(answer.body));
+  }
+  loseAnswer(res, fault, body, hooks);
+}
+
+/** GET, HEAD and OPTIONS requests: their bodies, if any, are not read. */
+function takesNoBody(method: string | undefined): boolean {
+  return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+}
+
 /**
  * The request's body, up to 1 MiB: its bytes, null when it has none, 'too_large' (the rest is not
  * read: the connection is closed after the answer), or ABORTED when the client went away before
- * the body was complete. GET, HEAD and OPTIONS bodies are not read. Behind `express.raw()` (the
+ * the body was complete (GET, HEAD and OPTIONS bodies are not read: see `takesNoBody`). Behind `express.raw()` (the
  * app mounted in another server), the body it read is taken as is.
  */
 function readRawBody(req: IncomingMessage): Promise<RawBody | typeof ABORTED> {
-  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return Promise.resolve(null);
   // Mounted behind a raw body parser (express.raw()), the body has been read already.
   const read = (req as { body?: unknown }).body;
   if (Buffer.isBuffer(read)) return Promise.resolve(read.length > BODY_LIMIT_BYTES ? 'too_large' : read.length === 0 ? null : read);

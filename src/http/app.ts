@@ -34,6 +34,8 @@ export function createApp(sim: Simulator, api: Api, log: (line: string) => void)
 
   // The JSON API answers on its own; the files are admitted here first.
   app.use((req, res, next) => (isApiPath(pathOf(req.url)) ? api.handle(req, res) : api.admit(req, res, next)));
+  // A queued network fault on a download comes before its file.
+  app.use('/cdn', api.mediaFaults);
   app.use(
     '/cdn',
     createMediaRouter({

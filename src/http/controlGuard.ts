@@ -20,6 +20,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIPv6 } from 'node:net';
+import { bearerCredential } from '../core/auth.js';
 import { fail, type ErrorCode } from '../core/errors.js';
 import { sendError } from './errorAnswers.js';
 
@@ -33,6 +35,29 @@ export interface AccessPolicy {
   ownOrigins: string[];
   /** The control token; undefined when the control API needs none. */
   controlToken: string | undefined;
+}
+
+/** The shortest control token accepted: a shorter one could be guessed over the network. */
+export const MIN_CONTROL_TOKEN_LENGTH = 16;
+
+/**
+ * What is wrong with a control token, as the end of a sentence that starts with where it was given
+ * (`--control-token`, `controlToken`), or undefined when it can be used.
+ */
+export function controlTokenProblem(token: string): string | undefined {
+  if (!isPrintableAscii(token)) return 'must be printable ASCII without spaces (it travels in an Authorization header)';
+  if (token.length < MIN_CONTROL_TOKEN_LENGTH) {
+    return `must be at least ${MIN_CONTROL_TOKEN_LENGTH} characters long (got ${token.length}): a short token can be guessed; make one with \`openssl rand -hex 16\``;
+  }
+  return undefined;
+}
+
+function isPrintableAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return text.length > 0;
 }
 
 /**
@@ -101,50 +126,105 @@ function isOpenControlFile(method: string, path: string): boolean {
   return path === '/_sim/health' || path === '/_sim' || path === '/_sim/' || path.startsWith('/_sim/ui/');
 }
 
+/** The credential of an `Authorization` header; a header of another form is a wrong credential, not a missing one. */
 function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
-  const match = /^\s*Bearer\s+(\S.*?)\s*$/i.exec(header);
-  // A header of another scheme is a wrong credential, not a missing one.
-  return match ? (match[1] as string) : header;
+  return bearerCredential(header) ?? header;
 }
 
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
-/** The host name of a Host header (or a host list entry): lower case, no port, no trailing dot. */
-function hostName(host: string): string {
-  let name = host.trim().toLowerCase();
-  if (name.startsWith('[')) {
-    const end = name.indexOf(']');
-    name = end < 0 ? name : name.slice(0, end + 1);
-  } else if (name.indexOf(':') === name.lastIndexOf(':')) {
-    // One colon: `name:port`. More than one (an IPv6 address without brackets) is left whole.
-    const colon = name.indexOf(':');
-    if (colon >= 0) name = name.slice(0, colon);
+/** The longest host name (RFC 1035: 253 characters, and a trailing dot). */
+const MAX_HOST_NAME = 254;
+/** The longest IPv6 address in text (`ffff:...:ffff:255.255.255.255`). */
+const MAX_IPV6_TEXT = 45;
+
+/**
+ * The host name of a `Host` header (or of a host list entry), by one strict parse of
+ * `host [":" port]` (RFC 9110, 7.2): `host` is a DNS name (letters, digits, `-`, `_`, non-empty
+ * labels, one trailing dot allowed), a dotted IPv4 address or an IPv6 address in brackets; `port`
+ * is 1 to 5 digits. Lower case, without the port or the trailing dot. Undefined for anything else
+ * (`localhost:80@evil.example`, `[::1]evil`, `127.0.0.1:abc`, an empty port), which no check
+ * accepts. Each character is looked at a bounded number of times: no backtracking.
+ */
+export function hostNameOf(value: string): string | undefined {
+  let name: string;
+  let rest: string;
+  if (value.startsWith('[')) {
+    const close = value.indexOf(']');
+    if (close < 0 || close - 1 > MAX_IPV6_TEXT) return undefined;
+    const address = value.slice(1, close);
+    if (address.includes('%') || !isIPv6(address)) return undefined;
+    name = `[${address.toLowerCase()}]`;
+    rest = value.slice(close + 1);
+  } else {
+    const colon = value.indexOf(':');
+    name = colon < 0 ? value : value.slice(0, colon);
+    rest = colon < 0 ? '' : value.slice(colon);
+    if (!isDnsName(name)) return undefined;
+    name = name.toLowerCase();
+    if (name.endsWith('.')) name = name.slice(0, -1);
   }
-  return name.endsWith('.') ? name.slice(0, -1) : name;
+  return rest === '' || isPort(rest) ? name : undefined;
 }
 
-/** `localhost`, `*.localhost`, an address of 127.0.0.0/8, or `[::1]`. */
+/** Letters, digits, `-` and `_` in non-empty labels separated by dots; one trailing dot allowed. */
+function isDnsName(name: string): boolean {
+  if (name.length === 0 || name.length > MAX_HOST_NAME) return false;
+  let label = 0;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c === 0x2e) {
+      if (label === 0) return false;
+      label = 0;
+    } else if (isAlphanumeric(c) || c === 0x2d || c === 0x5f) label++;
+    else return false;
+  }
+  // Ending on a dot (the last label empty) is the one trailing dot a name may have.
+  return true;
+}
+
+/** `:` and 1 to 5 digits. */
+function isPort(rest: string): boolean {
+  if (rest.length < 2 || rest.length > 6 || rest.charCodeAt(0) !== 0x3a) return false;
+  for (let i = 1; i < rest.length; i++) if (!isDigit(rest.charCodeAt(i))) return false;
+  return true;
+}
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+const isAlphanumeric = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+
+/** `localhost`, `*.localhost`, an address of 127.0.0.0/8, or `[::1]`, as `hostNameOf` gives them. */
 function isLoopbackHostName(name: string): boolean {
-  if (name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || name === '::1') return true;
-  const ipv4 = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name);
-  return ipv4 !== null && ipv4.slice(1).every((part) => Number(part) <= 255);
+  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || isLoopbackIPv4(name);
+}
+
+/** Four dotted decimal numbers of at most 255, the first 127. */
+function isLoopbackIPv4(name: string): boolean {
+  const parts = name.split('.');
+  if (parts.length !== 4 || parts[0] !== '127') return false;
+  return parts.every((part) => part.length >= 1 && part.length <= 3 && [...part].every((d) => isDigit(d.charCodeAt(0))) && Number(part) <= 255);
 }
 
 /** Whether a listen address is a loopback one (then the Host check is on). */
 export function isLoopbackAddress(address: string): boolean {
-  const name = address.toLowerCase().replace(/^\[|\]$/g, '');
-  return name === 'localhost' || name === '::1' || name.startsWith('::ffff:127.') || isLoopbackHostName(name);
+  const name = address.toLowerCase();
+  const bare = name.startsWith('[') && name.endsWith(']') ? name.slice(1, -1) : name;
+  return bare === 'localhost' || bare === '::1' || bare.startsWith('::ffff:127.') || isLoopbackIPv4(bare);
 }
 
 function isAllowedHost(host: string, allowed: readonly string[]): boolean {
-  const name = hostName(host);
+  const name = hostNameOf(host);
+  if (name === undefined) return false;
   if (isLoopbackHostName(name)) return true;
   return allowed.some((entry) => {
-    const wanted = hostName(entry);
-    return wanted.startsWith('.') ? name === wanted.slice(1) || name.endsWith(wanted) : name === wanted;
+    // `.example.test`: the domain and its subdomains.
+    const domain = entry.startsWith('.');
+    const wanted = hostNameOf(domain ? entry.slice(1) : entry);
+    if (wanted === undefined) return false;
+    return name === wanted || (domain && name.endsWith(`.${wanted}`));
   });
 }
 

@@ -14,9 +14,9 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler } from 'express';
+import { JSON_TYPE } from '../api/body.js';
 import { fail, type SimError } from '../core/errors.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Headers an error answer keeps from what was set before the error: the request id and CORS. */
 function keepsHeader(name: string): boolean {

@@ -26,9 +26,10 @@ export type AppServer = Server & {
   /**
    * Stops accepting connections, lets every request in progress get its answer (each answer from
    * now on closes its connection; idle keep-alive connections are closed at once), and resolves
-   * once the last connection has closed. Connections still open after `graceMs` are cut.
+   * once the last connection has closed, with how many answers were sent meanwhile (the requests
+   * drained). Connections still open after `graceMs` are cut.
    */
-  drain(graceMs: number): Promise<void>;
+  drain(graceMs: number): Promise<number>;
 };
 
 /**
@@ -40,9 +41,23 @@ export function createAppServer(app: Express | SimulatorApp | RequestListener, r
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectation(req, res, requestId));
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket, requestId));
-  let drained: Promise<void> | undefined;
+  // Answers sent in full while draining: a request in progress when the drain begins is counted
+  // when its answer is out (`finish`; a cut connection never finishes), so each response is
+  // watched, by one shared listener. It is added as the request arrives, before the API adds its
+  // own once the body is read (the one that begins the drain after POST /_sim/shutdown is
+  // answered: that answer is not one drained).
+  let draining = false;
+  let answered = 0;
+  function finished(): void {
+    if (draining) answered++;
+  }
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => res.on('finish', finished));
+  let drained: Promise<number> | undefined;
   return Object.assign(server, {
-    drain: (graceMs: number): Promise<void> => (drained ??= drain(server, graceMs)),
+    drain: (graceMs: number): Promise<number> => {
+      draining = true;
+      return (drained ??= drain(server, graceMs).then(() => answered));
+    },
   });
 }
 

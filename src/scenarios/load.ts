@@ -2,16 +2,17 @@
  * Loading scenario files: a bundled name (`flaky`) or a path to a YAML file, `extends` resolved,
  * checked against the JSON schema; every problem names the file, the field and what was expected.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closestMatch } from '../closestMatch.js';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../core/errors.js';
 import { FAILABLE_STAGES } from '../core/pipeline.js';
 import { BASE_SCENARIO, mergeScenario, type Scenario, type ScenarioFile } from '../core/scenario.js';
 import { checkScenario } from '../core/scenarioChecks.js';
-import { describeSchemaErrors, describeYamlError, formatProblems } from './problems.js';
+import { aliasProblem, MAX_ALIAS_VALUES } from './aliases.js';
+import { describeSchemaErrors, describeYamlError, formatProblems, yamlProblem } from './problems.js';
 import { scenarioFileValidator } from './schemaValidator.js';
 
 /** The bundled scenarios' folder (next to src/ in the repository, next to dist/ in the package). */
@@ -61,23 +62,62 @@ export function listBundledScenarios(): { name: string; purpose: string }[] {
 /**
  * Resolves a bundled name or a file path to the file to read. A name that is no bundled scenario
  * is refused with the closest one suggested. `field` names where the name was given: the command
- * line's or the API's `scenario`, or a file's `extends` (then the problem is that file's).
+ * line's or the API's `scenario` (a path, relative to `relativeTo`), or a file's `extends` (then
+ * `relativeTo` is that file's directory, and the problem is that file's): `extends` names a
+ * bundled scenario or a file of the same directory by its file name (`base.yaml`, or
+ * `./base.yaml`), never a path, and a file whose real path is outside that directory (a symbolic
+ * link out of it) is refused as if it did not exist.
  */
 export function scenarioFile(nameOrPath: string, relativeTo = process.cwd(), field: 'scenario' | 'extends' = 'scenario'): string {
+  const extendsFile = field === 'extends';
   if (!isPath(nameOrPath)) {
     const bundled = resolve(BUNDLED_SCENARIOS_DIR, `${nameOrPath}.yaml`);
     if (existsSync(bundled)) return bundled;
     const names = bundledScenarioNames();
     const guess = closestMatch(nameOrPath, names);
+    const file = extendsFile ? 'the file name of a YAML file in the same directory (base.yaml)' : 'a path to a YAML file';
     throw new ScenarioError(nameOrPath, [
-      `${field}: expected a bundled scenario (${names.join(', ')}) or a path to a YAML file, got '${nameOrPath}'${guess ? `; did you mean ${guess}?` : ''}`,
+      `${field}: expected a bundled scenario (${names.join(', ')}) or ${file}, got '${shownName(nameOrPath)}'${guess ? `; did you mean ${guess}?` : ''}`,
     ]);
   }
+  if (extendsFile) {
+    const name = nameOrPath.startsWith('./') ? nameOrPath.slice(2) : nameOrPath;
+    if (/[\\/]/.test(name)) {
+      throw new ScenarioError(nameOrPath, [
+        `extends: expected a bundled scenario or the file name of a YAML file in the same directory (base.yaml), never a path; got '${shownName(nameOrPath)}'`,
+      ]);
+    }
+    const inside = fileInside(relativeTo, name);
+    if (inside === undefined) throw new ScenarioError(nameOrPath, [`extends: expected an existing YAML file at '${shownName(nameOrPath)}', but there is none at this path`]);
+    return inside;
+  }
   const path = isAbsolute(nameOrPath) ? nameOrPath : resolve(relativeTo, nameOrPath);
-  const [where, at] = field === 'extends' ? ['extends', ` at '${nameOrPath}'`] : ['file', ''];
-  if (!existsSync(path)) throw new ScenarioError(nameOrPath, [`${where}: expected an existing YAML file${at}, but there is none at this path`]);
-  if (!statSync(path).isFile()) throw new ScenarioError(nameOrPath, [`${where}: expected a YAML file${at}, got a directory or another kind of file`]);
+  if (!existsSync(path)) throw new ScenarioError(nameOrPath, ['file: expected an existing YAML file, but there is none at this path']);
+  if (!statSync(path).isFile()) throw new ScenarioError(nameOrPath, ['file: expected a YAML file, got a directory or another kind of file']);
   return path;
+}
+
+/**
+ * The real path of the file `name` of `dir` (symbolic links resolved), when it is a regular file
+ * inside the real directory; undefined otherwise (no such file, a directory, or a link that leads
+ * out of the directory).
+ */
+export function fileInside(dir: string, name: string): string | undefined {
+  try {
+    const realDir = realpathSync(dir);
+    const real = realpathSync(join(dir, name));
+    const prefix = realDir.endsWith(sep) ? realDir : `${realDir}${sep}`;
+    return real.startsWith(prefix) && statSync(real).isFile() ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How much of a name a problem repeats. */
+const SHOWN_NAME_CHARS = 100;
+
+function shownName(name: string): string {
+  return name.length > SHOWN_NAME_CHARS ? `${name.slice(0, SHOWN_NAME_CHARS)}…` : name;
 }
 
 /** Loads, validates and resolves a scenario. Throws a ScenarioError listing every problem. */
@@ -212,12 +252,21 @@ function readScenarioFile(path: string): { file: ScenarioFile; problems: string[
     if (fd !== undefined) closeSync(fd);
   }
   // Loaded on first use: a simulator started with a bundled scenario needs no YAML parser.
-  const { parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  const lineCounter = new yaml.LineCounter();
+  const doc = yaml.parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) {
-    throw new ScenarioError(path, doc.errors.map((e) => describeYamlError(e, text)));
+    throw new ScenarioError(path, doc.errors.map((e) => describeYamlError(e)));
   }
-  const value: unknown = doc.toJS() ?? {};
+  const alias = aliasProblem(yaml, doc);
+  if (alias !== undefined) throw new ScenarioError(path, [yamlProblem(alias.problem, lineCounter.linePos(alias.offset))]);
+  let value: unknown;
+  try {
+    // The aliases were checked above; the parser's own bound stays as a second guard.
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_VALUES }) ?? {};
+  } catch {
+    throw new ScenarioError(path, [yamlProblem('The file cannot be read as data (its aliases or nesting go too far)', undefined)]);
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ScenarioError(path, ['(top level): expected a mapping of scenario keys']);
   }

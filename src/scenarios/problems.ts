@@ -1,7 +1,7 @@
 /**
  * What is wrong with a scenario file, in words: each problem reads `field: what was expected`
  * (the field as a path such as `stages.queue.duration.type`), from the schema validator's errors
- * or from a YAML syntax error, which shows the offending line with a caret under the spot.
+ * or from a YAML syntax error, which says where it is (line and column) without quoting the file.
  */
 import type { ErrorObject } from 'ajv';
 import type { YAMLError } from 'yaml';
@@ -13,23 +13,35 @@ export function formatProblems(problems: readonly string[], indent = '  '): stri
 }
 
 /**
- * A YAML syntax error: the parser's message and where it is, then the line before, the offending
- * line and a caret under the column, each line with its number.
+ * A YAML syntax error: what is wrong and where (line and column), never the file's text. The
+ * parser's own message is used where it is fixed text; where it would quote the file (a tag, an
+ * escape sequence, a stray token), a description of its kind is used instead.
  */
-export function describeYamlError(error: YAMLError, text: string): string {
-  const message = error.message.split('\n')[0]!.replace(/:$/, '');
-  const at = error.linePos?.[0];
-  if (!at) return `YAML: ${message}`;
-  const lines = text.split(/\r?\n/);
-  const width = String(at.line).length;
-  const numbered = (n: number) => `${String(n).padStart(width)} | ${lines[n - 1] ?? ''}`.trimEnd();
-  const offending = lines[at.line - 1] ?? '';
-  // The caret's padding copies the line's tabs, so that it lines up however tabs are shown.
-  const pad = offending.slice(0, at.col - 1).replace(/[^\t]/g, ' ') + ' '.repeat(Math.max(0, at.col - 1 - offending.length));
-  const context = [...(at.line > 1 ? [numbered(at.line - 1)] : []), numbered(at.line), `${' '.repeat(width)} | ${pad}^`];
-  const where = /\bat line \d+, column \d+$/.test(message) ? message : `${message} at line ${at.line}, column ${at.col}`;
-  return [`YAML: ${where}:`, ...context].join('\n');
+export function describeYamlError(error: YAMLError): string {
+  const described = OWN_DESCRIPTIONS[error.code];
+  const message = described ?? error.message.split('\n')[0]!.replace(/:$/, '').replace(/ at line \d+, column \d+$/, '');
+  return yamlProblem(message, error.linePos?.[0]);
 }
+
+/** A YAML problem at a place in the file: `YAML: <message> at line L, column C`. */
+export function yamlProblem(message: string, at: { line: number; col: number } | undefined): string {
+  return at ? `YAML: ${message} at line ${at.line}, column ${at.col}` : `YAML: ${message}`;
+}
+
+/**
+ * The parser's errors described in the simulator's own words: those whose messages quote the file,
+ * and one whose message names the parser's failure rather than the file's.
+ */
+const OWN_DESCRIPTIONS: Partial<Record<YAMLError['code'], string>> = {
+  BAD_COLLECTION_TYPE: 'A tag does not fit the collection it is on',
+  BAD_DIRECTIVE: 'An unknown or invalid directive (a line starting with %)',
+  BAD_DQ_ESCAPE: 'An invalid escape sequence in a double-quoted string',
+  BAD_PROP_ORDER: 'An anchor or tag must come after the indicator it goes with',
+  BAD_SCALAR_START: 'A plain value cannot start with this character; quote the value',
+  RESOURCE_EXHAUSTION: 'Collections nested too deeply',
+  TAG_RESOLVE_FAILED: 'An unknown tag (scenario files need none)',
+  UNEXPECTED_TOKEN: 'Unexpected characters here',
+};
 
 /** The schema validator's errors (Ajv, `allErrors` and `verbose`) as problems, without repeats. */
 export function describeSchemaErrors(errors: readonly ErrorObject[]): string[] {
@@ -41,7 +53,7 @@ export function describeSchemaErrors(errors: readonly ErrorObject[]): string[] {
   for (const e of withoutMismatchedBranches(errors)) {
     const field = fieldPath(e.instancePath);
     const where = field || '(top level)';
-    const child = (key: string) => `${field ? `${field}.` : ''}${key}`;
+    const child = (key: string) => `${field ? `${field}.` : ''}${shown(key)}`;
     switch (e.keyword) {
       case 'additionalProperties': {
         // The keys allowed right here: the most precise list, over the one from propertyNames.
@@ -131,7 +143,7 @@ function fieldPath(pointer: string): string {
   return pointer
     .split('/')
     .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => shown(s.replace(/~1/g, '/').replace(/~0/g, '~')))
     .map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`))
     .join('')
     .replace(/^\./, '');
@@ -141,5 +153,13 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${JSON.stringify(value)}`;
+  return `${typeof value} ${shown(JSON.stringify(value))}`;
+}
+
+/** How much of a key or value of the file a problem repeats. */
+const SHOWN_CHARS = 100;
+
+/** A key or value of the file as a problem repeats it: at most `SHOWN_CHARS` characters. */
+function shown(text: string): string {
+  return text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}…` : text;
 }

@@ -1,15 +1,15 @@
 /**
  * The scenarios `POST /_sim/reset {"scenario"}` may switch to. A client names a scenario, never a
  * file: a bundled scenario's name, the name of the scenario the simulator was started with, or the
- * file name (no directory part) of a YAML file in the scenarios directory (`--scenarios-dir`). No
- * other file is opened, and a name that is none of these is refused with the list of the names
- * that are accepted, whatever exists on the disk.
+ * file name (no directory part) of a YAML file in the scenarios directory (`--scenarios-dir`) whose
+ * real path stays inside that directory. No other file is opened (a symbolic link out of the
+ * directory is not), and a name that is none of these is refused with the list of the names that
+ * are accepted, whatever exists on the disk.
  */
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { closestMatch } from '../closestMatch.js';
 import type { Scenario } from '../core/scenario.js';
-import { bundledScenarioNames, loadScenario } from './load.js';
+import { bundledScenarioNames, fileInside, loadScenario } from './load.js';
 
 export interface ResetScenarioSources {
   /**
@@ -44,9 +44,10 @@ export function resetScenarioLoader(sources: ResetScenarioSources): (name: strin
     const bundled = bundledScenarioNames();
     if (bundled.includes(name)) return loadScenario(name);
     const files = scenariosDirFiles(sources.scenariosDir);
-    if (files.includes(name)) return loadScenario(join(sources.scenariosDir as string, name));
+    const file = files.get(name);
+    if (file !== undefined) return loadScenario(file);
 
-    const accepted = [...new Set([start.scenario.name, ...bundled, ...files])];
+    const accepted = [...new Set([start.scenario.name, ...bundled, ...files.keys()])];
     const shown = name.length > SHOWN_NAME_CHARS ? `${name.slice(0, SHOWN_NAME_CHARS)}…` : name;
     const guess = name.length <= SHOWN_NAME_CHARS ? closestMatch(name, accepted) : undefined;
     const where = sources.scenariosDir
@@ -58,24 +59,23 @@ export function resetScenarioLoader(sources: ResetScenarioSources): (name: strin
   };
 }
 
-/** The YAML files directly in `dir`, by file name; none when there is no such directory. */
-function scenariosDirFiles(dir: string | undefined): string[] {
-  if (dir === undefined) return [];
+/**
+ * The YAML files directly in `dir`, by file name, each with its real path: only those whose real
+ * path is a regular file inside the real directory (a symbolic link that leads out of it is left
+ * out, as if it were not there). None when there is no such directory.
+ */
+function scenariosDirFiles(dir: string | undefined): Map<string, string> {
+  const files = new Map<string, string>();
+  if (dir === undefined) return files;
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return [];
+    return files;
   }
-  return names
-    .filter((f) => YAML_FILE.test(f) && isFile(join(dir, f)))
-    .sort();
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
+  for (const name of names.filter((f) => YAML_FILE.test(f)).sort()) {
+    const real = fileInside(dir, name);
+    if (real !== undefined) files.set(name, real);
   }
+  return files;
 }

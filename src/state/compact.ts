@@ -16,15 +16,15 @@ export interface CompactedFile {
   requests: number;
 }
 
-/**
- * Compacts `path`. Throws `FileLockedError` when a running simulator holds it, `StateRefusedError`
- * when it is missing, unreadable or not a state file this version restores, or when it cannot be
- * rewritten (`warn` has said why).
- */
 /** The file was read but could not be rewritten (the simulator's own failure, not the file's). */
 export class CompactionFailedError extends StateRefusedError {}
 
-export function compactStateFile(path: string, warn: (line: string) => void): CompactedFile {
+/**
+ * Compacts `path`. Rejects with `FileLockedError` when a running simulator holds it,
+ * `StateRefusedError` when it is missing, unreadable or not a state file this version restores, or
+ * `CompactionFailedError` when it cannot be rewritten (`warn` has said why).
+ */
+export async function compactStateFile(path: string, warn: (line: string) => void): Promise<CompactedFile> {
   const prepared = prepareState(path, {}, () => performance.timeOrigin + performance.now(), warn);
   const read = prepared.read;
   if (!read) throw new StateRefusedError(`${path} holds no state to compact (no such file, or an empty one)`);
@@ -34,13 +34,14 @@ export function compactStateFile(path: string, warn: (line: string) => void): Co
     clockMode: prepared.core.clockMode,
     speed: prepared.core.speed,
     wallClock: prepared.wall.now,
-    cdnUrl: read.file.header.cdn_url,
+    cdnUrl: read.header.cdn_url,
+    shard: prepared.core.shard,
   });
-  const durable = attachState(prepared, core, { overrides: read.file.header.overrides, explicitCdn: false, log: warn });
+  const durable = attachState(prepared, core, { overrides: read.header.overrides, explicitCdn: false, log: warn });
   // Takes the file (its lock): refused when a simulator started on it since it was read.
   durable.listening();
   try {
-    const done = durable.store.compact();
+    const done = await durable.store.compact();
     if (!done) throw new CompactionFailedError(`${path} could not be compacted; it is as it was`);
     return { ...done, requests: durable.restored };
   } finally {

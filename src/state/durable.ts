@@ -11,6 +11,7 @@
  */
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
+import type { ShardSpec } from '../core/shard.js';
 import type { Simulator } from '../core/simulator.js';
 import { formatStateHeader, type StateHeader } from './format.js';
 import { readStateFile, refusedFormat, type AskedState, type ReadState } from './open.js';
@@ -28,7 +29,7 @@ export interface PreparedState {
   wall: HeldWall;
   anchor: number;
   /** What to make the core with, where the file decides. */
-  core: { scenario: Scenario | undefined; seed?: number; clockMode?: ClockMode; speed?: number };
+  core: { scenario: Scenario | undefined; seed?: number; clockMode?: ClockMode; speed?: number; shard?: ShardSpec | null };
 }
 
 export interface DurableState {
@@ -42,9 +43,9 @@ export interface DurableState {
 export function prepareState(path: string, asked: AskedState, realWall: () => number, warn: (line: string) => void): PreparedState {
   const read = readStateFile(path, asked, warn);
   const wall = new HeldWall(realWall);
-  const anchor = read ? read.file.header.clock.anchor : realWall();
+  const anchor = read ? read.header.clock.anchor : realWall();
   wall.hold(anchor);
-  const overrides = read?.file.header.overrides;
+  const overrides = read?.header.overrides;
   return {
     path,
     read,
@@ -55,6 +56,7 @@ export function prepareState(path: string, asked: AskedState, realWall: () => nu
       seed: asked.seed ?? overrides?.seed,
       clockMode: asked.clock ?? overrides?.clock,
       speed: asked.speed ?? overrides?.speed,
+      shard: asked.shard !== undefined ? asked.shard : read ? (read.header.shard ?? null) : undefined,
     },
   };
 }
@@ -65,51 +67,57 @@ export function attachState(
   options: { overrides: StateHeader['overrides']; explicitCdn: boolean; log: (line: string) => void },
 ): DurableState {
   const { read, wall, path } = prepared;
-  const store = new StateStore({
-    file: path,
-    core,
-    overrides: read ? read.file.header.overrides : options.overrides,
-    anchor: prepared.anchor,
-    existing: read && {
-      size: read.size,
-      wholeBytes: read.file.wholeBytes,
-      lines: read.lines,
-      lastSeq: read.lastSeq,
-      lastIds: read.lastIds,
-      // Without a snapshot, the header is what the tail is weighed against.
-      snapshotBytes: read.snapshotBytes || Buffer.byteLength(`${formatStateHeader(read.file.header)}\n`),
-      compactedAt: read.file.snapshot?.compacted_at ?? null,
-    },
-    warn: options.log,
-  });
   let restoredWith: string | undefined;
-  const restore = (): number => {
-    if (!read) return 0;
+  const restore = (): RestoreResult | undefined => {
+    if (!read) return undefined;
     let result: RestoreResult;
     try {
-      result = restoreState(core, read.file, { wall, cdnUrl: core.cdnUrl, log: options.log });
+      result = restoreState(core, path, read.size, { wall, cdnUrl: core.cdnUrl, log: options.log });
     } catch (e) {
       throw refusedFormat(path, e);
     }
     const { divergences } = result;
     for (const divergence of divergences.slice(0, DIVERGENCES_SHOWN)) {
-      options.log(`state: ${path}: ${divergence} (the state was written by a simulator that answers differently: version ${read.file.header.version})`);
+      options.log(`state: ${path}: ${divergence} (the state was written by a simulator that answers differently: version ${read.header.version})`);
     }
     if (divergences.length > DIVERGENCES_SHOWN) options.log(`state: ${path}: and ${divergences.length - DIVERGENCES_SHOWN} more lines answered differently`);
     restoredWith = core.cdnUrl;
-    store.restored();
-    // The requests the snapshot stands for, and those replayed after it.
-    return (read.file.snapshot?.seq ?? 0) + result.requests;
+    return result;
   };
   // The answers stored under Idempotency-Keys hold the media address: restored with the file's.
-  if (read && !options.explicitCdn) core.cdnUrl = read.file.header.cdn_url;
-  const restored = restore();
+  if (read && !options.explicitCdn) core.cdnUrl = read.header.cdn_url;
+  const result = restore();
   wall.release();
+  if (result?.torn !== undefined) {
+    options.log(`state: ${path}: line ${result.torn} was cut short (the simulator was stopped while writing it): dropped`);
+  }
+  const store = new StateStore({
+    file: path,
+    core,
+    overrides: read ? read.header.overrides : options.overrides,
+    anchor: prepared.anchor,
+    existing:
+      read &&
+      result && {
+        size: read.size,
+        wholeBytes: result.wholeBytes,
+        lines: result.lines,
+        lastSeq: result.lastSeq,
+        lastIds: result.lastIds,
+        // Without a snapshot, the header is what the tail is weighed against.
+        snapshotBytes: result.snapshotBytes || Buffer.byteLength(`${formatStateHeader(read.header)}\n`),
+        compactedAt: result.compactedAt,
+      },
+    warn: options.log,
+  });
   return {
     store,
-    restored,
+    restored: result?.requests ?? 0,
     listening() {
-      if (read && restoredWith !== core.cdnUrl) restore();
+      if (read && restoredWith !== core.cdnUrl) {
+        restore();
+        store.restored();
+      }
       store.open();
     },
   };

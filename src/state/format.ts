@@ -12,20 +12,26 @@
  *    "content-type":"application/json"},"body":"{\"model\":...}","status":200}
  *   {"ids":12}
  *
+ * A request that met a network fault also records it (`"network":{"kind":"reset","phase":"after",...}`,
+ * as a transcript does); its `status` is null when the request never reached the service.
+ *
  * A `{"ids":N}` line says that the simulator's global request ids (those of control requests, media
  * and requests without a key) had reached `req_N` by then, though no request line says so.
  *
- * A compacted file has a `{"snapshot":{...}}` line right after the header: the core's state as
- * plain data (snapshot.ts), standing for every request before it; the request lines after it are
- * replayed on top of it. The header's format number stays 1 either way: a file without a snapshot
- * is what it always was, and the snapshot carries its own format number (`SNAPSHOT_FORMAT`).
+ * A compacted file has a snapshot right after the header: a `{"snapshot":{...}}` line, the core's
+ * state as rows, and an end row (snapshot.ts), standing for every request before it; the request
+ * lines after it are replayed on top of it. The header's format number stays 1 either way: a file
+ * without a snapshot is what it always was, and the snapshot carries its own format number
+ * (`SNAPSHOT_FORMAT`).
  */
 import type { Exchange } from '../api/handleRequest.js';
 import type { ClockMode } from '../core/clock.js';
 import { isoTime } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
-import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, type RecordedRequest } from '../transcript/format.js';
-import { parseSnapshot, type Snapshot } from './snapshot.js';
+import type { ShardSpec } from '../core/shard.js';
+import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, checkRecordedShard, formatStatusAndNetwork, type RecordedRequest } from '../transcript/format.js';
+import type { StateRow } from '../core/simulatorState.js';
+import { SINGLE_LINE_SNAPSHOT_FORMAT, SNAPSHOT_END, parseSnapshot, parseSnapshotEnd, parseSnapshotRow, type SingleLineSnapshot, type Snapshot } from './snapshot.js';
 import { JsonLinesError, parseJsonObject } from '../jsonLine.js';
 
 export const STATE_FORMAT = 1;
@@ -51,6 +57,8 @@ export interface StateHeader {
   clock: { mode: ClockMode; speed: number; start: string; anchor: number };
   /** The media address written into responses (a restore on the same address stores the same answers). */
   cdn_url: string;
+  /** The shard whose accounts the file holds (`--shard I/N`); null or absent: a simulator running alone. */
+  shard?: ShardSpec | null;
 }
 
 /** A request line: what a transcript records of a request, its wall-clock reading and its request id. */
@@ -61,16 +69,34 @@ export interface StateLine extends RecordedRequest {
   id: string;
 }
 
-export interface StateFile {
+/**
+ * What a state file holds, read row by row (see `readStateRows`), with the row (1-based) it is on
+ * and the bytes of the file through the end of that row (0 when not known).
+ */
+export type StateEntry = (
+  /** A snapshot's head (line 2): its rows follow, then its end. */
+  | { snapshot: Snapshot }
+  /** A single-line snapshot of format 1 (line 2): the whole state. */
+  | { singleLine: SingleLineSnapshot }
+  /** A row of the snapshot. */
+  | { item: StateRow }
+  /** The snapshot's end: the rows it said it holds were read. */
+  | { snapshotEnd: number }
+  | { line: StateLine }
+  /** The global request ids had reached this number. */
+  | { ids: number }
+) & { row: number; end: number };
+
+/** A state file being read: its header at once, the rest as it is read. */
+export interface StateReading {
   header: StateHeader;
-  /** The snapshot line's value (line 2), when the file was compacted. */
-  snapshot?: Snapshot;
-  /** Request lines, and the global request ids reached (`ids`), in file order. */
-  entries: ({ line: StateLine; row: number } | { ids: number; row: number })[];
-  /** Complete lines' bytes: a torn last line (a process killed while writing it) starts there. */
-  wholeBytes: number;
-  /** The torn last line that was dropped, if any (its 1-based line number). */
-  torn?: number;
+  /** Each row after the header, checked as it is read; they can be read once. */
+  entries: Iterable<StateEntry>;
+  /**
+   * Known once `entries` has been read to its end: the bytes of the complete lines, and a torn
+   * last line dropped (its 1-based number).
+   */
+  readonly ending: { wholeBytes: number; torn?: number };
 }
 
 export function formatStateHeader(header: StateHeader): string {
@@ -94,7 +120,7 @@ export function formatStateLine(seq: number, wall: number, exchange: Exchange): 
   return (
     `{"seq":${seq},"now":"${now}","at":${at},"wall":${wall},"id":${JSON.stringify(id)},"method":${JSON.stringify(exchange.method)},` +
     `"path":${JSON.stringify(exchange.path)},"headers":{${headers}},"body":${body},` +
-    `${exchange.body === 'too_large' ? '"body_too_large":true,' : ''}"status":${exchange.answer.status}}`
+    `${exchange.body === 'too_large' ? '"body_too_large":true,' : ''}${formatStatusAndNetwork(exchange.answer)}}`
   );
 }
 
@@ -113,42 +139,83 @@ export class StateFormatError extends JsonLinesError {
 }
 
 /**
- * Reads a state file's text. A last line without its newline (the process was killed while writing
- * it) is dropped and named in `torn`; any other line that is not what the format says throws a
- * `StateFormatError` naming it. A header of another format number throws one too, naming the
- * version that wrote it. The header's scenario is checked by the caller (it needs the scenario loader).
+ * Reads a state file from its rows (`fileRows`, or `text.split('\n')`), checking each row as it
+ * comes (`position`: the bytes read through the row last taken from `rows`, when known), so that a file of any size is read in bounded memory. A last row without its newline (the
+ * process was killed while writing it) is dropped and named in `ending.torn`; any other row that is
+ * not what the format says throws a `StateFormatError` naming it: a second header, a snapshot
+ * anywhere but line 2, a snapshot without its end row or with another count of rows. A header of
+ * another format number throws one too, naming the version that wrote it. The header's scenario is
+ * checked by the caller (it needs the scenario loader).
  */
-export function parseStateFile(text: string): StateFile {
-  const rows = text.split('\n');
-  const tail = rows.pop() as string;
-  const torn = tail === '' ? undefined : rows.length + 1;
-  const wholeBytes = Buffer.byteLength(text) - Buffer.byteLength(tail);
-  if (rows.length === 0) throw new StateFormatError(1, 'expected the header line, got none (the file was cut while its header was written)');
-  const header = parseHeader(parseJsonObject(rows[0] as string, 1, (line, what) => new StateFormatError(line, what)));
-  const entries: StateFile['entries'] = [];
-  let snapshot: Snapshot | undefined;
-  for (let i = 1; i < rows.length; i++) {
-    const row = rows[i] as string;
-    if (row.trim() === '') continue;
-    const value = parseJsonObject(row, i + 1, (line, what) => new StateFormatError(line, what));
-    if ('state' in value || 'transcript' in value) {
-      throw new StateFormatError(i + 1, 'a second header: this file holds two runs (files joined together, or two simulators writing one file)');
-    }
-    if ('snapshot' in value) {
-      if (i !== 1) throw new StateFormatError(i + 1, 'a snapshot after the second line: a snapshot stands for every request before it, so only line 2 may hold one');
-      snapshot = parseSnapshot(value.snapshot, i + 1);
-      continue;
-    }
-    if ('ids' in value) {
-      if (!Number.isSafeInteger(value.ids) || (value.ids as number) < 0) {
-        throw new StateFormatError(i + 1, `ids: expected a whole number, got ${JSON.stringify(value.ids)}`);
+export function readStateRows(rows: Iterable<string>, position: () => number = () => 0): StateReading {
+  const source = rows[Symbol.iterator]();
+  const first = source.next();
+  if (first.done || first.value === '') throw new StateFormatError(1, 'expected the header line, got none (the file was cut while its header was written)');
+  const header = parseHeader(parseJsonObject(first.value, 1, (line, what) => new StateFormatError(line, what)));
+  const ending: StateReading['ending'] = { wholeBytes: position() };
+  function* entries(): Generator<StateEntry, void, undefined> {
+    /** Inside a snapshot of rows: its head's line, and the rows read so far. */
+    let inSnapshot: { row: number; rows: number } | undefined;
+    let row = 1;
+    let next = source.next();
+    let nextEnd = position();
+    while (!next.done) {
+      row++;
+      const text = next.value;
+      const end = nextEnd;
+      next = source.next();
+      nextEnd = position();
+      // What follows the last newline: a line cut short, or nothing.
+      if (next.done) {
+        if (text !== '') ending.torn = row;
+        break;
       }
-      entries.push({ ids: value.ids as number, row: i + 1 });
-    } else entries.push({ line: parseLine(value, i + 1), row: i + 1 });
+      ending.wholeBytes = end;
+      if (text === '' || (text.charCodeAt(0) <= 0x20 && text.trim() === '')) continue;
+      const value = parseJsonObject(text, row, (line, what) => new StateFormatError(line, what));
+      if (inSnapshot) {
+        if (SNAPSHOT_END in value) {
+          const count = parseSnapshotEnd(value[SNAPSHOT_END], row);
+          if (count !== inSnapshot.rows) {
+            throw new StateFormatError(row, `the snapshot of line ${inSnapshot.row} says it holds ${count} rows, but ${inSnapshot.rows} come before its end`);
+          }
+          inSnapshot = undefined;
+          yield { snapshotEnd: count, row, end };
+        } else {
+          inSnapshot.rows++;
+          yield { item: parseSnapshotRow(value, row), row, end };
+        }
+        continue;
+      }
+      if ('state' in value || 'transcript' in value) {
+        throw new StateFormatError(row, 'a second header: this file holds two runs (files joined together, or two simulators writing one file)');
+      }
+      if ('snapshot' in value) {
+        if (row !== 2) throw new StateFormatError(row, 'a snapshot after the second line: a snapshot stands for every request before it, so only line 2 may hold one');
+        const snapshot = parseSnapshot(value.snapshot, row);
+        if (snapshot.format === SINGLE_LINE_SNAPSHOT_FORMAT) yield { singleLine: snapshot, row, end };
+        else {
+          inSnapshot = { row, rows: 0 };
+          yield { snapshot, row, end };
+        }
+        continue;
+      }
+      if ('ids' in value) {
+        if (!Number.isSafeInteger(value.ids) || (value.ids as number) < 0) {
+          throw new StateFormatError(row, `ids: expected a whole number, got ${JSON.stringify(value.ids)}`);
+        }
+        yield { ids: value.ids as number, row, end };
+      } else yield { line: parseLine(value, row), row, end };
+    }
+    if (inSnapshot) {
+      throw new StateFormatError(
+        row,
+        `the snapshot of line ${inSnapshot.row} has no end row: the file ends (or is cut) after ${inSnapshot.rows} of its rows; restore it from a copy, or start with a new state file`,
+      );
+    }
   }
-  return { header, ...(snapshot !== undefined && { snapshot }), entries, wholeBytes, ...(torn !== undefined && { torn }) };
+  return { header, entries: entries(), ending };
 }
-
 
 function parseHeader(value: Record<string, unknown>): StateHeader {
   const at = (problem: string): never => {
@@ -179,6 +246,7 @@ function parseHeader(value: Record<string, unknown>): StateHeader {
   checkRecordedClock(c, at);
   if (typeof c.anchor !== 'number' || !Number.isFinite(c.anchor)) at(`clock.anchor: expected a wall-clock time in ms, got ${JSON.stringify(c.anchor)}`);
   if (typeof value.cdn_url !== 'string') at(`cdn_url: expected a string, got ${JSON.stringify(value.cdn_url)}`);
+  checkRecordedShard(value.shard, at);
   return value as unknown as StateHeader;
 }
 

@@ -1,18 +1,20 @@
 /**
  * Reading a state file at start, before anything is bound or written: the file is refused (a
  * `StateRefusedError`, exit 2 from the command line, with what to do) when it is not a state file
- * of this format, or when the scenario, seed or clock asked for explicitly differs from the file's;
- * another running simulator holding it is a `FileLockedError` (exit 1, naming its pid). Without an
- * explicit scenario or seed the file's are used, so a state file copied from another machine opens
- * as it was there.
+ * of this format (a file this simulator did not write is never taken over), or when the scenario,
+ * seed or clock asked for explicitly differs from the file's; another running simulator holding
+ * it is a `FileLockedError` (exit 1, naming its holder). Without an explicit scenario or seed the
+ * file's are used, so a state file copied from another machine opens as it was there.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import stableStringify from 'safe-stable-stringify';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
-import { FileLockedError, fileHolder, lockFileOf } from '../fileLock.js';
+import { sameShard, shardInWords, type ShardSpec } from '../core/shard.js';
+import { refuseIfHeld } from '../fileLock.js';
 import { ScenarioError, scenarioFromValue } from '../scenarios/load.js';
-import { StateFormatError, globalIdNumber, parseStateFile, type StateFile } from './format.js';
+import { fileRows, RowTooLongError } from '../fileRows.js';
+import { STATE_FORMAT, StateFormatError, readStateRows, type StateHeader } from './format.js';
 
 /** A state file the simulator will not start with; the message says why and what to do. */
 export class StateRefusedError extends Error {
@@ -29,80 +31,121 @@ export interface AskedState {
   seed?: number;
   clock?: ClockMode;
   speed?: number;
+  /** The shard asked for (null: explicitly unsharded); undefined: not asked, the file's is used. */
+  shard?: ShardSpec | null;
 }
 
-/** A state file read and accepted: what it holds, and where its request lines end. */
+/** A state file whose header was read and accepted (its rows are read as it is restored). */
 export interface ReadState {
-  file: StateFile;
+  header: StateHeader;
   /** The header's scenario, checked as a scenario file's contents would be. */
   scenario: Scenario;
-  /** The file's size when read. */
+  /** The file's size when read: what is restored (appended to once restored). */
   size: number;
-  /** Request lines (after the snapshot, if any). */
-  lines: number;
-  lastSeq: number;
-  /** The highest global request id it accounts for. */
-  lastIds: number;
-  /** The bytes of the header and the snapshot line (0 without a snapshot). */
-  snapshotBytes: number;
 }
 
 /**
- * Reads `path` for a restore: undefined when there is nothing to restore (no file, an empty one, or
- * one cut while its header was written, which `warn` reports). Throws `StateRefusedError` or
- * `FileLockedError`.
+ * Reads the header of `path` for a restore: undefined when there is nothing to restore (no file, an
+ * empty one, or one cut while its header was written, which `warn` reports). Throws
+ * `StateRefusedError` or `FileLockedError`. The rest of the file is read as it is restored
+ * (restore.ts), which refuses a row that is not what the format says.
  */
 export function readStateFile(path: string, asked: AskedState, warn: (line: string) => void): ReadState | undefined {
-  const holder = fileHolder(path);
-  if (holder !== null) throw new FileLockedError(path, lockFileOf(path), holder);
-  let text: string;
+  refuseIfHeld(path);
+  let size: number;
+  let first: string;
+  /** Whether a newline ends the header (without one, it was cut while it was written). */
+  let ended: boolean;
   try {
     // A device or a pipe (/dev/full reads zeros for ever) is no place for a state.
-    if (!statSync(path).isFile()) throw new StateRefusedError(`${path} is not a regular file: give --state a file's path`);
-    text = readFileSync(path, 'utf8');
+    const stat = statSync(path);
+    if (!stat.isFile()) throw new StateRefusedError(`${path} is not a regular file: give --state a file's path`);
+    size = stat.size;
+    refuseForeignFile(path);
+    const progress = { bytes: 0 };
+    const rows = fileRows(path, HEADER_MAX_CHARS, { end: size, progress });
+    try {
+      first = rows.next().value ?? '';
+    } finally {
+      rows.return();
+    }
+    ended = progress.bytes > Buffer.byteLength(first);
   } catch (e) {
     if (e instanceof StateRefusedError) throw e;
+    if (e instanceof RowTooLongError) throw refusedFormat(path, new StateFormatError(1, `longer than ${e.maxRowChars} characters, more than any header the simulator writes`));
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
     throw new StateRefusedError(`cannot read the state file ${path}: ${code ?? (e as Error).message}`);
   }
-  if (text === '') return undefined;
-  if (!text.includes('\n')) {
+  if (size === 0) return undefined;
+  if (!ended) {
+    if (!(first.startsWith(HEADER_START) || HEADER_START.startsWith(first))) throw foreignFile(path, first);
     warn(`state: ${path} holds only a header cut short (the simulator was stopped while writing it): starting with a new state`);
     return undefined;
   }
-  let file: StateFile;
+  let header: StateHeader;
   try {
-    file = parseStateFile(text);
+    header = readStateRows([first, '']).header;
   } catch (e) {
     throw refusedFormat(path, e);
   }
   let scenario: Scenario;
   try {
-    scenario = scenarioFromValue(file.header.scenario, `${path} (the scenario of its header)`);
+    scenario = scenarioFromValue(header.scenario, `${path} (the scenario of its header)`);
   } catch (e) {
     if (e instanceof ScenarioError) throw new StateRefusedError(`${e.message}\nThe state file is damaged: choose another --state file, or remove this one to start anew.`);
     throw e;
   }
-  refuseConflicts(path, file, scenario, asked);
-  if (file.torn !== undefined) {
-    warn(`state: ${path}: line ${file.torn} was cut short (the simulator was stopped while writing it): dropped`);
-  }
-  let lines = 0;
-  let lastSeq = file.snapshot?.seq ?? 0;
-  let lastIds = file.snapshot?.state.requests ?? 0;
-  for (const entry of file.entries) {
-    if ('ids' in entry) {
-      lastIds = Math.max(lastIds, entry.ids);
-      continue;
-    }
-    lines++;
-    lastSeq = entry.line.seq;
-    lastIds = Math.max(lastIds, globalIdNumber(entry.line.id) ?? 0);
-  }
-  const snapshotBytes = file.snapshot ? Buffer.byteLength(text.slice(0, text.indexOf('\n', text.indexOf('\n') + 1) + 1)) : 0;
-  return { file, scenario, size: Buffer.byteLength(text), lines, lastSeq, lastIds, snapshotBytes };
+  refuseConflicts(path, header, scenario, asked);
+  return { header, scenario, size };
 }
+
+/** How every state file begins: its header's first field. */
+const STATE_START = '{"state":';
+/**
+ * How the header this version writes begins: a file without a newline that begins so, or is cut
+ * within it, is a torn header.
+ */
+const HEADER_START = `{"state":${STATE_FORMAT},"version":"`;
+
+/**
+ * Refuses (`StateRefusedError`) an existing, non-empty file that this simulator did not write,
+ * judged from its first bytes only and left as it is: only a file that begins as a state file's
+ * header does (`{"state":`), or one cut within the first bytes of a header. A missing or empty
+ * file passes (a new state begins in it).
+ */
+export function refuseForeignFile(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  let head: string;
+  try {
+    const bytes = Buffer.alloc(Math.min(fstatSync(fd).size, HEADER_START.length));
+    head = bytes.subarray(0, readSync(fd, bytes, 0, bytes.length, 0)).toString('latin1');
+  } finally {
+    closeSync(fd);
+  }
+  if (head === '' || head.startsWith(STATE_START) || (head.length < HEADER_START.length && HEADER_START.startsWith(head))) return;
+  throw foreignFile(path, head);
+}
+
+function foreignFile(path: string, head: string): StateRefusedError {
+  if (head.startsWith('{"transcript":')) {
+    return new StateRefusedError(
+      `${path}: this is a transcript (written by --record), not a state file: replay it with sim replay FILE, or give --state a file of its own. It is left as it is.`,
+    );
+  }
+  return new StateRefusedError(
+    `${path} is not a state file of this simulator (one begins with ${STATE_START}...): it is left as it is. Give --state the path of a new or empty file, or remove this one to begin a state in it.`,
+  );
+}
+
+/** A header is a line of a few kilobytes (its scenario); this bounds what is read of a file that is not a state file. */
+const HEADER_MAX_CHARS = 16 * 1024 * 1024;
 
 /** `e` as a start refused for a state file that is not what the format says (other errors as they are). */
 export function refusedFormat(path: string, e: unknown): unknown {
@@ -111,8 +154,7 @@ export function refusedFormat(path: string, e: unknown): unknown {
 }
 
 /** A scenario, seed or clock asked for that differs from the file's is refused, saying what to do. */
-function refuseConflicts(path: string, file: StateFile, scenario: Scenario, asked: AskedState): void {
-  const { header } = file;
+function refuseConflicts(path: string, header: StateHeader, scenario: Scenario, asked: AskedState): void {
   const held = `${path} holds the state of scenario '${scenario.name}' with seed ${header.seed} (clock ${header.clock.mode}${header.clock.mode === 'realtime' ? ` ×${header.clock.speed}` : ''})`;
   const what = (conflict: string, option: string): never => {
     throw new StateRefusedError(
@@ -128,4 +170,12 @@ function refuseConflicts(path: string, file: StateFile, scenario: Scenario, aske
   if (asked.seed !== undefined && asked.seed !== header.seed) what(`--seed ${asked.seed} asks for another seed`, '--seed');
   if (asked.clock !== undefined && asked.clock !== header.clock.mode) what(`--clock ${asked.clock} asks for another clock`, '--clock');
   if (asked.speed !== undefined && asked.speed !== header.clock.speed) what(`--speed ${asked.speed} asks for another speed`, '--speed');
+  const fileShard = header.shard ?? null;
+  if (asked.shard !== undefined && !sameShard(asked.shard, fileShard)) {
+    throw new StateRefusedError(
+      `${path} holds the accounts of ${shardInWords(fileShard)}, but this simulator is ${shardInWords(asked.shard)}: each shard keeps a state file of its own ` +
+        '(a proxy hashes each API key to one shard, so another shard or another count of shards holds other accounts). ' +
+        'Give this shard its own --state file, or start it as the shard the file belongs to.',
+    );
+  }
 }

@@ -11,28 +11,34 @@
  * out global request ids that no line shows (reads of the control API, media).
  *
  * Compaction: once the request lines after the last snapshot (the tail) pass `COMPACT_MIN_TAIL_BYTES`
- * and outweigh the header and snapshot before them, the file is rewritten as the header and a
- * snapshot of the core's state now (the smallest file that restores the same state): written to a
- * temporary file beside it, flushed to the disk, and renamed over it, so that a crash at any moment
- * leaves the old file or the new one. The tail's size is bounded by the snapshot's, so a restore
- * replays at most about as much as it loads, and compaction costs at most one snapshot written per
- * snapshot's worth of lines.
+ * and a quarter of the header and snapshot before them (`REPLAY_WEIGHT`: a line costs several times
+ * as much to replay as a snapshot's row of its size costs to load), the file is rewritten as the
+ * header and a snapshot of the core's state (the file that restores the same state fastest). Off the request
+ * path and a slice at a time, so that no request waits for it: the state is captured at once (the
+ * core copies only what can still change), then its rows are serialised and written to a temporary
+ * file beside the file a chunk at a time between requests, flushed to the disk; the lines the file
+ * gained meanwhile are copied after them, and the temporary file is renamed over the file, so that
+ * a crash at any moment leaves the old file or the new one. The tail's size is bounded by a
+ * quarter of the snapshot's, so a restore replays in about the time it loads, and compaction costs
+ * at most one snapshot written per quarter snapshot's worth of lines. A compaction that fails (a full disk, anything)
+ * leaves the file as it was, answers no request with an error, says why, and is tried again later,
+ * after a delay that doubles with each failure.
  *
  * A global reset makes a new run: the file is replaced (the same way) by a new header. A write
  * that fails (a full disk) never costs a client its answer: the state stops being kept, a warning
- * says so, and `GET /_sim/health` shows it (a compaction that fails leaves the file as it was and
- * is tried again once the tail has doubled).
+ * says so, and `GET /_sim/health` shows it.
  */
-import { Readable } from 'node:stream';
 import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { basename, dirname, join } from 'node:path';
 import type { Exchange, StreamedBody } from '../api/handleRequest.js';
-import type { VirtualClock } from '../core/clock.js';
+import { isoTime, type VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { acquireFileLock, type FileLock } from '../fileLock.js';
 import { formatIds, formatStateHeader, formatStateLine, globalIdNumber, type StateHeader } from './format.js';
-import { compactedStateText, compactedText, stateHeaderOf, takeSnapshot } from './snapshot.js';
-import { StateRefusedError } from './open.js';
+import { chunksOf, compactedLines, stateHeaderOf } from './snapshot.js';
+import { StateRefusedError, refuseForeignFile } from './open.js';
 
 /** What `GET /_sim/health` shows of the state. */
 export interface StateStatus {
@@ -45,21 +51,54 @@ export interface StateStatus {
   compacted_at: string | null;
   /** Present when a write failed and the state is no longer kept: the error's code. */
   write_failed?: string;
+  /** Present while a compaction is under way. */
+  compacting?: true;
+  /** Present when the last compaction failed (the file is as it was): its error's code, and when it is tried again (ISO, wall clock). */
+  compaction_failed?: string;
+  compaction_retry_at?: string;
 }
 
 /** How long a poll's line may wait in memory before it is written. */
 const POLL_FLUSH_MS = 1000;
 
 /**
- * The tail (request lines after the snapshot) is compacted once it is at least this big and bigger
- * than the header and snapshot before it. 4 MiB is about 13,000 lines, which restore in about 0.25 s;
- * below it a compaction would cost more than the replay it saves (see docs/state.md, "Compaction").
+ * The tail (request lines after the snapshot) is compacted once it is at least this big and
+ * weighs more than the header and snapshot before it at `REPLAY_WEIGHT`. 4 MiB is about 13,000
+ * lines, which restore in about 0.25 s; below it a compaction would cost more than the replay it
+ * saves (see docs/state.md, "Compaction").
  */
 export const COMPACT_MIN_TAIL_BYTES = 4 * 1024 * 1024;
 
+/**
+ * How much more a byte of request lines costs to restore (replayed through the request path) than
+ * a byte of a snapshot's rows (loaded): measured, about 5 times for polls and 14 for creates of the
+ * longest prompts. The tail is weighed at 4 times its size, so that a restore spends about as long
+ * replaying the tail as loading the snapshot, whatever the file's size.
+ */
+const REPLAY_WEIGHT = 4;
+
+/**
+ * How long after a compaction that failed the next one is tried (the state is still kept: the file
+ * grows meanwhile); each failure that follows doubles it, up to `COMPACT_RETRY_MAX_MS`.
+ */
+export const COMPACT_RETRY_FIRST_MS = 10_000;
+const COMPACT_RETRY_MAX_MS = 10 * 60_000;
+
+/**
+ * A snapshot is serialised and written about this many bytes at a time, between requests: a slice
+ * costs a few milliseconds (serialising runs at a few hundred MB/s).
+ */
+const COMPACT_CHUNK_BYTES = 1 << 20;
+
+/**
+ * The lines the file gained while a snapshot was written are copied after it in chunks of this
+ * size, between requests; the last ones (fewer than this) with the rename, at once.
+ */
+const CATCH_UP_BYTES = 1 << 20;
+
 /** The file's size past which it is compacted, `base` bytes being its header and snapshot. */
 function compactionBound(base: number): number {
-  return base + Math.max(COMPACT_MIN_TAIL_BYTES, base + 1);
+  return base + Math.max(COMPACT_MIN_TAIL_BYTES, Math.ceil(base / REPLAY_WEIGHT));
 }
 
 export interface StoreOptions {
@@ -98,6 +137,14 @@ export class StateStore {
   /** The highest global request id the file (with what is pending) accounts for. */
   private idsKept = 0;
   private writeFailed: string | undefined;
+  /** The compaction under way, if any. */
+  private compaction: Compacting | undefined;
+  private compactions = 0;
+  /** When a compaction past the bound may be tried again (host time, ms), and the delay after the next failure. */
+  private retryAt = -Infinity;
+  private retryDelayMs = COMPACT_RETRY_FIRST_MS;
+  /** The error of the last compaction past the bound, when it failed. */
+  private compactionError: string | undefined;
   /** The core's clock as of the file's header: another one means a global reset happened. */
   private clockSeen: VirtualClock;
   private anchor: number;
@@ -142,6 +189,8 @@ export class StateStore {
         this.bytes = existing.wholeBytes;
         this.compactAt = compactionBound(existing.snapshotBytes);
       } else {
+        // Checked again: a file this simulator did not write may have appeared since it was read.
+        refuseForeignFile(file);
         this.fd = openSync(file, 'w');
         const header = `${formatStateHeader(this.header())}\n`;
         writeAll(this.fd, header);
@@ -205,56 +254,145 @@ export class StateStore {
     }
     this.bytes += Buffer.byteLength(text);
     this.lines += lines;
-    if (this.bytes >= this.compactAt) this.compact({ onlySmaller: true });
+    if (this.bytes >= this.compactAt && this.options.core.hostTimeMs() >= this.retryAt) this.startCompaction(true);
   }
 
   /**
-   * Rewrites the file as the header and a snapshot of the core's state now (what is held in memory
-   * is part of that state: it is not written). Atomic: a temporary file beside it, flushed to the
-   * disk, renamed over it; the lock (a file of its own) stays held. With `onlySmaller` (compaction
-   * past the bound), a snapshot that would not make the file smaller is not written (a state of
-   * few requests can be bigger than their lines; the next try waits until the tail outweighs it).
-   * Answers the sizes (equal when nothing was written), or undefined when the state is not kept or
-   * the compaction failed (a warning says why; the file is as it was).
+   * Rewrites the file as the header and a snapshot of the core's state (whatever the file's size),
+   * as past the bound but at once (a compaction under way is waited for). Answers the sizes before
+   * and after, or undefined when the state is not kept or the compaction failed (a warning says why;
+   * the file is as it was).
    */
-  compact(options: { onlySmaller?: boolean } = {}): Compaction | undefined {
+  async compact(): Promise<Compaction | undefined> {
     if (!this.opened()) return undefined;
+    await this.compaction?.done;
+    return this.startCompaction(false);
+  }
+
+  /**
+   * Starts a compaction (one at a time) on the next turn of the event loop; `pastBound`: not asked
+   * for (a failure is tried again later). Never throws; its promise never rejects.
+   */
+  private startCompaction(pastBound: boolean): Promise<Compaction | undefined> {
+    if (this.compaction) return this.compaction.done;
+    const job: Compacting = {
+      temporary: `${this.options.file}.${process.pid}.${++this.compactions}.tmp`,
+      aborted: false,
+      renamed: false,
+      done: Promise.resolve(undefined),
+    };
+    this.compaction = job;
+    job.done = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.runCompaction(job))
+      .catch((e: unknown) => {
+        if (!job.aborted) this.compactionFailed(e, pastBound);
+        return undefined;
+      })
+      .finally(() => {
+        if (this.compaction === job) this.compaction = undefined;
+        if (!job.renamed) removeQuietly(job.temporary);
+      });
+    return job.done;
+  }
+
+  private async runCompaction(job: Compacting): Promise<Compaction | undefined> {
     const { core, file } = this.options;
-    const before = this.bytes + Buffer.byteLength(this.pending);
+    const stop = (): boolean => job.aborted || this.phase !== 'open';
+    if (stop()) return undefined;
+    // Everything up to the capture is in the file: the lines after it are the new file's tail.
+    this.flush();
+    if (stop()) return undefined;
+    const from = { bytes: this.bytes, lines: this.lines };
     const wall = core.hostTimeMs();
-    const text = compactedText(this.header(), takeSnapshot(core, this.seq, wall));
-    const after = Buffer.byteLength(text);
-    if (options.onlySmaller && after >= before) {
-      // Tried again once the file has grown by as much again.
-      this.compactAt = before + Math.max(COMPACT_MIN_TAIL_BYTES, after);
-      return { before, after: before };
-    }
+    const lines = compactedLines(this.header(), core.captureState(), this.seq, wall);
+    let handle: FileHandle | undefined;
+    let reader: FileHandle | undefined;
     try {
-      replaceFile(file, text);
-    } catch (e) {
-      // The file is as it was, and still appended to; tried again once it has doubled.
-      this.compactAt = compactionBound(this.bytes);
-      this.options.warn(`state: cannot compact ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); it is kept as it was, and grows`);
-      return undefined;
+      handle = await open(job.temporary, 'w');
+      let written = 0;
+      for (const chunk of chunksOf(lines, COMPACT_CHUNK_BYTES, true)) {
+        if (stop()) return undefined;
+        written += await writeFully(handle, chunk);
+      }
+      reader = await open(file, 'r');
+      let copied = from.bytes;
+      const buffer = Buffer.allocUnsafe(CATCH_UP_BYTES);
+      while (!stop() && this.bytes - copied > CATCH_UP_BYTES) {
+        const { bytesRead } = await reader.read(buffer, 0, CATCH_UP_BYTES, copied);
+        if (bytesRead === 0) throw new Error(`${file} is shorter than the lines written to it`);
+        await writeFully(handle, buffer.subarray(0, bytesRead));
+        copied += bytesRead;
+      }
+      await handle.sync();
+      if (stop()) return undefined;
+      // The last lines and the rename at once: no line is written meanwhile. They are flushed to
+      // the disk as any line is (not at once): the snapshot before them is.
+      for (let rest = this.bytes - copied; rest > 0; ) {
+        const got = readSync(reader.fd, buffer, 0, Math.min(rest, CATCH_UP_BYTES), copied);
+        if (got === 0) throw new Error(`${file} is shorter than the lines written to it`);
+        writeAllBytes(handle.fd, buffer.subarray(0, got));
+        copied += got;
+        rest -= got;
+      }
+      renameSync(job.temporary, file);
+      job.renamed = true;
+      return this.appendToCompacted(from, written, wall);
+    } finally {
+      await reader?.close();
+      await handle?.close();
     }
-    this.pending = '';
-    this.pendingLines = 0;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.idsKept = core.globalRequestCount;
+  }
+
+  /**
+   * The compacted file (`snapshotBytes` of header and snapshot, then the lines written since
+   * `from`) took the file's place: it is appended to from now on. Run at once with the rename.
+   */
+  private appendToCompacted(from: { bytes: number; lines: number }, snapshotBytes: number, wall: number): Compaction | undefined {
+    const before = this.bytes;
+    const tail = this.bytes - from.bytes;
     try {
       closeSync(this.fd as number);
-      this.fd = openSync(file, 'a');
+      this.fd = openSync(this.options.file, 'a');
     } catch (e) {
       this.fd = undefined;
       this.fail(e);
       return undefined;
     }
-    this.bytes = after;
-    this.compactAt = compactionBound(after);
-    this.lines = 0;
-    this.compactedAt = new Date(wall).toISOString();
+    this.bytes = snapshotBytes + tail;
+    this.lines -= from.lines;
+    this.compactAt = compactionBound(snapshotBytes);
+    this.compactedAt = isoTime(wall);
+    this.retryAt = -Infinity;
+    this.retryDelayMs = COMPACT_RETRY_FIRST_MS;
+    this.compactionError = undefined;
     return { before, after: this.bytes };
+  }
+
+  /**
+   * A compaction failed: the file is as it was, and is appended to as before. Past the bound, it is
+   * tried again after a delay (not on the next request: a disk that is full stays full a while).
+   */
+  private compactionFailed(e: unknown, pastBound: boolean): void {
+    const why = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
+    const kept = `state: cannot compact ${this.options.file} (${why}); it is kept as it was and still appended to`;
+    if (!pastBound) {
+      this.options.warn(kept);
+      return;
+    }
+    const delay = this.retryDelayMs;
+    this.compactionError = why;
+    this.retryAt = this.options.core.hostTimeMs() + delay;
+    this.retryDelayMs = Math.min(2 * delay, COMPACT_RETRY_MAX_MS);
+    this.options.warn(`${kept}, and compaction is tried again in ${delay / 1000} s`);
+  }
+
+  /** Stops the compaction under way, if any: its temporary file is removed, the file is left as it is. */
+  private abortCompaction(): void {
+    const job = this.compaction;
+    if (!job) return;
+    job.aborted = true;
+    this.compaction = undefined;
+    removeQuietly(job.temporary);
   }
 
   status(): StateStatus {
@@ -264,16 +402,18 @@ export class StateStore {
       lines: this.lines + this.pendingLines,
       compacted_at: this.compactedAt,
       ...(this.writeFailed !== undefined && { write_failed: this.writeFailed }),
+      ...(this.compaction !== undefined && { compacting: true as const }),
+      ...(this.compactionError !== undefined && { compaction_failed: this.compactionError, compaction_retry_at: isoTime(this.retryAt) }),
     };
   }
 
   /**
    * The state as a compacted file (the header and a snapshot of the state now, no request line:
-   * the smallest file that restores it), for `GET /_sim/state`. The file itself is left as it is.
+   * nothing to replay), for `GET /_sim/state`. The file itself is left as it is.
    */
   compacted(): StreamedBody {
     const { core, overrides } = this.options;
-    return textBody(compactedStateText(core, overrides, this.anchor, this.seq));
+    return compactedBody(core, overrides, this.anchor, this.seq);
   }
 
   /** The state file as it is now (what is held in memory written first), streamed. */
@@ -294,6 +434,7 @@ export class StateStore {
   close(): void {
     if (this.phase === 'closed') return;
     this.flush();
+    this.abortCompaction();
     this.phase = 'closed';
     clearInterval(this.idsCheck);
     if (this.fd !== undefined) closeSync(this.fd);
@@ -326,6 +467,7 @@ export class StateStore {
   /** Replaces the file with a new header (a global reset began a new run at wall time `anchor`). */
   private renew(anchor: number): void {
     const { file, core } = this.options;
+    this.abortCompaction();
     this.clockSeen = core.clock;
     this.anchor = anchor;
     this.pending = '';
@@ -346,6 +488,9 @@ export class StateStore {
     this.compactAt = compactionBound(this.bytes);
     this.lines = 0;
     this.compactedAt = null;
+    this.retryAt = -Infinity;
+    this.retryDelayMs = COMPACT_RETRY_FIRST_MS;
+    this.compactionError = undefined;
   }
 
   private fail(e: unknown): void {
@@ -363,6 +508,7 @@ export class StateStore {
     this.pending = '';
     this.pendingLines = 0;
     this.phase = 'stopped';
+    this.abortCompaction();
     clearInterval(this.idsCheck);
     this.writeFailed = (e as NodeJS.ErrnoException).code ?? 'unknown';
     this.options.warn(
@@ -398,22 +544,60 @@ function replaceFile(file: string, text: string): void {
   }
 }
 
-/** Removes what a holder of `file` killed while replacing it left (`FILE.PID.tmp`): only the lock's holder writes them. */
+/** Removes what a holder of `file` killed while replacing it left (`FILE.PID.tmp`, `FILE.PID.N.tmp`): only the lock's holder writes them. */
 function removeStaleTemporaryFiles(file: string): void {
   const name = basename(file);
   try {
     for (const entry of readdirSync(dirname(file))) {
-      if (entry.startsWith(`${name}.`) && /^\.\d+\.tmp$/.test(entry.slice(name.length))) unlinkSync(join(dirname(file), entry));
+      if (entry.startsWith(`${name}.`) && /^\.\d+(\.\d+)?\.tmp$/.test(entry.slice(name.length))) unlinkSync(join(dirname(file), entry));
     }
   } catch {
     // an unreadable directory: nothing is lost by leaving them
   }
 }
 
-/** A body held in memory, as a streamed body. */
-export function textBody(text: string): StreamedBody {
-  const bytes = Buffer.from(text, 'utf8');
-  return { length: bytes.length, open: () => Readable.from([bytes]), text: () => text };
+/**
+ * The core's state now as a compacted state file (header and snapshot), as a body held in memory in
+ * chunks (never one string): what `GET /_sim/state` answers, with or without `--state`. `anchor`:
+ * the wall-clock reading its clock began at; `seq`: the requests a state file has recorded in this
+ * run (0 without one).
+ */
+export function compactedBody(core: Simulator, overrides: StateHeader['overrides'], anchor: number, seq: number): StreamedBody {
+  const lines = compactedLines(stateHeaderOf(core, overrides, anchor), core.captureState(), seq, core.hostTimeMs());
+  const chunks = [...chunksOf(lines, COMPACT_CHUNK_BYTES, false)];
+  return {
+    length: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
+    open: () => Readable.from(chunks),
+    text: () => Buffer.concat(chunks).toString('utf8'),
+  };
+}
+
+/** What a compaction under way is: its temporary file, and whether it was stopped or has taken the file's place. */
+interface Compacting {
+  temporary: string;
+  aborted: boolean;
+  renamed: boolean;
+  done: Promise<Compaction | undefined>;
+}
+
+/** Removes `file` if it is there. */
+function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // never made, or already gone
+  }
+}
+
+/** Writes all of `bytes` at the file's position; answers how many. */
+async function writeFully(handle: FileHandle, bytes: Buffer): Promise<number> {
+  for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
+  return bytes.length;
+}
+
+/** Writes all of `bytes` at the file's position, at once. */
+function writeAllBytes(fd: number, bytes: Buffer): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
 /** Writes all of `text` (a partial write, rare on a file, is finished). Throws the error of a write that fails. */

@@ -1,15 +1,18 @@
 /**
- * Comparing a replayed answer with the recorded one: status, and body byte for byte.
+ * Comparing a replayed answer with the recorded one: status, body byte for byte, and the network
+ * fault it met (kind, phase, bytes of the body that reached the client).
  */
-import type { TranscriptLine } from './format.js';
+import { describeRecordedNetwork, type RecordedNetwork, type TranscriptLine } from './format.js';
 
 /** A request whose replayed answer differs from the recorded one. */
 export interface ReplayDifference {
   seq: number;
   method: string;
   path: string;
-  recordedStatus: number;
-  replayedStatus: number;
+  recordedStatus: number | null;
+  replayedStatus: number | null;
+  /** The network faults, in words, when they differ (`reset (after, 0 body bytes)`, `none`). */
+  network?: { recorded: string; replayed: string };
   /** The first byte (0-based, of the UTF-8 bodies) where they differ; null when the bodies are identical. */
   position: number | null;
   /** The bodies around that byte (a few dozen bytes each), for the report. */
@@ -34,10 +37,11 @@ export function emptyReport(): ReplayReport {
 }
 
 /** Adds one replayed answer to the report. */
-export function compareAnswer(report: ReplayReport, line: TranscriptLine, status: number, body: string): void {
+export function compareAnswer(report: ReplayReport, line: TranscriptLine, status: number | null, body: string, network?: RecordedNetwork): void {
   report.replayed++;
   const position = firstDifference(line.response, body);
-  if (status === line.status && position === null) {
+  const [recordedNetwork, replayedNetwork] = [describeRecordedNetwork(line.network), describeRecordedNetwork(network)];
+  if (status === line.status && position === null && recordedNetwork === replayedNetwork) {
     report.identical++;
     return;
   }
@@ -50,6 +54,7 @@ export function compareAnswer(report: ReplayReport, line: TranscriptLine, status
     position,
     recordedExcerpt: excerpt(line.response, position ?? 0),
     replayedExcerpt: excerpt(body, position ?? 0),
+    ...(recordedNetwork !== replayedNetwork && { network: { recorded: recordedNetwork, replayed: replayedNetwork } }),
   });
 }
 
@@ -80,7 +85,8 @@ export function formatReport(report: ReplayReport): string {
     const status =
       d.recordedStatus === d.replayedStatus ? `status ${d.recordedStatus}` : `status ${d.recordedStatus} recorded, ${d.replayedStatus} replayed`;
     const bodies = d.position === null ? 'bodies identical' : `bodies differ from byte ${d.position}`;
-    out += `seq ${d.seq} ${d.method} ${d.path}: ${status}; ${bodies}\n`;
+    const network = d.network ? `; network fault ${d.network.recorded} recorded, ${d.network.replayed} replayed` : '';
+    out += `seq ${d.seq} ${d.method} ${d.path}: ${status}; ${bodies}${network}\n`;
     if (d.position !== null) {
       out += `  recorded: ${JSON.stringify(d.recordedExcerpt)}\n`;
       out += `  replayed: ${JSON.stringify(d.replayedExcerpt)}\n`;

@@ -2,8 +2,12 @@
  * The transcript file: each line is written with one synchronous write as it is made, so a process
  * that is killed loses at most the line being written. A write that fails throws the system's error
  * (ENOSPC, EIO...): the recorder decides what that means.
+ *
+ * A regular file is written at an offset this module keeps (not at the descriptor's position), so
+ * that after a line written in part is cut off, the next line goes where the cut file ends, never
+ * past it (which would leave a hole of NUL bytes). A device or a pipe is written in sequence.
  */
-import { accessSync, closeSync, constants, createReadStream, ftruncateSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, createReadStream, fstatSync, ftruncateSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -21,8 +25,8 @@ export class TranscriptFileError extends Error {
 export interface TranscriptFile {
   /** Writes a line of `bytes` bytes; throws the error of a write that fails. */
   write(line: string, bytes: number): void;
-  /** Cuts the file to `length` bytes, if it can (after a write that failed part-way). */
-  truncate(length: number): void;
+  /** Cuts the file to `length` bytes, the next write going there; answers whether it could (not a device). */
+  truncate(length: number): boolean;
   /** Bytes `from` to `to` (excluded) of the file, read as they are sent. */
   read(from: number, to: number): Readable;
   /** The same bytes, read at once (for the in-process API, which answers synchronously). */
@@ -57,28 +61,41 @@ export function checkTranscriptPath(path: string): void {
 export function openTranscriptFile(path: string): TranscriptFile {
   const absolute = resolve(path);
   let fd: number | undefined;
+  let regular: boolean;
   try {
     fd = openSync(absolute, 'w+');
+    regular = fstatSync(fd).isFile();
   } catch (e) {
+    if (fd !== undefined) closeSync(fd);
     throw new TranscriptFileError(path, (e as NodeJS.ErrnoException).code ?? (e as Error).message);
   }
+  /** Where the next line goes, in a regular file (null: in sequence). */
+  let end: number | null = regular ? 0 : null;
   return {
     write(line, bytes) {
       if (fd === undefined) return;
-      // A string is written without a copy; a partial write (rare on a file) finishes from bytes.
-      const written = writeSync(fd, line);
-      if (written < bytes) {
+      // A string is written without a copy; a partial write (on a full disk) goes on from its bytes.
+      let done = writeSync(fd, line, end);
+      if (end !== null) end += done;
+      if (done < bytes) {
         const buffer = Buffer.from(line, 'utf8');
-        for (let done = written; done < bytes; ) done += writeSync(fd, buffer, done, bytes - done);
+        while (done < bytes) {
+          const more = writeSync(fd, buffer, done, bytes - done, end);
+          done += more;
+          if (end !== null) end += more;
+        }
       }
     },
     truncate(length) {
-      if (fd === undefined) return;
+      if (fd === undefined || end === null) return false;
       try {
         ftruncateSync(fd, length);
       } catch {
-        // A device (/dev/full) or a failing disk: what was written stays.
+        // A failing disk: what was written stays.
+        return false;
       }
+      end = length;
+      return true;
     },
     read(from, to) {
       // By path, not by this descriptor: a stream still being sent when the file is closed reads on.

@@ -8,11 +8,20 @@
  *   {"seq":1,"now":"2026-01-01T00:00:01.250Z","at":"2026-01-01T00:00:01.250Z","method":"POST",
  *    "path":"/v1/videos","headers":{"authorization":"Bearer sk_test_a","content-type":"application/json"},
  *    "body":"{\"model\":...}","status":200,"response_headers":{},"response":"{\"id\":...}"}
+ *
+ * A request that met a network fault has a `network` field: its kind and phase, how many bytes of
+ * the body reached the client, and the gateway's status for `gateway`. Its `status` and `response`
+ * stay the service's answer (which the client did not get whole), or null and "" when the request
+ * never reached the service (`before`):
+ *
+ *   {"seq":2,...,"status":200,"network":{"kind":"reset","phase":"after","body_bytes":0},"response_headers":{},"response":"{\"id\":...}"}
  */
-import type { Exchange } from '../api/handleRequest.js';
+import type { ApiAnswer, Exchange } from '../api/exchange.js';
+import { NETWORK_KINDS, type NetworkKind, type NetworkPhase } from '../core/network.js';
 import { isoTime } from '../core/clock.js';
 import type { ClockMode } from '../core/clock.js';
 import type { Scenario } from '../core/scenario.js';
+import type { ShardSpec } from '../core/shard.js';
 import { JsonLinesError, isIsoTime, isStringMap, parseJsonObject } from '../jsonLine.js';
 
 export const TRANSCRIPT_FORMAT = 1;
@@ -29,12 +38,16 @@ export interface TranscriptHeader {
   base_url: string | null;
   /** The media address written into responses. */
   cdn_url: string;
+  /** The shard recorded (`--shard I/N`): its transcript holds the accounts of that shard only. Null or absent: unsharded. */
+  shard?: ShardSpec | null;
 }
 
 /** The request headers a transcript keeps: the ones that change an answer. */
 export const RECORDED_REQUEST_HEADERS = ['authorization', 'idempotency-key', 'content-type'] as const;
-/** The response headers a transcript keeps, beside the status and the body. */
-export const RECORDED_RESPONSE_HEADERS = ['retry-after', 'idempotent-replayed'] as const;
+/** The response headers a transcript keeps, beside the status and the body, as the answer names them. */
+const RECORDED_RESPONSE_HEADERS = ['Retry-After', 'Idempotent-Replayed'] as const;
+/** A recorded response header, by the name a line records it under (lower case). */
+type RecordedResponseHeader = Lowercase<(typeof RECORDED_RESPONSE_HEADERS)[number]>;
 
 /** A request as a transcript or a state file records it, with its answer's status. */
 export interface RecordedRequest {
@@ -52,11 +65,50 @@ export interface RecordedRequest {
   body: string | null;
   /** Present (true) only when the body was over the 1 MiB limit: its bytes were not kept. */
   body_too_large?: true;
-  status: number;
+  /** The status of the service's answer; null when a network fault kept the request from the service (`network.phase` `before`). */
+  status: number | null;
+  /** Present when a network fault lost (or slowed) the answer. */
+  network?: RecordedNetwork;
+}
+
+/** A network fault as a transcript or a state file records it. */
+export interface RecordedNetwork {
+  kind: NetworkKind;
+  phase: NetworkPhase;
+  /** The bytes of the body that reached the client (the gateway's page for `gateway`). */
+  body_bytes: number;
+  /** `gateway`: the status the client got. */
+  gateway_status?: number;
+}
+
+/** The status a line records of an answer: the service's, or null when the request never reached it. */
+export function recordedStatus(answer: ApiAnswer): number | null {
+  return answer.network?.fault.phase === 'before' ? null : answer.status;
+}
+
+/** The network fault a line records of an answer, if it met one. */
+export function recordedNetwork(answer: ApiAnswer): RecordedNetwork | undefined {
+  const loss = answer.network;
+  if (loss === undefined) return undefined;
+  const { kind, phase, gatewayStatus } = loss.fault;
+  return { kind, phase, body_bytes: loss.bodyBytes, ...(kind === 'gateway' && { gateway_status: gatewayStatus }) };
+}
+
+/** The `"status":...` and `"network":{...}` fields of a line (JSON text, without a trailing comma). */
+export function formatStatusAndNetwork(answer: ApiAnswer): string {
+  const network = recordedNetwork(answer);
+  return `"status":${recordedStatus(answer)}${network === undefined ? '' : `,"network":${JSON.stringify(network)}`}`;
+}
+
+/** A recorded network fault in words: `reset (after, 0 body bytes)`; `none` without one. */
+export function describeRecordedNetwork(network: RecordedNetwork | undefined): string {
+  if (network === undefined) return 'none';
+  const gateway = network.gateway_status === undefined ? '' : ` ${network.gateway_status}`;
+  return `${network.kind}${gateway} (${network.phase}, ${network.body_bytes} body byte${network.body_bytes === 1 ? '' : 's'})`;
 }
 
 export interface TranscriptLine extends RecordedRequest {
-  response_headers: Partial<Record<(typeof RECORDED_RESPONSE_HEADERS)[number], string>>;
+  response_headers: Partial<Record<RecordedResponseHeader, string>>;
   /** The response body as sent (empty for HEAD). */
   response: string;
 }
@@ -89,11 +141,18 @@ export function formatHeader(header: TranscriptHeader): string {
   return JSON.stringify(header);
 }
 
-/** The response headers a line records, by the names the answer carries them under. */
-const RESPONSE_HEADER_NAMES: readonly [string, (typeof RECORDED_RESPONSE_HEADERS)[number]][] = [
-  ['Retry-After', 'retry-after'],
-  ['Idempotent-Replayed', 'idempotent-replayed'],
-];
+/** Each recorded response header: the name the answer carries it under, the name a line records. */
+const RESPONSE_HEADER_NAMES = RECORDED_RESPONSE_HEADERS.map((sent) => [sent, sent.toLowerCase() as RecordedResponseHeader] as const);
+
+/** The request headers a line records, as the members of its `headers` object (without the braces). */
+export function formatRecordedHeaders(headers: Exchange['headers']): string {
+  let text = '';
+  for (const name of RECORDED_REQUEST_HEADERS) {
+    const value = headers[name];
+    if (value !== undefined) text += `${text === '' ? '' : ','}"${name}":${JSON.stringify(value)}`;
+  }
+  return text;
+}
 
 /**
  * The transcript line of one exchange: the JSON of a `TranscriptLine`, written out field by field
@@ -101,11 +160,7 @@ const RESPONSE_HEADER_NAMES: readonly [string, (typeof RECORDED_RESPONSE_HEADERS
  * simulator answers.
  */
 export function formatExchange(seq: number, exchange: Exchange): string {
-  let headers = '';
-  for (const name of RECORDED_REQUEST_HEADERS) {
-    const value = exchange.headers[name];
-    if (value !== undefined) headers += `${headers === '' ? '' : ','}"${name}":${JSON.stringify(value)}`;
-  }
+  const headers = formatRecordedHeaders(exchange.headers);
   let responseHeaders = '';
   for (const [sent, recorded] of RESPONSE_HEADER_NAMES) {
     const value = exchange.answer.headers[sent];
@@ -117,7 +172,7 @@ export function formatExchange(seq: number, exchange: Exchange): string {
   return (
     `{"seq":${seq},"now":"${now}","at":${at},"method":${JSON.stringify(exchange.method)},"path":${JSON.stringify(exchange.path)},` +
     `"headers":{${headers}},"body":${body},${exchange.body === 'too_large' ? '"body_too_large":true,' : ''}` +
-    `"status":${exchange.answer.status},"response_headers":{${responseHeaders}},"response":${JSON.stringify(sentBody(exchange.method, exchange.answer.body))}}`
+    `${formatStatusAndNetwork(exchange.answer)},"response_headers":{${responseHeaders}},"response":${JSON.stringify(sentBody(exchange.method, exchange.answer.body))}}`
   );
 }
 
@@ -219,7 +274,17 @@ function parseHeader(value: Record<string, unknown>): TranscriptHeader {
   checkRecordedClock(clock as Record<string, unknown>, at);
   if (typeof value.cdn_url !== 'string') at(`cdn_url: expected a string, got ${JSON.stringify(value.cdn_url)}`);
   if (value.base_url !== null && typeof value.base_url !== 'string') at(`base_url: expected a string or null, got ${JSON.stringify(value.base_url)}`);
+  checkRecordedShard(value.shard, at);
   return value as unknown as TranscriptHeader;
+}
+
+/** The shard of a header (a transcript's or a state file's; absent in files written before shards): `at(problem)` throws. */
+export function checkRecordedShard(shard: unknown, at: (problem: string) => never): void {
+  if (shard === undefined || shard === null) return;
+  const s = shard as Record<string, unknown>;
+  if (typeof shard !== 'object' || !Number.isSafeInteger(s.count) || !Number.isSafeInteger(s.index) || (s.index as number) < 0 || (s.index as number) >= (s.count as number)) {
+    at(`shard: expected null or {"index":I,"count":N} with 0 <= I < N, got ${JSON.stringify(shard)}`);
+  }
 }
 
 /** The clock of a header (a transcript's or a state file's): `at(problem)` throws. */
@@ -240,7 +305,15 @@ export function checkRecordedRequest(value: Record<string, unknown>, wrong: (fie
   if (!isStringMap(value.headers)) wrong('headers', 'an object of strings');
   if (value.body !== null && typeof value.body !== 'string') wrong('body', 'a string or null');
   if (value.body_too_large !== undefined && value.body_too_large !== true) wrong('body_too_large', 'true, or no such field');
-  if (!Number.isInteger(value.status)) wrong('status', 'an integer');
+  const network = value.network as Record<string, unknown> | undefined;
+  if (network !== undefined) {
+    if (typeof network !== 'object' || network === null) wrong('network', 'an object');
+    const n = network as Record<string, unknown>;
+    if (!(NETWORK_KINDS as readonly unknown[]).includes(n.kind)) wrong('network', `a kind of ${NETWORK_KINDS.join(', ')}`);
+    if (n.phase !== 'before' && n.phase !== 'after') wrong('network', 'a phase before or after');
+    if (!Number.isInteger(n.body_bytes)) wrong('network', 'body_bytes, an integer');
+  }
+  if (!Number.isInteger(value.status) && !(value.status === null && network !== undefined)) wrong('status', network === undefined ? 'an integer' : 'an integer or null');
 }
 
 function parseLine(value: Record<string, unknown>, line: number): TranscriptLine {

@@ -3,10 +3,10 @@
  * (scenario, seed, clock) and the addresses it writes into responses, and whose lines go to a file.
  */
 import { Readable } from 'node:stream';
-import type { Exchange, StreamedBody } from '../api/handleRequest.js';
+import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
-import { FileLockedError, acquireFileLock, fileHolder, lockFileOf, type FileLock } from '../fileLock.js';
+import { FileLockedError, acquireFileLock, refuseIfHeld, type FileLock } from '../fileLock.js';
 import { SIMULATOR_VERSION } from '../version.js';
 import { checkTranscriptPath, openTranscriptFile, type TranscriptFile } from './file.js';
 import { TRANSCRIPT_FORMAT } from './format.js';
@@ -45,8 +45,7 @@ export interface Recording {
  */
 export function checkRecordable(file: string): void {
   checkTranscriptPath(file);
-  const pid = fileHolder(file);
-  if (pid !== null) throw new FileLockedError(file, lockFileOf(file), pid);
+  refuseIfHeld(file);
 }
 
 /**
@@ -64,9 +63,9 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
   let sink: TranscriptFile | undefined;
   let lock: FileLock | undefined;
   const recorder = new TranscriptRecorder({
-    header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: baseUrl(), cdn_url: core.cdnUrl }),
+    header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: baseUrl(), cdn_url: core.cdnUrl, shard: core.shard }),
     write: (line, bytes) => sink?.write(line, bytes),
-    truncate: (length) => sink?.truncate(length),
+    truncate: (length) => sink?.truncate(length) ?? false,
     maxBytes: options.maxBytes,
     onStop: (stopped) =>
       options.warn(

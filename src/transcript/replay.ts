@@ -13,7 +13,7 @@ import type { Scenario } from '../core/scenario.js';
 import { Simulator } from '../core/simulator.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
-import { sentBody, type TranscriptLine, type TranscriptReading } from './format.js';
+import { recordedNetwork, recordedStatus, sentBody, type TranscriptLine, type TranscriptReading } from './format.js';
 
 export interface ReplayOptions {
   /** Resolves a scenario a recorded reset names (a bundled name or a file path). */
@@ -40,6 +40,7 @@ export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 
     speed: header.clock.speed === scenario.clock.speed ? undefined : header.clock.speed,
     wallClock: () => standingWallMs,
     cdnUrl: header.cdn_url,
+    shard: header.shard ?? null,
   });
   const state: ApiState = {
     sim,
@@ -53,7 +54,7 @@ export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 
     const behindMs = Date.parse(line.now) - sim.clock.now();
     if (behindMs > 0) sim.clock.advance(behindMs);
     const answer = handleRequest(state, recordedRequest(line));
-    compareAnswer(report, line, answer.status, sentBody(line.method, answer.body));
+    compareAnswer(report, line, recordedStatus(answer), sentBody(line.method, answer.body), recordedNetwork(answer));
   }
   return report;
 }

@@ -10,17 +10,24 @@
  * started with, or a file of its `--scenarios-dir` (a reset names scenarios, never files). Every
  * control request carries the target's control token, when one is given.
  *
- * Since the target runs the manual clock, the `mode` and `speed` that advance and reset answers show
- * are taken as the recorded ones; everything else is compared byte for byte. A recorded
+ * Since the target runs the manual clock, the `mode` and `speed` that advance, reset and scenario
+ * answers show are taken as the recorded ones; everything else is compared byte for byte. A recorded
  * `POST /_sim/shutdown` is not sent (it would stop the target).
+ *
+ * A request that met a network fault is compared by what can be seen of it: how the connection
+ * ended (a reset, a close, a hang: the replay lets a hang go once the target's journal shows it),
+ * the bytes of the body that arrived (a truncated body is compared with the recorded answer's
+ * beginning), the gateway's status, and the kind and phase the target's journal shows for it.
+ * The service's answer behind a lost one cannot be seen on the wire: it is not compared.
  */
 import { request as httpRequest, Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import type { Scenario } from '../core/scenario.js';
+import type { NetworkKind, NetworkPhase } from '../core/network.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
-import { sentBody, type TranscriptHeader, type TranscriptLine, type TranscriptReading } from './format.js';
+import { sentBody, type RecordedNetwork, type TranscriptHeader, type TranscriptLine, type TranscriptReading } from './format.js';
 
 /** The target cannot be used: unreachable, not on the manual clock, or refusing the reset. */
 export class TargetError extends Error {
@@ -41,6 +48,12 @@ interface Answer {
   status: number;
   body: string;
 }
+
+/** What a request met on the wire: an answer, or how the connection ended without one whole. */
+type Seen =
+  | { ended: 'answered'; status: number; body: Buffer; headers: IncomingHttpHeaders }
+  | { ended: 'reset' | 'close' | 'hang' }
+  | { ended: 'truncated'; status: number; body: Buffer };
 
 export async function replayAgainstTarget(transcript: Pick<TranscriptReading, 'header' | 'lines'>, targetUrl: string, options: TargetReplayOptions): Promise<ReplayReport> {
   const target = new Target(targetUrl, options.controlToken);
@@ -75,6 +88,10 @@ async function replay(target: Target, transcript: Pick<TranscriptReading, 'heade
       if (moved.status !== 200) throw new TargetError(`the target refused to advance its clock: ${moved.status} ${moved.text}`);
       targetNowMs = Date.parse((moved.value as { now: string }).now);
     }
+    if (line.network) {
+      await replayLost(target, line, report);
+      continue;
+    }
     const answer = await target.send(line);
     const isControl = line.path.startsWith('/_sim/');
     const body = isControl ? withRecordedClockSettings(line, answer.body) : answer.body;
@@ -87,6 +104,58 @@ async function replay(target: Target, transcript: Pick<TranscriptReading, 'heade
     if (note) report.notes.push(note);
   }
   return report;
+}
+
+/**
+ * Replays a request that met a network fault when recorded and compares what can be seen of it:
+ * how the connection ended and the bytes that arrived, with the kind and phase the target's journal
+ * shows for it (a hang is let go once the journal shows it).
+ */
+async function replayLost(target: Target, line: TranscriptLine, report: ReplayReport): Promise<void> {
+  const recorded = line.network as RecordedNetwork;
+  const apiKey = /^Bearer (.+)$/.exec(line.headers.authorization ?? '')?.[1];
+  const before = apiKey === undefined ? undefined : await target.lastJournaled(apiKey);
+  const journaled = apiKey === undefined ? Promise.resolve(undefined) : target.nextJournaled(apiKey, before?.request_id);
+  const seen = await target.observe(line, journaled);
+  const entry = await journaled;
+  // A hang that its hang_ms ended before the journal was read looks like a close on the wire.
+  const hangEnded = seen.ended === 'close' && entry?.network?.kind === 'hang';
+  const kind: NetworkKind | undefined =
+    seen.ended === 'answered'
+      ? isGatewayPage(seen) ? 'gateway' : entry?.network?.kind === 'slow' ? 'slow' : undefined
+      : seen.ended === 'truncated' ? 'truncate' : hangEnded ? 'hang' : seen.ended;
+  const phase = entry?.network?.phase;
+  const bodyBytes = 'body' in seen ? seen.body.length : 0;
+  const replayed: RecordedNetwork | undefined =
+    kind === undefined || phase === undefined
+      ? undefined
+      : { kind, phase, body_bytes: bodyBytes, ...(kind === 'gateway' && 'status' in seen && { gateway_status: seen.status }) };
+  // The service's answer shows on the wire only in part (truncate) or whole (slow); the rest is taken as recorded.
+  let status: number | null = line.status;
+  let body = line.response;
+  if (kind === 'slow' && 'status' in seen) {
+    status = seen.status;
+    body = sentBody(line.method, seen.body.toString('utf8'));
+  } else if (kind === 'truncate' && 'status' in seen) {
+    status = seen.status;
+    const whole = Buffer.from(line.response, 'utf8');
+    body = Buffer.concat([seen.body, whole.subarray(seen.body.length)]).toString('utf8');
+  } else if (kind === undefined && 'status' in seen) {
+    status = seen.status;
+    body = sentBody(line.method, seen.body.toString('utf8'));
+  }
+  compareAnswer(report, line, status, body, replayed);
+}
+
+/** A gateway's page: an HTML 502, 503 or 504 without the service's request id. */
+function isGatewayPage(seen: Extract<Seen, { ended: 'answered' }>): boolean {
+  return [502, 503, 504].includes(seen.status) && String(seen.headers['content-type']).startsWith('text/html') && seen.headers['x-request-id'] === undefined;
+}
+
+/** A journal entry as the replay reads it. */
+interface JournalSeen {
+  request_id: string;
+  network?: { kind: NetworkKind; phase: NetworkPhase };
 }
 
 /**
@@ -123,7 +192,7 @@ async function addressesNote(target: Target, header: TranscriptHeader): Promise<
  */
 async function resetTarget(target: Target, scenario: Scenario, seed: number, options: TargetReplayOptions, report: ReplayReport): Promise<void> {
   const running = await target.json('GET', '/_sim/scenario');
-  if (running.status === 200 && isDeepStrictEqual(running.value, scenario)) {
+  if (running.status === 200 && isDeepStrictEqual(settingsAside(running.value), settingsAside(scenario))) {
     await target.reset({ seed });
     return;
   }
@@ -138,19 +207,32 @@ async function resetTarget(target: Target, scenario: Scenario, seed: number, opt
     );
   }
   const now = await target.json('GET', '/_sim/scenario');
-  if (now.status === 200 && !isDeepStrictEqual(now.value, scenario)) {
-    const fields = differingFields(now.value, scenario);
+  if (now.status === 200 && !isDeepStrictEqual(settingsAside(now.value), settingsAside(scenario))) {
+    const fields = differingFields(settingsAside(now.value), settingsAside(scenario));
     report.notes.push(`the target's scenario differs from the transcript's in: ${fields.join(', ')}`);
   }
 }
 
 /**
- * The target runs the manual clock: in an advance or reset answer, the clock's `mode` and `speed`
- * are taken as recorded, so that a realtime transcript compares on everything else.
+ * A scenario without the settings a run may override (its seed, the clock's mode and speed), which
+ * `GET /_sim/scenario` shows as the target runs them: the reset sets the seed, and the clock's
+ * settings are taken as recorded.
+ */
+function settingsAside(scenario: unknown): unknown {
+  if (typeof scenario !== 'object' || scenario === null) return scenario;
+  const { seed: _seed, clock, ...rest } = scenario as { seed?: unknown; clock?: unknown };
+  if (typeof clock !== 'object' || clock === null) return rest;
+  const { mode: _mode, speed: _speed, ...start } = clock as Record<string, unknown>;
+  return { ...rest, clock: start };
+}
+
+/**
+ * The target runs the manual clock: in an advance, reset or scenario answer, the clock's `mode` and
+ * `speed` are taken as recorded, so that a realtime transcript compares on everything else.
  */
 function withRecordedClockSettings(line: TranscriptLine, body: string): string {
   const path = line.path.split('?')[0];
-  if (path !== '/_sim/clock/advance' && path !== '/_sim/reset') return body;
+  if (path !== '/_sim/clock/advance' && path !== '/_sim/reset' && path !== '/_sim/scenario') return body;
   try {
     const replayed = JSON.parse(body) as Record<string, unknown>;
     const recorded = JSON.parse(line.response) as Record<string, unknown>;
@@ -176,6 +258,11 @@ function differingFields(a: unknown, b: unknown, prefix = '', depth = 0): string
     out.push(...differingFields((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], prefix ? `${prefix}.${key}` : key, depth + 1));
   }
   return out;
+}
+
+/** A recorded request's body as it was sent. */
+function bodyOf(line: TranscriptLine): Buffer | null {
+  return line.body_too_large ? Buffer.alloc(BODY_LIMIT_BYTES + 1, ' ') : line.body === null ? null : Buffer.from(line.body, 'utf8');
 }
 
 /** A running simulator, over HTTP. */
@@ -231,8 +318,71 @@ class Target {
 
   /** Sends a recorded request as it was received: path and query untouched, its headers and body. */
   send(line: TranscriptLine): Promise<Answer> {
-    const body = line.body_too_large ? Buffer.alloc(BODY_LIMIT_BYTES + 1, ' ') : line.body === null ? null : Buffer.from(line.body, 'utf8');
-    return this.request(line.method, line.path, { ...line.headers }, body);
+    return this.request(line.method, line.path, { ...line.headers }, bodyOf(line));
+  }
+
+  /** The account's newest journal entry, if any. */
+  async lastJournaled(apiKey: string): Promise<JournalSeen | undefined> {
+    const found = await this.json('GET', `/_sim/requests?api_key=${encodeURIComponent(apiKey)}&limit=1`);
+    return (found.value as { data?: JournalSeen[] } | undefined)?.data?.[0];
+  }
+
+  /** The account's next journal entry after `afterId` (the request just sent), asked for until it shows (at most 10 s). */
+  async nextJournaled(apiKey: string, afterId: string | undefined): Promise<JournalSeen | undefined> {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+      const last = await this.lastJournaled(apiKey);
+      if (last !== undefined && last.request_id !== afterId) return last;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return undefined;
+  }
+
+  /**
+   * Sends a recorded request on a connection of its own and sees how it ends. A request still
+   * without an answer once `journaled` shows it met a hang is let go (the replay does not wait out
+   * the hang).
+   */
+  observe(line: TranscriptLine, journaled: Promise<JournalSeen | undefined>): Promise<Seen> {
+    const body = bodyOf(line);
+    const headers: IncomingHttpHeaders = { ...line.headers, connection: 'close', ...(body !== null && { 'content-length': String(body.length) }) };
+    const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const settle = (seen: Seen): void => {
+        if (settled) return;
+        settled = true;
+        resolve(seen);
+      };
+      const req = send(
+        {
+          protocol: this.url.protocol,
+          hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
+          port: this.url.port,
+          method: line.method,
+          path: `${this.url.pathname.replace(/\/+$/, '')}${line.path}`,
+          headers,
+          agent: false,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => settle({ ended: 'answered', status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers: res.headers }));
+          res.on('aborted', () => settle({ ended: 'truncated', status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+          res.on('error', () => settle({ ended: 'truncated', status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        },
+      );
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        if (e.code === 'ECONNREFUSED' || e.code === 'ENOTFOUND') return reject(new TargetError(`cannot reach ${this.base}: ${e.code}`));
+        // Node says "socket hang up" when the connection closed cleanly before an answer, "read ECONNRESET" on a reset.
+        settle({ ended: e.message === 'socket hang up' ? 'close' : 'reset' });
+      });
+      void journaled.then((entry) => {
+        if (entry?.network?.kind !== 'hang' || settled) return;
+        settle({ ended: 'hang' });
+        req.destroy();
+      });
+      req.end(body ?? undefined);
+    });
   }
 
   private request(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer | null): Promise<Answer> {

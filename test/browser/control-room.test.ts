@@ -163,6 +163,33 @@ describe("an account's next requests", () => {
     expect(sim.faults.list()).toEqual({ queued: 0, faults: [] });
   });
 
+  it('queues a connection reset after the create takes effect; the journal panel shows the lost answer as "reset, applied"', async () => {
+    failureScreenshot('control-room-network-failure.png');
+    await page.getByTestId('tools-account').fill(KEY);
+    await page.getByTestId('fault-kind').selectOption('network:reset');
+    await page.getByTestId('fault-phase').selectOption('after');
+    await page.getByTestId('fault-target').selectOption('POST /v1/videos');
+    await page.getByTestId('fault-queue').click();
+    await page.getByTestId('fault-row').getByText('reset, applied on POST /v1/videos ×1').waitFor();
+    expect(sim.faults.list().faults).toEqual([{ path: '/v1/videos', method: 'POST', network: 'reset', phase: 'after', times_left: 1, api_key: KEY }]);
+
+    // A client's create: its connection is reset, yet the video was created.
+    const lost = await fetch(`${url}/v1/videos`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'video-3.2', prompt: 'A paper boat in a gutter stream.' }),
+    }).then(
+      () => 'answered',
+      (e: { cause?: { code?: string } }) => e.cause?.code,
+    );
+    expect(lost).toBe('ECONNRESET');
+    await page.getByTestId('journal-network').getByText('reset, applied', { exact: true }).waitFor();
+    const row = page.getByTestId('journal-row').filter({ has: page.getByTestId('journal-network') });
+    await row.getByText('no answer', { exact: true }).waitFor();
+    expect(sim.generations.list({ apiKey: KEY }).data.some((g) => g.prompt === 'A paper boat in a gutter stream.')).toBe(true);
+    expect(browser.errors).toEqual([]);
+  });
+
   it("forces the next create's outcome: a render failure, seen once the clock moves", async () => {
     failureScreenshot('control-room-outcome-failure.png');
     await page.getByTestId('tools-account').fill(KEY);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { controlGenerations } from '../../src/core/control.js';
 import { createSimulator } from '../../src/index.js';
 import { launchChromium } from './chromium.js';
 
@@ -312,6 +313,7 @@ describe('dashboard at /_sim/', () => {
         ['low-balance', expect.any(String)],
         ['rate-limited', expect.any(String)],
         ['slow', expect.any(String)],
+        ['unreliable-network', expect.any(String)],
         ['nightly', 'A scenario only the server knows of.'],
       ]);
       await select.selectOption('nightly');
@@ -338,7 +340,7 @@ describe('dashboard at /_sim/', () => {
 
   it('asks before a switch or a reset, and drops nothing when the answer is no', async () => {
     failureScreenshot('dashboard-confirm-failure.png');
-    const stored = () => sim.core.controlGenerations({ limit: 1000 }).data.length;
+    const stored = () => controlGenerations(sim.core, { limit: 1000 }).data.length;
     const before = stored();
     expect(before).toBeGreaterThan(0);
     const dialogs: string[] = [];

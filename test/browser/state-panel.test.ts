@@ -10,7 +10,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../../src/index.js';
 import { compactStateFile } from '../../src/state/compact.js';
-import { parseStateFile } from '../../src/state/format.js';
+import { parseStateText } from '../stateFiles.js';
 import { launchChromium } from './chromium.js';
 
 const LIVENESS = 20_000;
@@ -68,8 +68,8 @@ describe('the dashboard state line', () => {
     const first = start({ scenario: 'fast', state: file });
     const id = await create(first);
     await first.close();
-    compactStateFile(file, () => {});
-    const compactedAt = parseStateFile(readFileSync(file, 'utf8')).snapshot?.compacted_at as string;
+    await compactStateFile(file, () => {});
+    const compactedAt = parseStateText(readFileSync(file, 'utf8')).snapshot?.compacted_at as string;
     const sim = start({ state: file });
     const url = await sim.listen(0);
     await create(sim);
@@ -86,8 +86,8 @@ describe('the dashboard state line', () => {
 
     const saved = await download();
     expect(saved.name).toBe('state.jsonl');
-    const parsed = parseStateFile(saved.text);
-    expect(parsed.snapshot?.state.store.generations.map((g) => g.id)).toContain(id);
+    const parsed = parseStateText(saved.text);
+    expect(parsed.items.flatMap((row) => ('generation' in row ? [row.generation.id] : []))).toContain(id);
     expect(parsed.entries).toEqual([]);
   });
 

@@ -108,6 +108,7 @@ export const ERROR_CODE_MEMBERS = {
   range_not_satisfiable: true,
   precondition_failed: true,
   expectation_failed: true,
+  sharded_global_call: true,
   missing_api_key: true,
   invalid_api_key: true,
   revoked_api_key: true,

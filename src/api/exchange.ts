@@ -1,0 +1,78 @@
+/**
+ * What passes between the request path and the adapters around it: a request as the HTTP adapter
+ * hands it over, the answer it gets back, and the two together as a transcript or a state file
+ * records them. Types only, over the core's: every module that records or sends an exchange can
+ * use them without importing the request path.
+ */
+import type { Readable } from 'node:stream';
+import type { JournalRecord } from '../core/journal.js';
+import type { AnswerLoss } from '../core/network.js';
+
+/** The raw body as the adapter read it: its bytes, none at all, or more than the limit. */
+export type RawBody = Buffer | null | 'too_large';
+
+/** A request as the HTTP adapter hands it over. */
+export interface ApiRequest {
+  method: string;
+  /** The path, percent-encoded as received, without the query string. */
+  path: string;
+  /** The query string as received, without the `?` ('' when none). */
+  query: string;
+  /** Header names in lower case. */
+  headers: Record<string, string | undefined>;
+  body: RawBody;
+}
+
+/** A body sent from a stream (the transcript: it may not fit in a string): its length in bytes, and its bytes. */
+export interface StreamedBody {
+  readonly length: number;
+  open(): Readable;
+  /** All of it as text, read at once (for the in-process API). */
+  text(): string;
+}
+
+/** An answer for the HTTP adapter to send. */
+export interface ApiAnswer {
+  /**
+   * The status of the service's answer; 0 when the service gave none (a network fault in its
+   * `before` phase: the request never reached it).
+   */
+  status: number;
+  headers: Record<string, string>;
+  /** The body as sent: JSON text ('' when `stream` is given). */
+  body: string;
+  /** A body to send from a stream instead of `body`. */
+  stream: StreamedBody | undefined;
+  contentType: string;
+  /** Injected latency: wall-clock milliseconds to wait before sending. */
+  delayMs: number;
+  /** Set by `POST /_sim/shutdown`: close the server once this answer is sent. */
+  shutdown?: boolean;
+  /** A network fault that loses this answer (or, without one, the request): for the adapter to carry out on the socket. */
+  network?: AnswerLoss;
+  /**
+   * The journal's record of this request (`/v1`), for the adapter to mark `undelivered` when the
+   * client has gone before the answer could be sent. Not part of what is sent.
+   */
+  journaled?: JournalRecord;
+}
+
+/** One request and its answer, as a transcript records it. */
+export interface Exchange {
+  /** The global virtual time at which the request was handled (ms), before it moved the clock. */
+  nowMs: number;
+  /** The account's virtual time then (ms), or null (no account). */
+  atMs: number | null;
+  method: string;
+  /** The path with its query string. */
+  path: string;
+  headers: ApiRequest['headers'];
+  body: RawBody;
+  answer: ApiAnswer;
+  /**
+   * A control request that changed nothing but took an account's request id (a read with
+   * `?api_key=`, or a refused one): a state file keeps it (so that a restore counts it again), a
+   * transcript does not.
+   */
+  idOnly?: true;
+}

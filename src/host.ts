@@ -1,0 +1,10 @@
+/**
+ * What the simulator reads of its host when its caller gives nothing else: the wall clock and the
+ * log. Every adapter that needs one takes it from here (the core is given them).
+ */
+
+/** The host's wall clock, in milliseconds since the epoch, monotonic while the process runs. */
+export const hostWallClock = (): number => performance.timeOrigin + performance.now();
+
+/** The default log: one line to standard error. */
+export const logToStderr = (line: string): void => void process.stderr.write(`${line}\n`);
