@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { VirtualClock, isoTime, secondsToMs } from '../src/core/clock.js';
-import { IdempotencyStore, requestFingerprint } from '../src/core/idempotency.js';
+import { IdempotencyLedger, IdempotencyStore, requestFingerprint } from '../src/core/idempotency.js';
 import { Journal, type JournalEntry, type JournalRecord } from '../src/core/journal.js';
 import { journalRecord } from './helpers.js';
 import { drawFate, type FateRequest } from '../src/core/fate.js';
@@ -262,7 +262,7 @@ describe('TokenBucket', () => {
 
 describe('IdempotencyStore', () => {
   it('misses an unknown key, replays a stored one with the same fingerprint, conflicts on another', () => {
-    const store = new IdempotencyStore(1000);
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
     expect(store.lookup('/v1/videos', 'k1', 'fp', 0)).toEqual({ kind: 'miss' });
     store.store('/v1/videos', 'k1', 'fp', 200, '{"id":"vid_1"}', 0);
     expect(store.lookup('/v1/videos', 'k1', 'fp', 500)).toEqual({ kind: 'replay', status: 200, text: '{"id":"vid_1"}' });
@@ -270,13 +270,13 @@ describe('IdempotencyStore', () => {
   });
 
   it('scopes keys by endpoint', () => {
-    const store = new IdempotencyStore(1000);
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
     store.store('/v1/videos', 'k', 'fp', 200, '{}', 0);
     expect(store.lookup('/v1/images', 'k', 'fp', 0)).toEqual({ kind: 'miss' });
   });
 
   it('forgets an entry once its retention has passed', () => {
-    const store = new IdempotencyStore(1000);
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
     store.store('/v1/videos', 'k', 'fp', 200, '{"n":1}', 0);
     expect(store.lookup('/v1/videos', 'k', 'fp', 999).kind).toBe('replay');
     expect(store.lookup('/v1/videos', 'k', 'fp', 1000)).toEqual({ kind: 'miss' });
@@ -285,11 +285,46 @@ describe('IdempotencyStore', () => {
   });
 
   it('expires entries one by one, in the order they were stored', () => {
-    const store = new IdempotencyStore(1000);
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
     store.store('/v1/videos', 'a', 'fp', 200, 'A', 0);
     store.store('/v1/videos', 'b', 'fp', 200, 'B', 600);
     expect(store.lookup('/v1/videos', 'a', 'fp', 1200)).toEqual({ kind: 'miss' });
     expect(store.lookup('/v1/videos', 'b', 'fp', 1200)).toEqual({ kind: 'replay', status: 200, text: 'B' });
+  });
+});
+
+describe('IdempotencyStore and IdempotencyLedger', () => {
+  it('matches an answer stored by an earlier version, which kept the request itself instead of its digest', () => {
+    const store = new IdempotencyStore(1000, new IdempotencyLedger(100));
+    store.fromState([{ key: '/v1/videos k', fingerprint: '{"model":"m"}', status: 200, text: 'T', expires_at: 1000 }]);
+    expect(store.lookup('/v1/videos', 'k', 'digest-of-m', 0, '{"model":"m"}')).toEqual({ kind: 'replay', status: 200, text: 'T' });
+    expect(store.lookup('/v1/videos', 'k', 'digest-of-n', 0, '{"model":"n"}')).toEqual({ kind: 'conflict' });
+  });
+
+  it('drops the oldest answer of all stores past its limit, and restores that order from ranks (answers without one first)', () => {
+    const ledger = new IdempotencyLedger(3);
+    const a = new IdempotencyStore(1000, ledger);
+    const b = new IdempotencyStore(1000, ledger);
+    a.store('/v1/videos', 'a1', 'fp', 200, 'A1', 0);
+    b.store('/v1/videos', 'b1', 'fp', 200, 'B1', 0);
+    a.store('/v1/videos', 'a2', 'fp', 200, 'A2', 0);
+    b.store('/v1/videos', 'b2', 'fp', 200, 'B2', 0);
+    expect(a.lookup('/v1/videos', 'a1', 'fp', 0)).toEqual({ kind: 'miss' });
+    expect(ledger.size).toBe(3);
+
+    const ranks = ledger.ranks();
+    const restored = new IdempotencyLedger(2);
+    const a2 = new IdempotencyStore(1000, restored);
+    const b2 = new IdempotencyStore(1000, restored);
+    a2.fromState(a.toState(ranks));
+    b2.fromState([...b.toState(ranks), { key: '/v1/videos old', fingerprint: 'fp', status: 200, text: 'OLD', expires_at: 1000 }]);
+    restored.restore([a2, b2]);
+    // Order: old (no rank), b1, a2, b2; a limit of 2 keeps a2 and b2.
+    expect(restored.size).toBe(2);
+    expect(b2.lookup('/v1/videos', 'old', 'fp', 0)).toEqual({ kind: 'miss' });
+    expect(b2.lookup('/v1/videos', 'b1', 'fp', 0)).toEqual({ kind: 'miss' });
+    expect(a2.lookup('/v1/videos', 'a2', 'fp', 0).kind).toBe('replay');
+    expect(b2.lookup('/v1/videos', 'b2', 'fp', 0).kind).toBe('replay');
   });
 });
 

@@ -15,7 +15,7 @@ const schemaAccepts = compiled.simQueueFault_body as (body: unknown) => boolean;
 
 function serverAccepts(body: FaultRequest): boolean {
   try {
-    new FaultQueue().add(body);
+    new FaultQueue(10).add(body);
     return true;
   } catch {
     return false;
@@ -61,7 +61,7 @@ describe('a fault body (POST /_sim/faults)', () => {
   });
 
   it('refuses a type with another type\'s code in the core too (the pair an answer would carry)', () => {
-    expect(() => new FaultQueue().add({ path: '/v1/videos', status: 400, type: 'invalid_request_error', code: 'rate_limit_exceeded' })).toThrow(
+    expect(() => new FaultQueue(10).add({ path: '/v1/videos', status: 400, type: 'invalid_request_error', code: 'rate_limit_exceeded' })).toThrow(
       "code 'rate_limit_exceeded' (of type 'rate_limit_error') does not go with status 400; the type of status 400 is 'invalid_request_error'.",
     );
   });

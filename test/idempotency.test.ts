@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROMPT, bearer, createVideo, expectError, makeSim } from './helpers.js';
+import { PROMPT, bearer, createVideo, expectError, fastWith, makeSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -326,5 +326,39 @@ describe('POST /v1/videos with Idempotency-Key: retention', () => {
     const bobAgain = await createWithKey(sim, 'clock-key', {}, 'sk_test_bob');
     expect(bobAgain.headers['idempotent-replayed']).toBe('true');
     expect(bobAgain.text).toBe(bob.text);
+  });
+});
+
+describe('POST /v1/videos with Idempotency-Key: limits.max_idempotency_keys', () => {
+  const capped = (max_idempotency_keys: number) => makeSim({ scenario: fastWith((s) => (s.limits = { ...s.limits, max_idempotency_keys })) });
+
+  it('keeps the newest answers of all accounts together: past the cap the oldest goes, and its key then behaves as an expired one', async () => {
+    const sim = capped(2);
+    const first = await createWithKey(sim, 'k-1', {}, 'sk_test_a');
+    await createWithKey(sim, 'k-2', {}, 'sk_test_b');
+    await createWithKey(sim, 'k-3', {}, 'sk_test_a');
+    // k-1 of sk_test_a was the oldest of the three: the same request creates anew, another is no conflict.
+    const again = await createWithKey(sim, 'k-1', {}, 'sk_test_a');
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.body.id).not.toBe(first.body.id);
+    // That stored k-1 anew, and k-2 (now the oldest) went; k-3 is still kept.
+    expect((await createWithKey(sim, 'k-3', {}, 'sk_test_a')).headers['idempotent-replayed']).toBe('true');
+    expect((await createWithKey(sim, 'k-2', { prompt: 'another' }, 'sk_test_b')).status).toBe(200);
+  });
+
+  it('is 2,000 by default', async () => {
+    const sim = makeSim({ scenario: 'default' });
+    expect((await request(sim.app).get('/_sim/scenario')).body.limits.max_idempotency_keys).toBe(2_000);
+  });
+
+  it('keeps a digest of the request with its answer, not the request', async () => {
+    const sim = makeSim();
+    const prompt = `${PROMPT} ${'p'.repeat(3000)}`;
+    expect((await createWithKey(sim, 'k-big', { prompt })).status).toBe(200);
+    const [stored] = sim.core.toState().accounts.flatMap((a) => a.idempotency);
+    expect(stored?.fingerprint).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    // The answer itself holds the prompt once.
+    expect(JSON.stringify(stored).split('p'.repeat(3000)).length - 1).toBe(1);
   });
 });

@@ -1,8 +1,12 @@
 /**
  * The global limits (scenario `limits`, docs/limits.md): the cap on stored generations counts every
- * account together, the least recently used account is dropped past `max_accounts`, `GET
- * /_sim/health` counts both, and the journal keeps a fingerprint of each body instead of the body.
+ * account together and every generation, in flight or not (a create is 429 when none can make
+ * room), what it evicts is released at once, the least recently used account is dropped past
+ * `max_accounts`, `GET /_sim/health` counts both, the stored idempotent answers are capped, and the
+ * journal keeps a fingerprint of each body instead of the body.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { bodyFingerprint } from '../src/api/body.js';
@@ -48,8 +52,10 @@ async function createResolved(sim: Sim, key: string): Promise<string> {
 describe('limits.max_stored_generations', () => {
   it('counts all accounts together: 50 keys with 2 resolved generations each store 10 under a cap of 10, not 100', async () => {
     const sim = limited({ max_stored_generations: 10 });
-    for (let k = 0; k < 50; k++) await createMany(sim, 2, { duration_seconds: 4 }, `sk_test_many_${k}`);
-    await advanceOk(sim, 15);
+    for (let k = 0; k < 50; k++) {
+      await createMany(sim, 2, { duration_seconds: 4 }, `sk_test_many_${k}`);
+      await advanceOk(sim, 15);
+    }
     expect(await storedIds(sim)).toHaveLength(10);
     expect(await health(sim)).toEqual({ accounts: 50, stored_generations: 10, evicted_accounts: 0, evicted_generations: 90 });
   });
@@ -66,12 +72,15 @@ describe('limits.max_stored_generations', () => {
     const b2 = await createResolved(sim, 'sk_test_b');
     expectError(await getVideo(sim, b1, 'sk_test_b'), 404, 'invalid_request_error', 'resource_not_found', 'id');
     expect(await storedIds(sim)).toEqual([a2, c1, b2]);
-    // An in-flight generation is stored beside them, and never evicted.
+    // An in-flight generation counts, and is never evicted: the resolved ones make room around it.
     const [slow] = await createMany(sim, 1, { duration_seconds: 16 }, 'sk_test_d');
+    expect(await storedIds(sim)).toEqual([c1, b2, slow]);
     const e1 = await createResolved(sim, 'sk_test_e');
     expect((await getVideo(sim, slow as string, 'sk_test_d')).body.status).toBe('processing');
-    expect(await storedIds(sim)).toEqual([c1, b2, slow, e1]);
-    expect(await health(sim)).toEqual({ accounts: 5, stored_generations: 4, evicted_accounts: 0, evicted_generations: 3 });
+    expect(await storedIds(sim)).toEqual([b2, slow, e1]);
+    const f1 = await createResolved(sim, 'sk_test_f');
+    expect(await storedIds(sim)).toEqual([slow, e1, f1]);
+    expect(await health(sim)).toEqual({ accounts: 6, stored_generations: 3, evicted_accounts: 0, evicted_generations: 5 });
   });
 
   it('caps images across accounts too: past the cap the oldest image goes, whatever its account', async () => {
@@ -85,20 +94,133 @@ describe('limits.max_stored_generations', () => {
     expect((await createVideo(sim, { keyframe_id: second }, 'sk_test_img_b')).status).toBe(200);
   });
 
-  it('evicts the same generations for the same requests', async () => {
+  it('evicts the same generations, and refuses the same creates, for the same requests', async () => {
     const run = async () => {
       const sim = limited({ max_stored_generations: 4, max_accounts: 3 });
+      const statuses: number[] = [];
       for (let i = 0; i < 12; i++) {
-        await createMany(sim, 1 + (i % 2), { duration_seconds: 4 + 4 * (i % 3) }, `sk_test_det_${i % 5}`);
+        for (let n = 0; n < 1 + (i % 2); n++) statuses.push((await createVideo(sim, { duration_seconds: 4 + 4 * (i % 3) }, `sk_test_det_${i % 5}`)).status);
         await advanceOk(sim, 7);
       }
       await advanceOk(sim, 60);
-      return { ids: await storedIds(sim), limits: await health(sim) };
+      return { statuses, ids: await storedIds(sim), limits: await health(sim) };
     };
     const first = await run();
     expect(first.limits.evicted_generations).toBeGreaterThan(0);
     expect(first.limits.evicted_accounts).toBeGreaterThan(0);
+    expect(first.statuses).toContain(429);
     expect(await run()).toEqual(first);
+  });
+
+  it('counts in-flight generations too: at the cap with none resolved, a video or image create is 429 with Retry-After 1, naming the limit', async () => {
+    const sim = limited({ max_stored_generations: 3 });
+    const ids = await createMany(sim, 3, { duration_seconds: 4 }, 'sk_test_full_a');
+    const refusals = [
+      await createVideo(sim, {}, 'sk_test_full_b'),
+      await request(sim.app).post('/v1/images').set(bearer('sk_test_full_b')).send({ prompt: PROMPT }),
+    ];
+    // Past the rate limit, each refusal has spent the request's token like any other answer.
+    expect(refusals.map((r) => r.headers['x-ratelimit-remaining'])).toEqual(['999999999', '999999998']);
+    for (const refused of refusals) {
+      const error = expectError(refused, 429, 'rate_limit_error', 'rate_limit_exceeded');
+      expect(error.message).toBe(
+        'The simulator holds 3 generations and images, its limit (limits.max_stored_generations), and none of them has resolved, so none can make room. ' +
+          'Advance the clock (POST /_sim/clock/advance) so that generations resolve, or raise limits.max_stored_generations.',
+      );
+      expect(refused.headers['retry-after']).toBe('1');
+    }
+    expect(await storedIds(sim)).toEqual(ids);
+    expect(await health(sim)).toMatchObject({ stored_generations: 3, evicted_generations: 0 });
+    // Once they resolve, the one that resolved first makes room, and the create goes through.
+    await advanceOk(sim, 15);
+    const resolved = (await request(sim.app).get('/_sim/generations')).body.data as { id: string; completed_at: string }[];
+    const first = resolved.reduce((a, b) => (Date.parse(b.completed_at) < Date.parse(a.completed_at) ? b : a));
+    const made = await createVideo(sim, {}, 'sk_test_full_b');
+    expect(made.status).toBe(200);
+    expect(await storedIds(sim)).toEqual([...ids.filter((id) => id !== first.id), made.body.id]);
+  });
+
+  it('restores a snapshot of an earlier version, whose made images have no place among the resolved generations: they go first', async () => {
+    const sim = limited({ max_stored_generations: 3 });
+    const video = await createResolved(sim, 'sk_test_old');
+    const image = (await request(sim.app).post('/v1/images').set(bearer('sk_test_old')).send({ prompt: PROMPT })).body.id as string;
+    const state = sim.core.toState();
+    expect(state.store.images.map((i) => i.after_change)).toEqual([expect.any(Number), undefined]);
+    for (const i of state.store.images) delete i.after_change;
+    const restored = limited({ max_stored_generations: 3 });
+    restored.core.fromState(state);
+    expect(await health(restored)).toMatchObject({ stored_generations: 2 });
+    await createMany(restored, 2, {}, 'sk_test_old');
+    // The image, placed before every generation, made room first; the video is still stored.
+    expect((await request(restored.app).get(`/cdn/images/${image}.png`)).status).toBe(404);
+    expect((await getVideo(restored, video, 'sk_test_old')).status).toBe(200);
+  });
+
+  it('answers a create repeated under its Idempotency-Key however full the store is', async () => {
+    const sim = limited({ max_stored_generations: 2 });
+    const keyed = () => request(sim.app).post('/v1/videos').set(bearer()).set('Idempotency-Key', 'k-full').send({ model: 'video-3.2', prompt: PROMPT });
+    const first = await keyed();
+    await createMany(sim, 1);
+    expect((await createVideo(sim)).status).toBe(429);
+    const again = await keyed();
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+  });
+
+  it('makes room with images too: an image resolves when it is made, and goes before a generation that resolved after it', async () => {
+    const sim = limited({ max_stored_generations: 2 });
+    const image = (await request(sim.app).post('/v1/images').set(bearer()).send({ prompt: PROMPT })).body.id as string;
+    const video = await createResolved(sim, 'sk_test_alice');
+    const next = await createVideo(sim);
+    expect(next.status).toBe(200);
+    expectError(await createVideo(sim, { keyframe_id: image }), 400, 'invalid_request_error', 'keyframe_not_found', 'keyframe_id');
+    expect((await request(sim.app).get(`/cdn/images/${image}.png`)).status).toBe(404);
+    expect(await storedIds(sim)).toEqual([video, next.body.id]);
+  });
+});
+
+/** A full garbage collection, from inside the test (V8's flag set at run time). */
+function collectGarbage(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+/** Whether the object behind `ref` is gone after a full collection, once the current job let go of it. */
+async function released(ref: WeakRef<object>): Promise<boolean> {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  collectGarbage()();
+  return ref.deref() === undefined;
+}
+
+describe('what a limit evicts is released at once', () => {
+  it('an evicted generation and the keyframe generated for it: no list, index or log keeps them', async () => {
+    const sim = limited({ max_stored_generations: 1 }, (s) => (s.keyframe_first_share = 1));
+    const first = await createResolved(sim, 'sk_test_gc_a');
+    const refs = ((g = sim.core.store.get(first)) => [g, sim.core.store.image(g?.fate.keyframeImageId as string)].map((x) => new WeakRef(x as object)))();
+    await createResolved(sim, 'sk_test_gc_b');
+    expectError(await getVideo(sim, first, 'sk_test_gc_a'), 404, 'invalid_request_error', 'resource_not_found', 'id');
+    for (const ref of refs) expect(await released(ref)).toBe(true);
+  });
+
+  it('an evicted image: no list or index keeps it', async () => {
+    const sim = limited({ max_stored_generations: 1 });
+    const image = async () => (await request(sim.app).post('/v1/images').set(bearer()).send({ prompt: PROMPT })).body.id as string;
+    const first = await image();
+    const ref = new WeakRef(sim.core.store.image(first) as object);
+    await image();
+    expect(sim.core.store.image(first)).toBeUndefined();
+    expect(await released(ref)).toBe(true);
+  });
+
+  it('a stored idempotent answer dropped past max_idempotency_keys', async () => {
+    const sim = limited({ max_idempotency_keys: 1 });
+    const post = (key: string) => request(sim.app).post('/v1/images').set(bearer()).set('Idempotency-Key', key).send({ prompt: PROMPT });
+    await post('k-1');
+    const account = sim.core.accounts.peek('sk_test_alice');
+    const ref = new WeakRef(account?.idempotency.entries()[0] as object);
+    await post('k-2');
+    expect(await released(ref)).toBe(true);
   });
 });
 
@@ -157,13 +279,14 @@ describe('limits.max_accounts', () => {
 
 describe('GET /_sim/health limits', () => {
   it('counts accounts and generations held (in-flight included), and evictions until a global reset', async () => {
-    const sim = limited({ max_stored_generations: 1, max_accounts: 2 });
+    const sim = limited({ max_stored_generations: 2, max_accounts: 2 });
+    await createResolved(sim, 'sk_test_h1');
     await createResolved(sim, 'sk_test_h1');
     await createResolved(sim, 'sk_test_h1');
     await createMany(sim, 1, {}, 'sk_test_h2');
-    expect(await health(sim)).toEqual({ accounts: 2, stored_generations: 2, evicted_accounts: 0, evicted_generations: 1 });
+    expect(await health(sim)).toEqual({ accounts: 2, stored_generations: 2, evicted_accounts: 0, evicted_generations: 2 });
     await listVideos(sim, 'sk_test_h3');
-    expect(await health(sim)).toEqual({ accounts: 2, stored_generations: 1, evicted_accounts: 1, evicted_generations: 1 });
+    expect(await health(sim)).toEqual({ accounts: 2, stored_generations: 1, evicted_accounts: 1, evicted_generations: 2 });
     const reset = await request(sim.app).post('/_sim/reset').send({});
     expect(reset.body.limits).toEqual({ accounts: 0, stored_generations: 0, evicted_accounts: 0, evicted_generations: 0 });
   });
@@ -171,7 +294,14 @@ describe('GET /_sim/health limits', () => {
   it('GET /_sim/scenario shows the limits with their defaults', async () => {
     const sim = makeSim({ scenario: 'default' });
     const res = await request(sim.app).get('/_sim/scenario');
-    expect(res.body.limits).toEqual({ max_stored_generations: 100_000, max_accounts: 10_000, journal_size: 10_000, max_hung_connections: 1000 });
+    expect(res.body.limits).toEqual({
+      max_stored_generations: 8_000,
+      max_accounts: 10_000,
+      journal_size: 5_000,
+      max_idempotency_keys: 2_000,
+      max_queued_faults: 10_000,
+      max_hung_connections: 1000,
+    });
   });
 });
 

@@ -94,27 +94,23 @@ describe('idempotency and limits', () => {
     expect((await createVideo(sim, { keyframe_id: images[6] }, 'sk_test_cap_standalone')).status).toBe(200);
   });
 
-  it('limits.max_stored_generations counts resolved generations only: an in-flight one is never evicted', async () => {
+  it('limits.max_stored_generations 5 counts in-flight generations: with 5 in flight a create is 429; the first to resolve makes room, never one in flight', async () => {
     const key = 'sk_test_cap2';
     const [slow] = await createMany(sim, 1, { duration_seconds: 16 }, key);
+    // Four quick ones, 3 s apart, so that they resolve in the order they were created (each in 10 to 12.5 s).
     const quick: string[] = [];
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 4; i++) {
+      if (i > 0) await advanceOk(sim, 3);
       quick.push(...(await createMany(sim, 1, { duration_seconds: 4 }, key)));
-      await advanceOk(sim, 1);
     }
-    await advanceOk(sim, 12); // every quick one resolved, the slow one still rendering
-    const inFlight = await getVideo(sim, slow as string, key);
-    expect(inFlight.status).toBe(200);
-    expect(inFlight.body.status).toBe('processing');
-    for (const id of quick.slice(0, 3)) expect((await getVideo(sim, id, key)).status).toBe(404);
+    expectError(await createVideo(sim, {}, key), 429, 'rate_limit_error', 'rate_limit_exceeded');
+    await advanceOk(sim, 4); // the first quick one resolved, the others and the slow one in flight
+    const made = await createVideo(sim, {}, key);
+    expect(made.status).toBe(200);
+    expectError(await getVideo(sim, quick[0] as string, key), 404, 'invalid_request_error', 'resource_not_found', 'id');
     const list = await request(sim.app).get('/v1/videos').query({ limit: 100 }).set(bearer(key));
-    expect(list.body.data.map((v: { id: string }) => v.id)).toEqual([slow, ...quick.slice(3)]);
-    // Once it resolves, it counts: the oldest resolved one left goes.
-    await advanceOk(sim, 30);
-    expect((await getVideo(sim, slow as string, key)).body.status).toBe('succeeded');
-    expect((await getVideo(sim, quick[3] as string, key)).status).toBe(404);
-    const after = await request(sim.app).get('/v1/videos').query({ limit: 100 }).set(bearer(key));
-    expect(after.body.data.map((v: { id: string }) => v.id)).toEqual([slow, ...quick.slice(4)]);
+    expect(list.body.data.map((v: { id: string }) => v.id)).toEqual([slow, ...quick.slice(1), made.body.id]);
+    expect((await getVideo(sim, slow as string, key)).body.status).toBe('processing');
   });
 
   it('limits.journal_size 3: only the last 3 requests are in /_sim/requests', async () => {

@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 
 import type { Distribution } from '../src/core/distribution.js';
-import { PROCESSING_STAGES, type Scenario } from '../src/core/scenario.js';
+import { BASE_SCENARIO, PROCESSING_STAGES, type Scenario } from '../src/core/scenario.js';
 import {
   BUNDLED_SCENARIOS_DIR,
   ScenarioError,
@@ -345,6 +346,16 @@ describe('scenario validation', () => {
 
 describe("the 'default' scenario", () => {
   const s = loadScenario('default');
+
+  it('restates the built-in limits, which openapi.yaml documents as the defaults', () => {
+    const file = parseYaml(readFileSync(join(BUNDLED_SCENARIOS_DIR, 'default.yaml'), 'utf8')) as { limits: unknown };
+    expect(file.limits).toEqual(BASE_SCENARIO.limits);
+    const contract = parseYaml(readFileSync(resolve('openapi.yaml'), 'utf8')) as {
+      components: { schemas: { SimScenario: { properties: { limits: { properties: Record<string, { default: unknown }> } } } } };
+    };
+    const documented = contract.components.schemas.SimScenario.properties.limits.properties;
+    expect(Object.fromEntries(Object.entries(documented).map(([name, schema]) => [name, schema.default]))).toEqual(BASE_SCENARIO.limits);
+  });
 
   it('offers video-3.0, video-3.1 and video-3.2 and the keyframe model video-3.2-keyframe', () => {
     expect(s.models.video).toEqual(['video-3.0', 'video-3.1', 'video-3.2']);

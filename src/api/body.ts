@@ -4,7 +4,7 @@
  */
 import { hash } from 'node:crypto';
 import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
-import { fail, type SimError } from '../core/errors.js';
+import { clip, fail, type SimError } from '../core/errors.js';
 import type { RawBody } from './exchange.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -33,12 +33,12 @@ export function readJsonBody(
   }
   const encoding = headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-    return { error: fail('unsupported_content_type', { message: `Content-Encoding '${encoding}' is not supported. Send plain UTF-8 JSON.` }) };
+    return { error: fail('unsupported_content_type', { message: `Content-Encoding '${clip(encoding)}' is not supported. Send plain UTF-8 JSON.` }) };
   }
   if (!isJsonContentType(contentType)) {
     return {
       error: fail('unsupported_content_type', {
-        message: `Content-Type must be application/json; got ${contentType === undefined ? 'none' : `'${contentType}'`}.`,
+        message: `Content-Type must be application/json; got ${contentType === undefined ? 'none' : `'${clip(contentType)}'`}.`,
       }),
     };
   }
@@ -79,6 +79,11 @@ function isJsonContentType(value: string | undefined): boolean {
 export function bodyFingerprint(raw: RawBody, parsed?: Record<string, unknown>): string | null {
   if (raw === null || raw === 'too_large') return null;
   const identity = (parsed !== undefined && raw.length > 0 ? jsonIdentity(parsed) : undefined) ?? bodyIdentity(raw);
+  return digest(identity);
+}
+
+/** A SHA-256 digest of a text (base64, 44 characters): what is kept of a request to recognise it again. */
+export function digest(text: string): string {
   // The one-shot digest: no Hash object per request.
-  return hash('sha256', identity, 'base64');
+  return hash('sha256', text, 'base64');
 }

@@ -6,7 +6,7 @@
  * in the working directory cannot stop the simulator from starting.
  */
 import { createRequire } from 'node:module';
-import { SimError, fail } from '../core/errors.js';
+import { SimError, clip, fail } from '../core/errors.js';
 
 /** An Ajv error, as the compiled validators report it (with `verbose`: the data and its schema). */
 export interface SchemaIssue {
@@ -244,7 +244,7 @@ function readQuery(operation: Operation, raw: string, problems: ParameterProblem
       continue;
     }
     if (Object.hasOwn(query, name)) {
-      problems.push({ code: 'invalid_parameter', param: name, message: `'${name}' is given more than once; give it once.` });
+      problems.push({ code: 'invalid_parameter', param: clip(name), message: `'${clip(name)}' is given more than once; give it once.` });
       continue;
     }
     query[name] = operation.integerQuery.includes(name) && /^-?[0-9]+$/.test(value) ? decimalInteger(value) : value;
@@ -322,7 +322,8 @@ function describe(issue: SchemaIssue, operation: Operation, where?: 'body'): Par
   };
   switch (issue.keyword) {
     case 'additionalProperties': {
-      const param = nameOf([...segments, String(issue.params.additionalProperty)]);
+      // The client names an unknown parameter: named back at most 100 characters long.
+      const param = clip(nameOf([...segments, String(issue.params.additionalProperty)]) as string);
       return {
         code: 'unknown_parameter',
         param,

@@ -7,8 +7,16 @@
  * The order of a `/v1` request:
  *
  *   authentication → faults and latency → rate limit → idempotent replay → route → body →
- *   parameters → the operation (existence, balance, claim linking) → the answer checked against
- *   openapi.yaml → stored under its Idempotency-Key → journaled.
+ *   parameters → the operation (existence, balance, claim linking, room in the store) → the answer
+ *   checked against openapi.yaml → stored under its Idempotency-Key → journaled.
+ *
+ * Room in the store is the last check of a create (video or image): with
+ * `limits.max_stored_generations` generations and images stored and none of them resolved, it is
+ * 429 `rate_limit_exceeded` with `Retry-After: 1` (else what resolved first makes room). It comes
+ * after the idempotent replay, so that a create answered before is answered again however full the
+ * store is; and after every check that no retry can pass, so that a create refused for room is one
+ * that succeeds once something resolves. Being past the rate limit, it has spent the request's
+ * token, as every request that reaches its parameters has.
  *
  * A network fault drawn with the faults loses the answer: in its `before` phase the request stops
  * there (no answer: nothing after it runs but the journal and the transcript); in its `after`
@@ -22,7 +30,7 @@
  * (A CORS preflight is answered by the HTTP adapter before any of this, without a key.)
  */
 import type { Account } from '../core/account.js';
-import { SimError, errorObject, fail } from '../core/errors.js';
+import { SimError, clip, errorObject, fail } from '../core/errors.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
 import { drawInjection } from '../core/injection.js';
@@ -30,7 +38,7 @@ import { journalRecord, type HandledRequest } from '../core/journal.js';
 import { bodyBytesSent, type NetworkFault } from '../core/network.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
-import { JSON_TYPE, bodyFingerprint, readJsonBody } from './body.js';
+import { JSON_TYPE, bodyFingerprint, digest, readJsonBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
 import type { ApiAnswer, ApiRequest, Exchange, StreamedBody } from './exchange.js';
 import { OPERATION_HANDLERS, StreamAnswer, type Control, type OperationInput } from './operations.js';
@@ -175,7 +183,7 @@ function spendRateLimit(ctx: RequestContext): Draft | undefined {
 function replayIdempotent(ctx: RequestContext): Draft | undefined {
   const { method, path, headers } = ctx.request;
   const read = ctx.readBody();
-  ctx.keyed = keyedRequest(method, path, headers['idempotency-key'], read.value, read.error === undefined);
+  ctx.keyed = keyedRequest(method, path, headers['idempotency-key'], read.value, read.error === undefined, digest);
   if (ctx.keyed === undefined) return undefined;
   const found = replayFor((ctx.account as Account).idempotency, ctx.keyed, ctx.atMs, ctx.headers);
   if (found === undefined) return undefined;
@@ -402,5 +410,5 @@ class RequestContext implements OperationInput, HandledRequest {
 const NO_FIELDS: Record<string, never> = Object.freeze({}) as Record<string, never>;
 
 function unknownRoute(request: { method: string; path: string }): SimError {
-  return fail('unknown_route', { message: `Unknown route: ${request.method} ${request.path}. See openapi.yaml for the routes this API has.` });
+  return fail('unknown_route', { message: `Unknown route: ${clip(request.method)} ${clip(request.path)}. See openapi.yaml for the routes this API has.` });
 }

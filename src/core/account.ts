@@ -8,7 +8,7 @@
 import { fail } from './errors.js';
 import type { Generation } from './generation.js';
 import { fnv1a32 } from './hash.js';
-import { IdempotencyStore, type IdempotencyEntryState } from './idempotency.js';
+import { IdempotencyStore, type IdempotencyEntryState, type IdempotencyLedger, type StoredResponse } from './idempotency.js';
 import { TIMED_STAGES } from './pipeline.js';
 import { createStream, type RandomStream } from './random.js';
 import { AccountBuckets, type BucketsState } from './rateLimit.js';
@@ -59,11 +59,13 @@ export class Account {
   /** A generation walks at most one scheduled entry per stage. */
   readonly scheduler = new Scheduler<Generation>(TIMED_STAGES.length);
 
+  /** `ledger`: the stored answers of all accounts, which bounds them (`limits.max_idempotency_keys`). */
   constructor(
     readonly key: string,
     scenario: Scenario,
     private readonly seed: number,
     globalNowMs: number,
+    ledger: IdempotencyLedger,
   ) {
     this.tag = accountTag(key);
     // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
@@ -72,11 +74,12 @@ export class Account {
     this.negativePrompt = spec.negative_prompt !== undefined ? spec.negative_prompt : scenario.account_defaults.negative_prompt;
     this.requestStream = createStream(seed, key, 'requests');
     this.buckets = new AccountBuckets(scenario.rate_limits, globalNowMs);
-    this.idempotency = new IdempotencyStore(Math.round(scenario.idempotency.retention_seconds * 1000));
+    this.idempotency = new IdempotencyStore(Math.round(scenario.idempotency.retention_seconds * 1000), ledger);
   }
 
-  toState(): AccountState {
-    return { ...this.toRow(), idempotency: this.idempotency.toState(), scheduled: this.scheduler.pending().map((g) => g.fate.id) };
+  /** `ranks`: where each stored answer stands among those of all accounts (`IdempotencyLedger.ranks`). */
+  toState(ranks: ReadonlyMap<StoredResponse, number>): AccountState {
+    return { ...this.toRow(), idempotency: this.idempotency.toState(ranks), scheduled: this.scheduler.pending().map((g) => g.fate.id) };
   }
 
   /** The account's state but for its stored answers and scheduled transitions (a snapshot's account row). */
@@ -96,10 +99,11 @@ export class Account {
 
   /**
    * The account a row of `toRow` describes, with no stored answer and nothing scheduled (the
-   * caller puts them back once it has them).
+   * caller puts them back once it has them; the ledger places its stored answers among those of
+   * the other accounts).
    */
-  static fromRow(row: AccountRow, scenario: Scenario, seed: number): Account {
-    const account = new Account(row.key, scenario, seed, row.buckets.main.updated_at);
+  static fromRow(row: AccountRow, scenario: Scenario, seed: number, ledger: IdempotencyLedger): Account {
+    const account = new Account(row.key, scenario, seed, row.buckets.main.updated_at, ledger);
     account.offsetMs = row.offset_ms;
     account.requestCount = row.requests;
     account.videoDraws = row.video_draws;

@@ -3,10 +3,14 @@
  * `Authorization: Bearer <API_KEY>`; a missing, malformed, unknown or revoked key is 401
  * `authentication_error`. Which keys exist is the scenario's: those under `accounts`, and any key
  * with `auth.key_prefix` (each an account of its own); `auth.revoked_keys` and an account's
- * `revoked` are refused.
+ * `revoked` are refused. A key is at most 255 characters long: each account keeps its key, so a
+ * longer one would let the accounts' memory grow with what clients send.
  */
 import { fail, type SimError } from './errors.js';
 import type { Scenario } from './scenario.js';
+
+/** The longest API key accepted. */
+export const MAX_API_KEY_LENGTH = 255;
 
 /** The API key an `Authorization` header names, or the 401 to answer. */
 export function apiKeyOf(scenario: Scenario, authorization: string | undefined): string | SimError {
@@ -26,6 +30,9 @@ export function apiKeyOf(scenario: Scenario, authorization: string | undefined):
  * (`api_key`) never makes an account for a refused one.
  */
 export function keyRefusal(scenario: Scenario, key: string): SimError | undefined {
+  if (key.length > MAX_API_KEY_LENGTH) {
+    return fail('invalid_api_key', { message: `Invalid API key: a key is at most ${MAX_API_KEY_LENGTH} characters long; this one has ${key.length}.` });
+  }
   const { auth, accounts } = scenario;
   // Own keys only: a key named 'valueOf' or '__proto__' must not find Object.prototype's members.
   const spec = Object.hasOwn(accounts, key) ? accounts[key] : undefined;

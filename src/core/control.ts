@@ -5,7 +5,7 @@
  * time).
  */
 import type { Account } from './account.js';
-import { fail } from './errors.js';
+import { clip, fail } from './errors.js';
 import { failedFate } from './fate.js';
 import { controlView, type Generation } from './generation.js';
 import * as lifecycle from './lifecycle.js';
@@ -29,16 +29,15 @@ export interface GenerationsInput {
 export function controlGenerations(sim: Simulator, input: GenerationsInput) {
   sim.catchUpAll();
   // `after` names a stored generation; only those created after it are listed.
-  let afterSeq = -1;
+  let after: Generation | null = null;
   if (input.after != null) {
-    const anchor = sim.store.get(input.after);
-    if (!anchor) {
-      throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${input.after}' is not.` });
+    after = sim.store.get(input.after) ?? null;
+    if (!after) {
+      throw fail('invalid_parameter', { param: 'after', message: `'after' must be a stored generation id; '${clip(input.after)}' is not.` });
     }
-    afterSeq = anchor.globalSeq;
   }
   const page = sim.store.list(
-    { account: input.apiKey || null, status: input.status || null, afterSeq, changedSince: input.changedSince ?? null },
+    { account: input.apiKey || null, status: input.status || null, after, changedSince: input.changedSince ?? null },
     input.limit ?? REQUEST_DEFAULTS.simGenerations.limit,
   );
   return {
@@ -116,5 +115,5 @@ function storedGeneration(sim: Simulator, id: string, apiKey: string | null): Ge
 }
 
 function notStored(id: string) {
-  return fail('resource_not_found', { param: 'id', message: `No generation '${id}' is stored in the simulator.` });
+  return fail('resource_not_found', { param: 'id', message: `No generation '${clip(id)}' is stored in the simulator.` });
 }

@@ -234,6 +234,21 @@ export function errorObject(
   return obj;
 }
 
+/** How many characters of a client's value an error message names at most. */
+export const NAMED_VALUE_LENGTH = 100;
+
+/**
+ * A value the client sent, as an error message (or `param`) names it: whole up to 100 characters,
+ * else its first 100 and an ellipsis, so that no answer echoes a value of unbounded size. A cut
+ * never splits a character written as two UTF-16 units.
+ */
+export function clip(value: string, max = NAMED_VALUE_LENGTH): string {
+  if (value.length <= max) return value;
+  const code = value.charCodeAt(max - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
+  return `${value.slice(0, end)}…`;
+}
+
 /** Shorthand used across the core: `throw fail('resource_not_found', { param: 'id' })`. */
 export function fail(code: ErrorCode, options: SimErrorOptions = {}): SimError {
   return new SimError(code, options);

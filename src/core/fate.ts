@@ -4,7 +4,7 @@
  * can change it. Only a control request on that generation does: ending a stage early makes the
  * stage's duration what it lasted, and a forced failure replaces the fate (`failedFate`).
  */
-import { fail, isErrorCode, ERROR_CATALOGUE, type ErrorCode } from './errors.js';
+import { clip, fail, isErrorCode, ERROR_CATALOGUE, type ErrorCode } from './errors.js';
 import { DIRECT_STAGES, KEYFRAME_FIRST_STAGES, STAGE_BY_NAME, TIMED_STAGES, type TimedStage } from './pipeline.js';
 import type { RandomStream } from './random.js';
 import { sample } from './distribution.js';
@@ -291,7 +291,7 @@ export function failedFate(scenario: Scenario, fate: Fate, stage: TimedStage, co
   if (!(codes as string[]).includes(chosen)) {
     throw fail('invalid_parameter', {
       param: 'code',
-      message: `'${chosen}' is not a failure of the ${stage} stage; it can fail with ${codes.join(', ')}.`,
+      message: `'${clip(chosen)}' is not a failure of the ${stage} stage; it can fail with ${codes.join(', ')}.`,
     });
   }
   const index = fate.stageNames.indexOf(stage);

@@ -2,13 +2,14 @@
  * One-shot faults queued through `POST /_sim/faults`: the next matching /v1 requests get the given
  * error instead of their normal answer, and take no effect; or lose their answer to a network
  * fault (`network.ts`), before or after taking effect. A media download (`/cdn`) may get a network
- * fault too.
+ * fault too. At most `limits.max_queued_faults` faults wait at once (each counts once, whatever its
+ * `times`); adding one costs the same at any queue length.
  *
  * Which `type` and `code` go with which `status` is decided here (the status's type, and any code of
  * that type); openapi.yaml's SimFaultRequest states the same pairs per status, and a test holds the
  * two together.
  */
-import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PROXY_ERROR_CODES, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PROXY_ERROR_CODES, clip, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './fate.js';
 import { MEDIA_NETWORK_KINDS, networkFault, networkSpecOf, type NetworkFault, type NetworkSpec } from './network.js';
@@ -63,6 +64,10 @@ const DEFAULT_CODE_OF_STATUS: Record<number, ErrorCode> = {
 
 export class FaultQueue {
   private faults: QueuedFault[] = [];
+  /** The shots waiting in all (the sum of every fault's `remaining`). */
+  private shots = 0;
+
+  constructor(private readonly maxQueued: number) {}
 
   /** Validates and queues a fault; returns how many shots are now waiting in all. */
   add(request: FaultRequest): number {
@@ -82,7 +87,7 @@ export class FaultQueue {
     }
     if (isMediaPattern(request.path)) checkMediaFault(request, network);
     const times = request.times ?? 1;
-    this.faults.push({
+    const fault: QueuedFault = {
       path: request.path,
       method: request.method ? request.method.toUpperCase() : null,
       error: status === null ? null : faultError(request, status),
@@ -91,8 +96,15 @@ export class FaultQueue {
       network,
       remaining: times,
       apiKey: request.api_key ?? null,
-    });
-    return this.waiting();
+    };
+    if (this.faults.length >= this.maxQueued) {
+      throw fail('invalid_request', {
+        message: `The fault queue is full: it holds ${this.maxQueued} faults, the scenario's limits.max_queued_faults. Clear it (DELETE /_sim/faults), let requests take the faults, or raise the limit.`,
+      });
+    }
+    this.faults.push(fault);
+    this.shots += times;
+    return this.shots;
   }
 
   /**
@@ -121,6 +133,7 @@ export class FaultQueue {
     const index = this.faults.findIndex(matches);
     if (index < 0) return undefined;
     const fault = this.faults[index] as QueuedFault;
+    this.shots--;
     if (--fault.remaining <= 0) this.faults.splice(index, 1);
     return fault;
   }
@@ -144,21 +157,26 @@ export class FaultQueue {
     return this.faults.map((f) => structuredClone(f));
   }
 
+  /** Puts back the faults `toState` gave, all of them (a state kept under a higher limit included). */
   fromState(faults: readonly QueuedFault[]): void {
     // A fault of a snapshot without `network` has none.
     this.faults = faults.map((f) => ({ ...structuredClone(f), network: f.network ?? null }));
+    this.shots = this.faults.reduce((sum, f) => sum + f.remaining, 0);
   }
 
+  /** The shots waiting in all. */
   waiting(): number {
-    return this.faults.reduce((sum, f) => sum + f.remaining, 0);
+    return this.shots;
   }
 
   forget(apiKey: string): void {
     this.faults = this.faults.filter((f) => f.apiKey !== apiKey);
+    this.shots = this.faults.reduce((sum, f) => sum + f.remaining, 0);
   }
 
   clear(): void {
     this.faults = [];
+    this.shots = 0;
   }
 }
 
@@ -198,7 +216,7 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
   if (!isErrorCode(code)) {
     throw fail('invalid_parameter', {
       param: 'code',
-      message: `code must be one of the catalogue's codes (see ErrorCode in openapi.yaml); got '${code}'.`,
+      message: `code must be one of the catalogue's codes (see ErrorCode in openapi.yaml); got '${clip(code)}'.`,
     });
   }
   if (ACCESS_ERROR_CODES.includes(code)) {

@@ -50,6 +50,12 @@ export interface Generation {
   accountChangeSeq: number;
   /** The scheduled end of the current stage, while in flight. */
   pending: ScheduledEntry<Generation> | null;
+  /** The store's bookkeeping: its slot in each of the store's lists (-1: in none). */
+  listSlot: number;
+  orderSlot: number;
+  changeSlot: number;
+  accountChangeSlot: number;
+  resolvedSlot: number;
 }
 
 /**
@@ -161,6 +167,11 @@ export function generationFromState(s: GenerationState): Generation {
     changeSeq: s.change,
     accountChangeSeq: s.account_change ?? 0,
     pending: null,
+    listSlot: -1,
+    orderSlot: -1,
+    changeSlot: -1,
+    accountChangeSlot: -1,
+    resolvedSlot: -1,
   };
 }
 

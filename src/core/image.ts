@@ -18,6 +18,8 @@ export interface Image {
   account: string;
   prompt: string;
   aspectRatio: AspectRatio;
+  /** The store's bookkeeping: its slot in the order things resolved (-1: none, as for a keyframe generated for a video). */
+  resolvedSlot: number;
 }
 
 /** The image object of section 2.2. */
@@ -47,5 +49,6 @@ export function keyframeImage(g: Generation): Image {
     account: g.account,
     prompt: g.request.prompt,
     aspectRatio: DEFAULT_ASPECT_RATIO,
+    resolvedSlot: -1,
   };
 }

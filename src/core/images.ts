@@ -15,7 +15,7 @@ export interface CreateImageInput {
 
 /**
  * Section 4.5: an image, made at once with the keyframe model and charged when made, once the
- * balance covers its price and claim linking accepts it.
+ * balance covers its price, claim linking accepts it and the store has room for it.
  */
 export function createImage(parts: ServiceParts, account: Account, nowMs: number, input: CreateImageInput, forced: ForcedOutcome | null): ReturnType<typeof imageView> {
   const rng = account.streamFor('image', account.imageDraws++);
@@ -24,10 +24,12 @@ export function createImage(parts: ServiceParts, account: Account, nowMs: number
     account: account.key,
     prompt: input.prompt,
     aspectRatio: input.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
+    resolvedSlot: -1,
   };
   const costCents = parts.scenario.pricing.keyframe_cents;
   account.requireBalance(costCents);
   checkClaimLinking(parts.scenario, parts.seed, account.key, [input.prompt], forced);
+  parts.store.makeRoom();
   parts.store.addImage(image);
   account.charge(costCents);
   return imageView(image, parts.scenario.models.keyframe, costCents, nowMs, parts.cdnUrl);

@@ -30,7 +30,7 @@ export interface ServiceParts extends PipelineParts {
 const FILL: Readonly<Record<FilledField, (parts: PipelineParts, g: Generation, atMs: number) => void>> = {
   keyframe(parts, g) {
     g.keyframeReady = true;
-    if (g.fate.keyframeMode === 'generated') parts.store.addImage(keyframeImage(g));
+    if (g.fate.keyframeMode === 'generated') parts.store.addKeyframe(keyframeImage(g));
   },
   routed_model(_parts, g) {
     g.routedModel = g.fate.routedModel;

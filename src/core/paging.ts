@@ -1,38 +1,134 @@
 /**
- * Cursor paging over lists kept in ascending order (generations by creation, changes by sequence
- * number): a binary search for where a page starts, and the scan that fills it.
+ * The ordered lists the simulator keeps of what it stores (generations in creation order, their
+ * latest changes, the order they resolved in, stored answers): any item can leave at once, and a
+ * list is paged from a cursor.
  */
 
-/** Index of the first item whose key is above `key`, in a list ascending by `keyOf`. */
-export function firstAfter<T>(list: readonly T[], key: number, keyOf: (item: T) => number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (keyOf(list[mid] as T) <= key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+/** Where an item records its slot in one list (-1: in none). */
+export interface SlotField<T> {
+  get(item: T): number;
+  set(item: T, slot: number): void;
 }
 
+/** Empty slots fewer than this are never dropped in a batch. */
+const COMPACT_MIN = 1024;
+
 /**
- * Up to `limit` items from `start` on that `keep` accepts; `hasMore` says whether another one
- * follows; `last` is the index of the last item taken (-1 when none).
+ * Items in an order; in a keyed list, each with a number that rises along it (its key, for
+ * cursors). An item that leaves empties its slot at once, so the list no longer keeps it; empty
+ * slots are dropped in batches once they outnumber the items (so the list stays within twice its
+ * items, and 1,024), and each item's slot, which it records itself (`SlotField`), is rewritten then.
+ * Adding, removing and taking the first item cost the same at any length.
  */
-export function takePage<T>(
-  list: readonly T[],
-  start: number,
-  limit: number,
-  keep: (item: T, index: number) => boolean,
-): { data: T[]; hasMore: boolean; last: number } {
-  const data: T[] = [];
-  let last = -1;
-  for (let i = start; i < list.length; i++) {
-    const item = list[i] as T;
-    if (!keep(item, i)) continue;
-    if (data.length === limit) return { data, hasMore: true, last };
-    data.push(item);
-    last = i;
+export class SlotList<T> {
+  /** The keys, slot for slot (a list without keys keeps none). */
+  private keys: number[] | null;
+  private items: (T | undefined)[] = [];
+  /** Every slot before it is empty. */
+  private head = 0;
+  private count = 0;
+
+  constructor(
+    private readonly slot: SlotField<T>,
+    { keyed = false }: { keyed?: boolean } = {},
+  ) {
+    this.keys = keyed ? [] : null;
   }
-  return { data, hasMore: false, last };
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Adds an item at the end; in a keyed list, `key` must not be below the last one's. */
+  push(item: T, key = 0): void {
+    this.slot.set(item, this.items.length);
+    this.items.push(item);
+    this.keys?.push(key);
+    this.count++;
+  }
+
+  /** Removes an item (one not in the list is ignored). */
+  remove(item: T): void {
+    const i = this.slot.get(item);
+    if (i < 0 || this.items[i] !== item) return;
+    this.items[i] = undefined;
+    this.slot.set(item, -1);
+    this.count--;
+    while (this.head < this.items.length && this.items[this.head] === undefined) this.head++;
+    if (this.items.length - this.count > Math.max(COMPACT_MIN, this.count)) this.compact();
+  }
+
+  /** The first item, if any. */
+  first(): T | undefined {
+    return this.items[this.head];
+  }
+
+  /** The last item, if any. */
+  last(): T | undefined {
+    for (let i = this.items.length - 1; i >= this.head; i--) {
+      const item = this.items[i];
+      if (item !== undefined) return item;
+    }
+    return undefined;
+  }
+
+  /** The slot just after an item of the list (where a page after it starts). */
+  after(item: T): number {
+    return this.slot.get(item) + 1;
+  }
+
+  /** In a keyed list, the first slot whose key is above `key`. */
+  afterKey(key: number): number {
+    const keys = this.keys ?? [];
+    let lo = this.head;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((keys[mid] as number) <= key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * Up to `limit` items from slot `start` on that `keep` accepts; `hasMore` says whether another
+   * one follows; `lastKey` is the key of the last item taken (-1 when none or the list has no keys).
+   */
+  page(start: number, limit: number, keep: (item: T) => boolean): { data: T[]; hasMore: boolean; lastKey: number } {
+    const data: T[] = [];
+    let lastKey = -1;
+    for (let i = Math.max(start, this.head); i < this.items.length; i++) {
+      const item = this.items[i];
+      if (item === undefined || !keep(item)) continue;
+      if (data.length === limit) return { data, hasMore: true, lastKey };
+      data.push(item);
+      lastKey = this.keys?.[i] ?? -1;
+    }
+    return { data, hasMore: false, lastKey };
+  }
+
+  /** Every item, in order. */
+  values(): T[] {
+    const out: T[] = [];
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i];
+      if (item !== undefined) out.push(item);
+    }
+    return out;
+  }
+
+  private compact(): void {
+    const keys: number[] | null = this.keys && [];
+    const items: T[] = [];
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i];
+      if (item === undefined) continue;
+      this.slot.set(item, items.length);
+      items.push(item);
+      keys?.push(this.keys?.[i] as number);
+    }
+    this.items = items;
+    this.keys = keys;
+    this.head = 0;
+  }
 }

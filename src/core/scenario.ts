@@ -110,12 +110,19 @@ export interface Scenario {
   idempotency: { retention_seconds: number };
   /** Bounds on what the simulator holds, across all accounts (docs/limits.md). */
   limits: {
-    /** Resolved generations kept across accounts (and, separately, images); past it the oldest go. */
+    /**
+     * Generations (videos, in flight or resolved, and images) kept across accounts; a create past
+     * it evicts the one that resolved first, or is refused (429) when none has resolved.
+     */
     max_stored_generations: number;
     /** Accounts kept; past it the least recently used one is dropped whole. */
     max_accounts: number;
     /** Requests the journal keeps. */
     journal_size: number;
+    /** Answers stored under an Idempotency-Key, across accounts; past it the oldest goes. */
+    max_idempotency_keys: number;
+    /** Faults waiting in the queue of `POST /_sim/faults`; past it a new one is refused (400). */
+    max_queued_faults: number;
     /** Connections held by network `hang` faults at once; past it a hang is a `close`. */
     max_hung_connections: number;
   };
@@ -164,7 +171,14 @@ export const BASE_SCENARIO: Scenario = {
     failure_charge: 'render_if_happened',
   },
   idempotency: { retention_seconds: 86_400 },
-  limits: { max_stored_generations: 100_000, max_accounts: 10_000, journal_size: 10_000, max_hung_connections: 1000 },
+  limits: {
+    max_stored_generations: 8_000,
+    max_accounts: 10_000,
+    journal_size: 5_000,
+    max_idempotency_keys: 2_000,
+    max_queued_faults: 10_000,
+    max_hung_connections: 1000,
+  },
 };
 
 /** The stages whose durations and failures a scenario sets (the pipeline's timed stages). */

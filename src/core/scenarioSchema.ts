@@ -184,6 +184,8 @@ export const SCENARIO_FILE_SCHEMA = obj({
     max_stored_generations: { type: 'integer', minimum: 1 },
     max_accounts: { type: 'integer', minimum: 1 },
     journal_size: { type: 'integer', minimum: 1 },
+    max_idempotency_keys: { type: 'integer', minimum: 1 },
+    max_queued_faults: { type: 'integer', minimum: 1 },
     max_hung_connections: { type: 'integer', minimum: 0 },
   }),
 });

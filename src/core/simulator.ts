@@ -146,7 +146,7 @@ export class Simulator {
     const { accounts } = this.state;
     const held = accounts.use(key);
     if (held) return held;
-    const account = new Account(key, this.scenario, this.seed, this.clock.now());
+    const account = new Account(key, this.scenario, this.seed, this.clock.now(), this.state.idempotencyKeys);
     const dropped = accounts.add(account);
     if (dropped !== undefined) this.state.forgetAccount(dropped);
     return account;

@@ -16,12 +16,11 @@ import { Accounts } from './accounts.js';
 import type { VirtualClock } from './clock.js';
 import { FaultQueue, type QueuedFault } from './faults.js';
 import { generationFromState, generationToState, type Generation, type GenerationState } from './generation.js';
-import type { IdempotencyEntryState } from './idempotency.js';
-import type { Image } from './image.js';
+import { IdempotencyLedger, type IdempotencyEntryState } from './idempotency.js';
 import { Journal, type JournalRecord } from './journal.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
-import { GenerationStore, type StoreCounters, type StoreState } from './store.js';
+import { GenerationStore, type ImageState, type StoreCounters, type StoreState } from './store.js';
 
 /**
  * Everything a global reset drops, as plain data (see `SimulatorState.toState`): the state a snapshot
@@ -69,7 +68,7 @@ export type StateRow =
   | { idempotency: IdempotencyRow }
   | { generation: GenerationState }
   | { account_changes: { account: string; changes: number } }
-  | { image: Image }
+  | { image: ImageState }
   | { journal: JournalRecord }
   | { fault: QueuedFault };
 
@@ -89,10 +88,12 @@ export interface StateLoader {
 }
 
 export class SimulatorState {
-  readonly faults = new FaultQueue();
+  readonly faults: FaultQueue;
   readonly accounts: Accounts;
   readonly store: GenerationStore;
   readonly journal: Journal;
+  /** Every account's answers stored under an Idempotency-Key, bounded together. */
+  readonly idempotencyKeys: IdempotencyLedger;
   /** Requests answered without an account: the global request ids count them. */
   requestCount = 0;
   /**
@@ -110,13 +111,16 @@ export class SimulatorState {
     limits: Scenario['limits'],
   ) {
     this.maxControlKeys = limits.max_accounts;
+    this.faults = new FaultQueue(limits.max_queued_faults);
     this.accounts = new Accounts(limits.max_accounts);
     this.store = new GenerationStore(limits.max_stored_generations);
     this.journal = new Journal(limits.journal_size);
+    this.idempotencyKeys = new IdempotencyLedger(limits.max_idempotency_keys);
   }
 
   /** Drops an account and everything of it: a per-account reset, or the account dropped for the limit. */
   forgetAccount(key: string): void {
+    this.accounts.peek(key)?.idempotency.clear();
     this.accounts.delete(key);
     this.controlRequests.delete(key);
     this.store.forgetAccount(key);
@@ -134,11 +138,12 @@ export class SimulatorState {
   }
 
   toState(): CoreState {
+    const ranks = this.idempotencyKeys.ranks();
     return {
       clock_advanced_ms: this.clock.advancedMs,
       requests: this.requestCount,
       ...(this.controlRequests.size > 0 && { control_requests: Object.fromEntries(this.controlRequests) }),
-      accounts: [...this.accounts.values()].map((account) => account.toState()),
+      accounts: [...this.accounts.values()].map((account) => account.toState(ranks)),
       evicted_accounts: this.accounts.evicted,
       store: this.store.toState(),
       journal: this.journal.toState(),
@@ -155,7 +160,8 @@ export class SimulatorState {
    */
   capture(): StateCapture {
     const controlRequests = [...this.controlRequests];
-    const accounts = [...this.accounts.values()].map((account) => ({ row: account.toRow(), answers: account.idempotency.capture() }));
+    const ranks = this.idempotencyKeys.ranks();
+    const accounts = [...this.accounts.values()].map((account) => ({ row: account.toRow(), answers: account.idempotency.capture(ranks) }));
     const { counters, generations, images, accountChanges } = this.store.capture();
     // An in-flight generation as it is now: its own fields copied (what they hold is replaced, never changed).
     const held = generations.map((g) => (g.completedAt === null ? { ...g } : g));
@@ -200,14 +206,17 @@ export class SimulatorState {
     const answers = new Map<string, IdempotencyEntryState[]>();
     const generations: Generation[] = [];
     const accountChanges: [string, number][] = [];
-    const images: Image[] = [];
+    const images: ImageState[] = [];
     const journal: JournalRecord[] = [];
     const faults: QueuedFault[] = [];
+    // The ledger of the state being loaded: its accounts' stored answers go in it as they come.
+    const state = new SimulatorState(clock, scenario.limits);
+    const ledger = state.idempotencyKeys;
     return {
       add(row) {
         if ('control_requests' in row) controlRequests.push([row.control_requests.key, row.control_requests.count]);
         else if ('account' in row) {
-          accounts.push(Account.fromRow(row.account, scenario, seed));
+          accounts.push(Account.fromRow(row.account, scenario, seed, ledger));
           answers.set(row.account.key, []);
         } else if ('idempotency' in row) {
           const { account, ...entry } = row.idempotency;
@@ -222,12 +231,12 @@ export class SimulatorState {
         else throw new Error(`a row of no known kind (${Object.keys(row).join(', ') || 'empty'})`);
       },
       finish() {
-        const state = new SimulatorState(clock, scenario.limits);
         clock.advancedMs = head.clock_advanced_ms;
         state.requestCount = head.requests;
         for (const [key, count] of controlRequests) state.controlRequests.set(key, count);
         for (const account of accounts) account.idempotency.fromState(answers.get(account.key) ?? [], storedText);
         state.accounts.restore(accounts, head.evicted_accounts);
+        state.idempotencyKeys.restore(accounts.map((account) => account.idempotency));
         state.store.restore(head.store, generations, images, accountChanges);
         const scheduled = new Map<string, { g: Generation; due: number }[]>();
         for (const g of generations) {

@@ -3,7 +3,7 @@
  * Each takes the account's time of the request (its clock caught up once, by the request path).
  */
 import type { Account } from './account.js';
-import { fail } from './errors.js';
+import { clip, fail } from './errors.js';
 import { drawFate, type ForcedOutcome } from './fate.js';
 import { cancelView, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
 import * as lifecycle from './lifecycle.js';
@@ -30,7 +30,8 @@ export interface ListInput {
 
 /**
  * Section 4.1: a new generation, `queued`, once the model and the keyframe image (one of the
- * account's) exist, the balance covers its price and claim linking accepts it.
+ * account's) exist, the balance covers its price, claim linking accepts it and the store has room
+ * for it (`GenerationStore.makeRoom`: a 429 when it is full of generations still in flight).
  */
 export function createVideo(parts: ServiceParts, account: Account, nowMs: number, input: CreateVideoInput, forced: ForcedOutcome | null): VideoView {
   const { scenario } = parts;
@@ -46,13 +47,13 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
   if (!scenario.models.video.includes(request.model)) {
     throw fail('model_not_found', {
       param: 'model',
-      message: `Model '${request.model}' does not exist. Available models: ${scenario.models.video.join(', ')}.`,
+      message: `Model '${clip(request.model)}' does not exist. Available models: ${scenario.models.video.join(', ')}.`,
     });
   }
   if (request.keyframe_id !== null && !parts.store.imagesOf(account.key).has(request.keyframe_id)) {
     throw fail('keyframe_not_found', {
       param: 'keyframe_id',
-      message: `No keyframe image '${request.keyframe_id}' exists. Create one with POST /v1/images and pass its id.`,
+      message: `No keyframe image '${clip(request.keyframe_id)}' exists. Create one with POST /v1/images and pass its id.`,
     });
   }
   const index = account.videoDraws++;
@@ -64,6 +65,7 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
   );
   account.requireBalance(fate.priceCents);
   checkClaimLinking(scenario, parts.seed, account.key, [request.prompt, request.negative_prompt], forced);
+  parts.store.makeRoom();
   const generation: Generation = {
     fate,
     account: account.key,
@@ -83,6 +85,11 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
     changeSeq: 0,
     accountChangeSeq: 0,
     pending: null,
+    listSlot: -1,
+    orderSlot: -1,
+    changeSlot: -1,
+    accountChangeSlot: -1,
+    resolvedSlot: -1,
   };
   parts.store.add(generation);
   account.reserve(fate.priceCents);
@@ -101,7 +108,7 @@ export function listVideos(parts: ServiceParts, account: Account, input: ListInp
   if (!page) {
     throw fail('invalid_parameter', {
       param: 'after',
-      message: `'after' must be the id of one of your generations; '${input.after}' is not.`,
+      message: `'after' must be the id of one of your generations; '${clip(String(input.after))}' is not.`,
     });
   }
   return { object: 'list', data: page.data.map((g) => videoView(g, parts.cdnUrl)), has_more: page.hasMore };
@@ -125,6 +132,6 @@ export function effectiveNegativePrompt(accountDefault: string | null, requested
 
 function ownGeneration(parts: ServiceParts, account: Account, id: string): Generation {
   const g = parts.store.ownedBy(account.key, id);
-  if (!g) throw fail('resource_not_found', { param: 'id', message: `No video generation with id '${id}' exists.` });
+  if (!g) throw fail('resource_not_found', { param: 'id', message: `No video generation with id '${clip(id)}' exists.` });
   return g;
 }
