@@ -347,9 +347,9 @@ describe('POST /v1/videos with Idempotency-Key: limits.max_idempotency_keys', ()
     expect((await createWithKey(sim, 'k-2', { prompt: 'another' }, 'sk_test_b')).status).toBe(200);
   });
 
-  it('is 5,000 by default', async () => {
+  it('is 2,000 by default', async () => {
     const sim = makeSim({ scenario: 'default' });
-    expect((await request(sim.app).get('/_sim/scenario')).body.limits.max_idempotency_keys).toBe(5_000);
+    expect((await request(sim.app).get('/_sim/scenario')).body.limits.max_idempotency_keys).toBe(2_000);
   });
 
   it('keeps a digest of the request with its answer, not the request', async () => {

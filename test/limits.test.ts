@@ -294,7 +294,7 @@ describe('GET /_sim/health limits', () => {
   it('GET /_sim/scenario shows the limits with their defaults', async () => {
     const sim = makeSim({ scenario: 'default' });
     const res = await request(sim.app).get('/_sim/scenario');
-    expect(res.body.limits).toEqual({ max_stored_generations: 10_000, max_accounts: 10_000, journal_size: 10_000, max_idempotency_keys: 5_000, max_queued_faults: 10_000 });
+    expect(res.body.limits).toEqual({ max_stored_generations: 8_000, max_accounts: 10_000, journal_size: 5_000, max_idempotency_keys: 2_000, max_queued_faults: 10_000 });
   });
 });
 
