@@ -73,7 +73,8 @@ describe('the dashboard behind the proxy', () => {
     // Its thumbnail comes through the proxy from its shard.
     const thumbnail = page.getByTestId('generation-thumbnail').first();
     await thumbnail.waitFor();
-    expect(await thumbnail.evaluate((img) => (img as HTMLImageElement).naturalWidth)).toBeGreaterThan(0);
+    // Loaded and decoded (the element shows before its bytes have come).
+    await expect.poll(() => thumbnail.evaluate((img) => (img as HTMLImageElement).naturalWidth), { timeout: 10_000 }).toBeGreaterThan(0);
     expect(browser.errors).toEqual([]);
   });
 });
