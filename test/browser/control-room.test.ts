@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createSimulator } from '../../src/index.js';
-import { openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure } from './chromium.js';
+import { openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure, createVideoAt, openGeneration } from './chromium.js';
 
 const KEY = 'sk_test_room';
 
@@ -35,21 +35,10 @@ afterAll(async () => {
 
 const failureScreenshot = (name: string): void => screenshotOnFailure(() => page, name);
 
-async function createVideo(prompt: string, key = KEY): Promise<string> {
-  const response = await fetch(`${url}/v1/videos`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model: 'video-3.2', prompt }),
-  });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { id: string }).id;
-}
+const createVideo = (prompt: string, key = KEY): Promise<string> => createVideoAt(url, key, prompt);
 
 /** Opens a generation in the detail panel through its `#id` link. */
-async function open(id: string): Promise<void> {
-  await page.evaluate((hash) => (window.location.hash = hash), `#${id}`);
-  await page.getByTestId('detail-id').getByText(id, { exact: true }).waitFor();
-}
+const open = (id: string): Promise<void> => openGeneration(page, id);
 
 const detailStatus = (status: string) => page.getByTestId('detail-status').getByText(status, { exact: true });
 const stored = (id: string) => sim.generations.get(id);

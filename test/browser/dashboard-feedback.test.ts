@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { createSimulator } from '../../src/index.js';
-import { ARTIFACTS, openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure } from './chromium.js';
+import { ARTIFACTS, openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure, createVideoAt, openGeneration } from './chromium.js';
 
 const START = '2026-01-01 00:00:00.000';
 
@@ -32,21 +32,10 @@ afterAll(async () => {
 
 const failureScreenshot = (name: string): void => screenshotOnFailure(() => page, name);
 
-async function createVideo(key: string, prompt = 'A kite over a windy beach.'): Promise<string> {
-  const response = await fetch(`${url}/v1/videos`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model: 'video-3.2', prompt }),
-  });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { id: string }).id;
-}
+const createVideo = (key: string, prompt = 'A kite over a windy beach.'): Promise<string> => createVideoAt(url, key, prompt);
 
 /** Opens a generation in the detail panel through its `#id` link. */
-async function open(id: string): Promise<void> {
-  await page.evaluate((hash) => (window.location.hash = hash), `#${id}`);
-  await page.getByTestId('detail-id').getByText(id, { exact: true }).waitFor();
-}
+const open = (id: string): Promise<void> => openGeneration(page, id);
 
 /** The stage a stored generation is in, as the dashboard names it (`output_verification` → `verification`). */
 function stageNow(id: string): string {
