@@ -897,7 +897,7 @@ async function benchHeaders() {
     await stopServer(sim);
   }
   const { bearerCredential } = await import(pathToFileURL(join(ROOT, 'dist', 'core', 'auth.js')).href);
-  const { hostNameOf } = await import(pathToFileURL(join(ROOT, 'dist', 'http', 'controlGuard.js')).href);
+  const { hostNameOf } = await import(pathToFileURL(join(ROOT, 'dist', 'http', 'accessGuard.js')).href);
   const parse = (fn, value, n = 2_000) => {
     const t0 = now();
     for (let i = 0; i < n; i++) fn(value);

@@ -17,17 +17,17 @@ import { checkShard } from './core/shard.js';
 import { Simulator } from './core/simulator.js';
 import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
-import { controlTokenProblem, isLoopbackAddress, type AccessPolicy } from './http/controlGuard.js';
+import { controlTokenProblem, isLoopbackAddress, type AccessPolicy } from './http/accessGuard.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
 import { hostWallClock, logToStderr } from './host.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
-import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './control/api.js';
-import { SimulatorControlError } from './control/client.js';
+import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './client/api.js';
+import { SimulatorControlError } from './client/client.js';
 import type { Exchange } from './api/handleRequest.js';
-import { attachState, prepareState } from './state/durable.js';
-import { compactedBody, type StateStore } from './state/store.js';
+import { attachState, prepareState } from './persistence/durable.js';
+import { compactedBody, type StateStore } from './persistence/store.js';
 
 export { openapiPath } from './openapi.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
@@ -38,10 +38,10 @@ export { parseShard, ShardSpecError, type ShardSpec } from './core/shard.js';
 export type { VideoView } from './core/generation.js';
 export type { ClientReport, ClientFinding, FindingCode } from './core/clientReport.js';
 export { Simulator } from './core/simulator.js';
-export { SimulatorControl, SimulatorControlError, type SimulatorControlOptions } from './control/client.js';
-export { SimulatorShardsError, type ShardedHealth } from './control/shards.js';
-export { StateRefusedError } from './state/open.js';
-export type { StateStatus } from './state/store.js';
+export { SimulatorControl, SimulatorControlError, type SimulatorControlOptions } from './client/client.js';
+export { SimulatorShardsError, type ShardedHealth } from './client/shards.js';
+export { StateRefusedError } from './persistence/open.js';
+export type { StateStatus } from './persistence/store.js';
 export type {
   ControlMethods,
   GenerationListOptions,
@@ -55,7 +55,7 @@ export type {
   SimGenerationList,
   SimHealth,
   SimulatorControlApi,
-} from './control/api.js';
+} from './client/api.js';
 
 export interface CreateSimulatorOptions {
   /** A bundled scenario's name, a YAML file's path, or a resolved scenario object. Default `default`. */
@@ -251,7 +251,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
       recording: () => recording.status(),
     }),
     // GET /_sim/state: the state as a compacted file, whether or not it is kept in one.
-    state: durable ? () => durable.store.compacted() : () => compactedBody(core, overrides, core.clock.wallStartMs, 0),
+    snapshot: durable ? () => durable.store.compacted() : () => compactedBody(core, overrides, core.clock.wallStartMs, 0),
     ...(durable && { stateStatus: () => durable.store.status() }),
   });
   // The Express app (for the files, and `sim.app`) is made, and Express loaded, on first use.

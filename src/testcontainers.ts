@@ -24,8 +24,8 @@ import {
   type InspectResult,
   type StartedTestContainer,
 } from 'testcontainers';
-import { SimulatorControl } from './control/client.js';
-import { controlTokenProblem } from './http/controlGuard.js';
+import { SimulatorControl } from './client/client.js';
+import { controlTokenProblem } from './http/accessGuard.js';
 
 /** The port the image's simulator listens on. */
 export const SIM_PORT = 8080;

@@ -5,7 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { controlGenerations } from '../src/core/control.js';
+import { controlGenerations } from '../src/core/generationControl.js';
 import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, expectError, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;

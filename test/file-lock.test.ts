@@ -25,7 +25,7 @@ import {
   type LockHolder,
   type ProcessSeen,
 } from '../src/fileLock.js';
-import { StateRefusedError } from '../src/state/open.js';
+import { StateRefusedError } from '../src/persistence/open.js';
 import { createSimulator } from '../src/index.js';
 import { makeSim } from './helpers.js';
 

@@ -141,7 +141,7 @@ describe('GET /_sim/transcript', () => {
     let opened = 0;
     const stream = { length: 3, open: () => (opened++, Readable.from(['a\nb'])), text: () => 'a\nb' };
     const answer = handleRequest(
-      { sim: sim.core, control: { transcript: () => stream, recording: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [] },
+      { sim: sim.core, app: { transcript: () => stream, recording: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [] },
       { method: 'GET', path: '/_sim/transcript', query: '', headers: {}, body: null },
     );
     expect([answer.status, answer.contentType, answer.body, answer.stream, opened]).toEqual([200, 'application/x-ndjson', '', stream, 0]);

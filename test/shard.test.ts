@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseShard, ShardSpecError } from '../src/index.js';
-import { compactStateFile } from '../src/state/compact.js';
-import { StateRefusedError } from '../src/state/open.js';
+import { compactStateFile } from '../src/persistence/compact.js';
+import { StateRefusedError } from '../src/persistence/open.js';
 import { createVideo, makeSim } from './helpers.js';
 import { childProcesses, runCli } from './processes.js';
 

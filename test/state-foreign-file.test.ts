@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimulator } from '../src/index.js';
-import { StateRefusedError } from '../src/state/open.js';
-import { readStateRows } from '../src/state/format.js';
+import { StateRefusedError } from '../src/persistence/open.js';
+import { readStateRows } from '../src/persistence/format.js';
 import { createVideo, makeSim } from './helpers.js';
 import { childProcesses, runCli } from './processes.js';
 

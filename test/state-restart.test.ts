@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createSimulator } from '../src/index.js';
-import { ROW_KINDS } from '../src/state/snapshot.js';
+import { ROW_KINDS } from '../src/persistence/snapshot.js';
 import { PROMPT } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));

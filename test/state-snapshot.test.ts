@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
-import { compactStateFile } from '../src/state/compact.js';
+import { compactStateFile } from '../src/persistence/compact.js';
 import { parseStateText } from './stateFiles.js';
-import { StateRefusedError } from '../src/state/open.js';
-import { COMPACT_MIN_TAIL_BYTES } from '../src/state/store.js';
+import { StateRefusedError } from '../src/persistence/open.js';
+import { COMPACT_MIN_TAIL_BYTES } from '../src/persistence/store.js';
 import { PROMPT, fastWith, makeSim as makeCheckedSim } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sim-state-snapshot-'));

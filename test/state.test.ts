@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StateRefusedError } from '../src/state/open.js';
+import { StateRefusedError } from '../src/persistence/open.js';
 import { parseStateText } from './stateFiles.js';
 import { bearer, createVideo, getVideo, makeSim } from './helpers.js';
 

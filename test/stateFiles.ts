@@ -1,8 +1,8 @@
 /** Reading a state file's text in tests: what it holds, its snapshot's rows apart from its request lines. */
 import type { StateRow } from '../src/core/simulatorState.js';
-import { readStateRows, type StateEntry } from '../src/state/format.js';
-import type { StateHeader } from '../src/state/header.js';
-import type { SingleLineSnapshot, Snapshot } from '../src/state/snapshot.js';
+import { readStateRows, type StateEntry } from '../src/persistence/format.js';
+import type { StateHeader } from '../src/persistence/header.js';
+import type { SingleLineSnapshot, Snapshot } from '../src/persistence/snapshot.js';
 
 export interface StateFileText {
   header: StateHeader;

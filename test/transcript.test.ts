@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handleRequest, type ApiState, type Exchange } from '../src/api/handleRequest.js';
+import { handleRequest, type RequestPathDeps, type Exchange } from '../src/api/handleRequest.js';
 import { Simulator } from '../src/core/simulator.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { loadScenario } from '../src/scenarios/load.js';
@@ -72,9 +72,9 @@ describe('a request in realtime mode', () => {
       cdnUrl: 'http://localhost/cdn',
     });
     const exchanges: Exchange[] = [];
-    const state: ApiState = { sim, control: { transcript: () => undefined, recording: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [], onExchange: (e) => exchanges.push(e) };
+    const deps: RequestPathDeps = { sim, app: { transcript: () => undefined, recording: () => undefined, scenarios: () => [] }, log: () => {}, responseFailures: [], onExchange: (e) => exchanges.push(e) };
     const post = (path: string, body: unknown, key?: string) =>
-      handleRequest(state, {
+      handleRequest(deps, {
         method: 'POST',
         path,
         query: '',

@@ -23,7 +23,7 @@
  * phase the request runs every step and the answer carries the loss for the HTTP adapter to carry
  * out on the socket (`ApiAnswer.network`).
  *
- * The order of a `/_sim` request, once the HTTP adapter's access checks passed (controlGuard.ts):
+ * The order of a `/_sim` request, once the HTTP adapter's access checks passed (accessGuard.ts):
  *
  *   route → body → parameters → operation → the answer checked against openapi.yaml.
  *
@@ -41,14 +41,14 @@ import type { Simulator } from '../core/simulator.js';
 import { JSON_TYPE, bodyFingerprint, digest, readJsonBody } from './body.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
 import type { ApiAnswer, ApiRequest, Exchange, StreamedBody } from './exchange.js';
-import { OPERATION_HANDLERS, StreamAnswer, type Control, type OperationInput } from './operations.js';
+import { OPERATION_HANDLERS, StreamAnswer, type AppParts, type OperationInput } from './operations.js';
 
 export type { ApiAnswer, ApiRequest, Exchange, StreamedBody };
 
-/** An app's state around its simulator: what one Express app (or one replay) keeps. */
-export interface ApiState {
+/** What the request path needs beside the request: the simulator and the parts of the app around it (one per app, restore or replay). */
+export interface RequestPathDeps {
   sim: Simulator;
-  control: Control;
+  app: AppParts;
   /** Where the simulator's own bugs are reported. */
   log: (line: string) => void;
   /** Answers that failed validation against openapi.yaml (each became a 500). */
@@ -89,8 +89,8 @@ interface Surface {
  * The request is handled at one instant of the clock (realtime mode included): all its timestamps
  * are the time it was handled at.
  */
-export function handleRequest(state: ApiState, request: ApiRequest): ApiAnswer {
-  return state.sim.atOneInstant(() => answer(new RequestContext(state, request)));
+export function handleRequest(deps: RequestPathDeps, request: ApiRequest): ApiAnswer {
+  return deps.sim.atOneInstant(() => answer(new RequestContext(deps, request)));
 }
 
 function answer(ctx: RequestContext): ApiAnswer {
@@ -163,7 +163,7 @@ function injectFaultsAndLatency(ctx: RequestContext): Draft | undefined {
   ctx.note = injection.note;
   ctx.forcedOutcome = injection.forcedOutcome;
   if (injection.network !== null) {
-    const network = ctx.state.sockets ? ctx.sim.onSocket(injection.network) : injection.network;
+    const network = ctx.deps.sockets ? ctx.sim.onSocket(injection.network) : injection.network;
     if (network !== injection.network) ctx.note = `${ctx.note as string}; closed instead: limits.max_hung_connections are held`;
     ctx.network = network;
     return network.phase === 'before' ? NO_ANSWER : undefined;
@@ -270,9 +270,9 @@ function checkAnswer(ctx: RequestContext, operation: Operation, draft: Exclude<D
   const value = 'value' in draft ? draft.value : 'stream' in draft ? '' : JSON.parse(draft.text);
   const problem = checkResponse(operation, draft.status, draft.headers, value);
   if (!problem) return draft;
-  const { state, request } = ctx;
-  state.responseFailures.push({ method: request.method, path: ctx.target, status: draft.status, message: problem });
-  state.log(`response validation failed: ${request.method} ${ctx.target} (status ${draft.status}): ${problem}`);
+  const { deps, request } = ctx;
+  deps.responseFailures.push({ method: request.method, path: ctx.target, status: draft.status, message: problem });
+  deps.log(`response validation failed: ${request.method} ${ctx.target} (status ${draft.status}): ${problem}`);
   const headers: Record<string, string> = { 'X-Request-Id': draft.headers['X-Request-Id'] as string };
   for (const name of RATE_LIMIT_HEADERS) if (draft.headers[name] !== undefined) headers[name] = draft.headers[name] as string;
   // Built here, not through the error class: the failure may lie there.
@@ -293,7 +293,7 @@ function journal(ctx: RequestContext, sent: ApiAnswer, value: unknown): void {
 
 /** A transcript records every /v1 request. */
 function recordExchange(ctx: RequestContext, sent: ApiAnswer): void {
-  ctx.state.onExchange?.(ctx.exchange(sent));
+  ctx.deps.onExchange?.(ctx.exchange(sent));
 }
 
 /**
@@ -301,7 +301,7 @@ function recordExchange(ctx: RequestContext, sent: ApiAnswer): void {
  * state file also keeps the others that took an account's request id, so that a restore counts them.
  */
 function recordStateChange(ctx: RequestContext, sent: ApiAnswer): void {
-  const { onExchange } = ctx.state;
+  const { onExchange } = ctx.deps;
   if (!onExchange) return;
   const { method } = ctx.request;
   if (method !== 'GET' && method !== 'HEAD' && sent.status === 200) onExchange(ctx.exchange(sent));
@@ -317,7 +317,7 @@ function markShutdown(ctx: RequestContext, sent: ApiAnswer): void {
 /** One request as it is handled: what the checks found, for the next checks, the operation and the journal. */
 class RequestContext implements OperationInput, HandledRequest {
   readonly sim: Simulator;
-  readonly control: Control;
+  readonly app: AppParts;
   readonly surface: Surface;
   readonly method: string;
   /** The path with its query string. */
@@ -349,11 +349,11 @@ class RequestContext implements OperationInput, HandledRequest {
   private read: { value: Record<string, unknown> | undefined; error: SimError | undefined } | undefined = undefined;
 
   constructor(
-    readonly state: ApiState,
+    readonly deps: RequestPathDeps,
     readonly request: ApiRequest,
   ) {
-    this.sim = state.sim;
-    this.control = state.control;
+    this.sim = deps.sim;
+    this.app = deps.app;
     this.surface = request.path === '/v1' || request.path.startsWith('/v1/') ? SERVICE : CONTROL;
     this.method = request.method;
     this.target = request.query === '' ? request.path : `${request.path}?${request.query}`;
@@ -389,7 +389,7 @@ class RequestContext implements OperationInput, HandledRequest {
   /** What an operation threw as the answer: a catalogue error, or the simulator's bug (logged, 500). */
   failure(e: unknown): Draft {
     if (e instanceof SimError) return this.refuse(e);
-    this.state.log(`internal error on ${this.method} ${this.target}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    this.deps.log(`internal error on ${this.method} ${this.target}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     return { status: 500, headers: this.headers, contentType: JSON_TYPE, value: fail('internal_error').toBody() };
   }
 

@@ -5,7 +5,7 @@
  */
 import type { Account } from '../core/account.js';
 import { clientReport } from '../core/clientReport.js';
-import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerations, failGeneration, finishGeneration } from '../core/control.js';
+import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerations, failGeneration, finishGeneration } from '../core/generationControl.js';
 import { fail } from '../core/errors.js';
 import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
 import { isMediaPattern, type FaultRequest } from '../core/faults.js';
@@ -15,12 +15,12 @@ import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
 import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
-import type { StateStatus } from '../state/store.js';
+import type { StateStatus } from '../persistence/store.js';
 import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
 import type { StreamedBody } from './exchange.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */
-export interface Control {
+export interface AppParts {
   /** The transcript recorded so far (NDJSON, to be streamed), or undefined when recording is off. */
   transcript?(): StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the recording, or undefined when recording is off. */
@@ -35,7 +35,7 @@ export interface Control {
 
 export interface OperationInput {
   readonly sim: Simulator;
-  readonly control: Control;
+  readonly app: AppParts;
   /** The authenticated account (`/v1` operations). */
   readonly account: Account | null;
   /** The account's time of the request (ms): its clock caught up once, before the checks. */
@@ -98,9 +98,9 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   createImage: (input) => createImage(input.sim, accountOf(input), input.atMs, input.body as unknown as CreateImageInput, input.forcedOutcome),
 
   // ---- the control API ----
-  simHealth({ sim, control }) {
-    const recording = control.recording?.();
-    const state = control.stateStatus?.();
+  simHealth({ sim, app }) {
+    const recording = app.recording?.();
+    const state = app.stateStatus?.();
     return { ...sim.health(), ...(recording && { recording }), ...(state && { state }) };
   },
   simClock: ({ sim, query }) => sim.clockState(str(query.api_key)),
@@ -116,7 +116,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simReset: (input) =>
     input.sim.reset({ scenario: str(input.body.scenario), seed: int(input.body.seed) ?? null, apiKey: accountKeyOf(input) }),
   simScenario: ({ sim }) => sim.resolvedScenario,
-  simScenarios: ({ control }) => ({ object: 'list', data: control.scenarios() }),
+  simScenarios: ({ app }) => ({ object: 'list', data: app.scenarios() }),
   simPipeline: ({ sim }) => ({
     object: 'list',
     data: PIPELINE.map(({ name, status, fills, failable, cancelable }) => ({ name, status, fills, failable, cancelable, failure_codes: stageFailureCodes(sim.scenario, name) })),
@@ -159,15 +159,15 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simFailGeneration: (input) => failGeneration(input.sim, input.params.id as string, str(input.body.code), accountKeyOf(input)),
   simCancelGeneration: (input) => cancelGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
   simShutdown: () => ({ status: 'shutting_down' }),
-  simTranscript({ control }) {
-    const stream = control.transcript?.();
+  simTranscript({ app }) {
+    const stream = app.transcript?.();
     if (stream === undefined) {
       throw fail('unknown_route', { message: 'Recording is off: GET /_sim/transcript answers only when the simulator was started with --record FILE.' });
     }
     return new StreamAnswer(stream, 'application/x-ndjson');
   },
-  simState({ control }) {
-    const stream = control.state?.();
+  simState({ app }) {
+    const stream = app.state?.();
     if (stream === undefined) {
       throw fail('unknown_route', { message: 'GET /_sim/state is not served here.' });
     }

@@ -5,7 +5,7 @@
  * (`--control-token none`, which prints a warning).
  */
 import { randomBytes } from 'node:crypto';
-import { controlTokenProblem, isLoopbackAddress } from '../http/controlGuard.js';
+import { controlTokenProblem, isLoopbackAddress } from '../http/accessGuard.js';
 
 export interface ControlAccess {
   /** The token /_sim needs; undefined when it needs none. */

@@ -9,7 +9,7 @@ import { createSimulator, DEFAULT_DRAIN_GRACE_MS, type SimulatorHandle } from '.
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { TranscriptFileError } from '../transcript/file.js';
-import { StateRefusedError } from '../state/open.js';
+import { StateRefusedError } from '../persistence/open.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
 import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
 import { applyHeapPolicy, DEFAULT_HEAP_GROWING_PERCENT } from './heapPolicy.js';

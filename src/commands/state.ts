@@ -6,8 +6,8 @@
  */
 import type { Command } from 'commander';
 import { FileLockedError } from '../fileLock.js';
-import { CompactionFailedError, compactStateFile } from '../state/compact.js';
-import { StateRefusedError } from '../state/open.js';
+import { CompactionFailedError, compactStateFile } from '../persistence/compact.js';
+import { StateRefusedError } from '../persistence/open.js';
 import { EXIT_USAGE } from './parsers.js';
 
 export function registerStateCommand(program: Command): void {

@@ -1,7 +1,7 @@
 /**
  * The JSON API (`/v1` and the control API under `/_sim`: every path but the media and dashboard
  * files) as one plain `node:http` request handler, on Node's own request and response objects:
- * the access checks (controlGuard.ts), CORS for `/v1` (never for `/_sim`), the raw body,
+ * the access checks (accessGuard.ts), CORS for `/v1` (never for `/_sim`), the raw body,
  * `handleRequest` (which holds the order of checks), any injected latency, then the answer (or a
  * network fault the core drew in its place, carried out on the socket by network.ts). The
  * server calls it directly for API paths (server.ts says why); the Express app (app.ts) mounts it
@@ -14,12 +14,12 @@ import { RATE_LIMIT_HEADERS } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import type { RawBody } from '../api/exchange.js';
-import { handleRequest, type ApiAnswer, type ApiRequest, type ApiState, type Exchange, type StreamedBody } from '../api/handleRequest.js';
+import { handleRequest, type ApiAnswer, type ApiRequest, type RequestPathDeps, type Exchange, type StreamedBody } from '../api/handleRequest.js';
 import { logToStderr } from '../host.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
-import type { StateStatus } from '../state/store.js';
-import { createControlGuard, isControlPath, pathOf, type AccessPolicy } from './controlGuard.js';
+import type { StateStatus } from '../persistence/store.js';
+import { createAccessGuard, isControlPath, pathOf, type AccessPolicy } from './accessGuard.js';
 import { answerInternalError } from './errorAnswers.js';
 import { loseAnswer, type NetworkHooks } from './network.js';
 
@@ -38,7 +38,7 @@ export interface ApiOptions {
   /** What `GET /_sim/health` shows of the recording; undefined when recording is off. */
   recording?: () => RecordingStatus | undefined;
   /** The state as a compacted state file (for `GET /_sim/state`): any simulator hands over its state, kept in a file or not. */
-  state: () => StreamedBody;
+  snapshot: () => StreamedBody;
   /** What `GET /_sim/health` shows of the state file; undefined when state is off. */
   stateStatus?: () => StateStatus | undefined;
   /** Called once `POST /_sim/shutdown` has been answered. */
@@ -68,7 +68,7 @@ export interface Api {
   /** Answers one request as `handle` would (recorded like one), synchronously, without waiting any injected latency. */
   readonly answer: (request: ApiRequest) => ApiAnswer;
   /** The answers that failed validation against openapi.yaml (each became a 500). */
-  readonly responseFailures: ApiState['responseFailures'];
+  readonly responseFailures: RequestPathDeps['responseFailures'];
   /**
    * Stops waiting out injected latency while the server stops: the answers waiting now are sent at
    * once, later ones are not delayed, and each closes its connection; connections held by a network
@@ -111,16 +111,16 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       sleep(ms, signal).then(done, done);
     });
   };
-  const state: ApiState = {
+  const deps: RequestPathDeps = {
     sim,
     log,
     responseFailures: [],
     onExchange: options.onExchange,
     sockets: true,
-    control: {
+    app: {
       transcript: options.transcript,
       recording: options.recording,
-      state: options.state,
+      state: options.snapshot,
       stateStatus: options.stateStatus,
       scenarios: listBundledScenarios,
     },
@@ -144,7 +144,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     next();
   };
   const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
-  const guard = createControlGuard(access, requestId);
+  const guard = createAccessGuard(access, requestId);
   const admit: Admission = (req, res, next) => {
     guard(req, res, () => {
       const path = pathOf(req.url);
@@ -168,7 +168,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const queryAt = url.indexOf('?');
-    const answer = handleRequest(state, {
+    const answer = handleRequest(deps, {
       method,
       path: queryAt < 0 ? url : url.slice(0, queryAt),
       query: queryAt < 0 ? '' : url.slice(queryAt + 1),
@@ -185,7 +185,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
   };
   // Answered without a socket (`answer`): a network hang holds no connection.
-  const socketless: ApiState = { ...state, sockets: false };
+  const socketless: RequestPathDeps = { ...deps, sockets: false };
   const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release() });
 
   const mediaFaults: Admission = (req, res, next) => {
@@ -233,7 +233,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     admit,
     answer: (request) => handleRequest(socketless, request),
     requestId,
-    responseFailures: state.responseFailures,
+    responseFailures: deps.responseFailures,
     mediaFaults,
     drain: () => {
       const current = drain;

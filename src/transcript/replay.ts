@@ -8,7 +8,7 @@
  * (never backwards), and by the recorded clock advances and resets themselves. Every draw depends
  * only on an account's own sequence of requests and its virtual time, so the answers are the same.
  */
-import { handleRequest, type ApiRequest, type ApiState } from '../api/handleRequest.js';
+import { handleRequest, type ApiRequest, type RequestPathDeps } from '../api/handleRequest.js';
 import type { Scenario } from '../core/scenario.js';
 import { Simulator } from '../core/simulator.js';
 import { listBundledScenarios } from '../scenarios/load.js';
@@ -42,9 +42,9 @@ export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 
     cdnUrl: header.cdn_url,
     shard: header.shard ?? null,
   });
-  const state: ApiState = {
+  const deps: RequestPathDeps = {
     sim,
-    control: { scenarios: listBundledScenarios },
+    app: { scenarios: listBundledScenarios },
     log: options.log ?? (() => {}),
     responseFailures: [],
   };
@@ -53,7 +53,7 @@ export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 
     // `sim.clock` is read anew each time: a replayed reset makes a new clock.
     const behindMs = Date.parse(line.now) - sim.clock.now();
     if (behindMs > 0) sim.clock.advance(behindMs);
-    const answer = handleRequest(state, recordedRequest(line));
+    const answer = handleRequest(deps, recordedRequest(line));
     compareAnswer(report, line, recordedStatus(answer), sentBody(line.method, answer.body), recordedNetwork(answer));
   }
   return report;

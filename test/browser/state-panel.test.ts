@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../../src/index.js';
-import { compactStateFile } from '../../src/state/compact.js';
+import { compactStateFile } from '../../src/persistence/compact.js';
 import { parseStateText } from '../stateFiles.js';
 import { launchChromium } from './chromium.js';
 

@@ -64,7 +64,7 @@ function isPrintableAscii(text: string): boolean {
  * The three checks, on Node's own request and response (so Express middleware too): each refusal
  * is answered here; a request that passes goes on to `next`. `requestId` numbers the refusals.
  */
-export function createControlGuard(
+export function createAccessGuard(
   policy: AccessPolicy,
   requestId: () => string,
 ): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {

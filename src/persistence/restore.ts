@@ -11,7 +11,7 @@
  * state being restored and one row, whatever the file's size, and the time is linear in it.
  */
 import { constants } from 'node:buffer';
-import { handleRequest, type ApiState } from '../api/handleRequest.js';
+import { handleRequest, type RequestPathDeps } from '../api/handleRequest.js';
 import type { Simulator } from '../core/simulator.js';
 import type { StateRow } from '../core/simulatorState.js';
 import { fileRows, RowTooLongError } from '../fileRows.js';
@@ -85,9 +85,9 @@ export function restoreState(
   context: { wall: HeldWall; cdnUrl: string; log: (line: string) => void },
 ): RestoreResult {
   const { wall } = context;
-  const state: ApiState = {
+  const deps: RequestPathDeps = {
     sim: core,
-    control: { scenarios: listBundledScenarios },
+    app: { scenarios: listBundledScenarios },
     log: context.log,
     responseFailures: [],
   };
@@ -153,7 +153,7 @@ export function restoreState(
       if (behindMs > 0) core.clock.advance(behindMs);
       const globalId = globalIdNumber(line.id);
       if (globalId !== null) core.skipGlobalRequestIdsTo(globalId - 1);
-      const answer = handleRequest(state, recordedRequest(line));
+      const answer = handleRequest(deps, recordedRequest(line));
       result.lines++;
       result.lastSeq = line.seq;
       result.lastIds = Math.max(result.lastIds, globalId ?? 0);
