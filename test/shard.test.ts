@@ -251,11 +251,22 @@ describe('sim deploy nginx', () => {
     expect(run.stdout).toContain('location /shards/1/ {\n            proxy_pass http://sim_shard_1/;');
   });
 
+  it('runs one nginx worker per two shards unless --workers says otherwise', async () => {
+    const shards = (n: number) => Array.from({ length: n }, (_, i) => `http://sim-${i}.sim:8080`).join(',');
+    const workers = async (...args: string[]) => /^worker_processes (\S+);$/m.exec((await runCli(['deploy', 'nginx', ...args])).stdout)?.[1];
+    expect(await workers('--shards', shards(1))).toBe('1');
+    expect(await workers('--shards', shards(2))).toBe('1');
+    expect(await workers('--shards', shards(3))).toBe('2');
+    expect(await workers('--shards', shards(2), '--workers', '4')).toBe('4');
+    expect(await workers('--shards', shards(2), '--workers', 'auto')).toBe('auto');
+  });
+
   it.each([
     [['--shards', 'nope'], /'nope' is not a URL/],
     [['--shards', 'https://sim-0:8080'], /is not an http:\/\/ URL/],
     [['--shards', 'http://sim-0:8080/api'], /has more than a host and a port/],
     [['--shards', 'http://sim-0:8080', '--listen', 'x'], /--listen: 'x' is not a port/],
+    [['--shards', 'http://sim-0:8080', '--workers', '0'], /--workers: '0' is not a number of worker processes/],
     [[], /required option '--shards/],
   ])('%j exits 2 naming what is wrong', async (args, message) => {
     const run = await runCli(['deploy', 'nginx', ...args]);
