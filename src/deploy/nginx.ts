@@ -101,6 +101,11 @@ export function nginxConfig(options: NginxOptions): string {
     `Media of a sharded deployment are served under /shards/I/cdn/...: start each shard with --cdn-url ending in /shards/I/cdn, and follow the URLs its answers carry.`,
   );
   const server = (address: string) => `        server ${address} max_fails=0;`;
+  // Idle connections to a shard are dropped by nginx before the shard drops them (Node closes an
+  // idle keep-alive connection after 5 s): a request sent on a connection the shard is closing
+  // would be a 502, and nothing retries it.
+  const keepalive = (connections: number) =>
+    `        keepalive ${connections};\n        keepalive_timeout 4s;\n        keepalive_requests 100000;`;
   return `# nginx in front of ${n} simulator shard${n === 1 ? '' : 's'}, written by \`sim deploy nginx\`
 # (video-service-sim). Regenerate it rather than edit it:
 #   sim deploy nginx --shards ${options.shards.join(',')} --listen ${listen}${options.workers === undefined ? '' : ` --workers ${workers}`}
@@ -142,14 +147,14 @@ http {
     upstream sim_by_key {
         hash $sim_key consistent;
 ${addresses.map(server).join('\n')}
-        keepalive 32;
+${keepalive(32)}
     }
 ${addresses
   .map(
     (address, i) => `
     upstream sim_shard_${i} {
 ${server(address)}
-        keepalive 8;
+${keepalive(8)}
     }`,
   )
   .join('\n')}
