@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatorControl, SimulatorShardsError } from '../../src/index.js';
-import { startCluster, type Cluster } from './cluster.js';
+import { shardHealths, startCluster, type Cluster } from './cluster.js';
 
 const ARGS = ['--scenario', 'fast', '--clock', 'manual'];
 const START = '2026-01-01T00:00:00.000Z';
@@ -32,10 +32,6 @@ async function create(cluster: Cluster, key: string): Promise<{ id: string; crea
   });
   expect(res.status).toBe(200);
   return res.json() as Promise<{ id: string; created_at: string }>;
-}
-
-async function shardHealths(cluster: Cluster) {
-  return Promise.all(cluster.shards.map(async (_, i) => (await fetch(`${cluster.proxy.url}/shards/${i}/_sim/health`)).json()));
 }
 
 describe('SimulatorControl over three shards', () => {

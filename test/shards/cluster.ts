@@ -169,3 +169,30 @@ export async function startCluster(count: number, args: string[]): Promise<Clust
     },
   };
 }
+
+/** Every shard's `GET /_sim/health`, through the proxy's `/shards/I/`. */
+export async function shardHealths(cluster: Cluster): Promise<any[]> {
+  return Promise.all(cluster.shards.map(async (_, i) => (await fetch(`${cluster.proxy.url}/shards/${i}/_sim/health`)).json()));
+}
+
+/**
+ * At least `atLeast` keys `${prefix}0`, `${prefix}1`, ..., and more until every shard holds one of
+ * them: where a key lands depends on the shards' addresses, which the ring is built from, and their
+ * ports differ from run to run. Each key is used once (a list of its videos) to find its shard;
+ * every shard is reset afterwards, so the keys start with nothing and the counters at their start.
+ */
+export async function keysOnEveryShard(cluster: Cluster, prefix: string, atLeast: number): Promise<string[]> {
+  const keys: string[] = [];
+  while (keys.length < atLeast || !(await shardHealths(cluster)).every((h) => h.limits.accounts > 0)) {
+    if (keys.length >= atLeast + 60) throw new Error(`${keys.length} keys and still a shard holds none`);
+    const key = `${prefix}${keys.length}`;
+    const res = await fetch(`${cluster.proxy.url}/v1/videos`, { headers: { Authorization: `Bearer ${key}` } });
+    if (res.status !== 200) throw new Error(`GET /v1/videos for ${key}: ${res.status}`);
+    keys.push(key);
+  }
+  for (const [i] of cluster.shards.entries()) {
+    const res = await fetch(`${cluster.proxy.url}/shards/${i}/_sim/reset`, { method: 'POST' });
+    if (res.status !== 200) throw new Error(`reset of shard ${i}: ${res.status}`);
+  }
+  return keys;
+}

@@ -5,10 +5,9 @@
  * account are 421, and a shard that is down is a 502 for its own keys only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, startSim, type Cluster, type Sim } from './cluster.js';
+import { keysOnEveryShard, shardHealths, startCluster, startSim, type Cluster, type Sim } from './cluster.js';
 
 const ARGS = ['--scenario', 'fast', '--clock', 'manual'];
-const KEYS = Array.from({ length: 8 }, (_, i) => `sk_test_shard_${i}`);
 const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
 interface Seen {
@@ -27,7 +26,7 @@ const COMPARED_HEADERS = ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-rema
  * each account saw. Global clock moves go to every shard (`globalTargets`) with the `to` form, as
  * the typed client sends them; everything else names its account.
  */
-async function workload(base: string, globalTargets: string[]): Promise<{ seen: Seen[]; media: string[] }> {
+async function workload(base: string, globalTargets: string[], keys: string[]): Promise<{ seen: Seen[]; media: string[] }> {
   const seen: Seen[] = [];
   const media: string[] = [];
   const send = async (key: string, method: string, path: string, options: { body?: object; bearer?: boolean; headers?: Record<string, string> } = {}) => {
@@ -54,7 +53,7 @@ async function workload(base: string, globalTargets: string[]): Promise<{ seen: 
   const videos = new Map<string, string[]>();
   let instant = Date.parse('2026-01-01T00:00:00.000Z');
   for (let round = 0; round < 4; round++) {
-    for (const [k, key] of KEYS.entries()) {
+    for (const [k, key] of keys.entries()) {
       if (round === 1 && k % 3 === 0) await sim(key, 'POST', '/_sim/faults', { path: '/v1/videos/*', method: 'GET', status: 500, times: 1 });
       const created = await send(key, 'POST', '/v1/videos', {
         body: { model: 'video-3.2', prompt: `${PROMPT} ${round}`, duration_seconds: 4 + k },
@@ -81,7 +80,7 @@ async function workload(base: string, globalTargets: string[]): Promise<{ seen: 
       expect(moved.status).toBe(200);
     }
   }
-  for (const key of KEYS) {
+  for (const key of keys) {
     const list = await send(key, 'GET', '/v1/videos?limit=100');
     for (const v of list.data) if (v.output) media.push(v.output.url, v.output.thumbnail_url);
     await sim(key, 'GET', '/_sim/requests?limit=10');
@@ -116,8 +115,10 @@ describe('three shards behind nginx', () => {
   }
 
   it('a multi-account workload answers byte for byte what one simulator answers, and spreads over every shard', async () => {
-    const sharded = await workload(cluster.proxy.url, cluster.shards.map((_, i) => `${cluster.proxy.url}/shards/${i}`));
-    const single = await workload(alone.url, [alone.url]);
+    // Eight accounts or more, some on every shard.
+    const keys = await keysOnEveryShard(cluster, 'sk_test_shard_', 8);
+    const sharded = await workload(cluster.proxy.url, cluster.shards.map((_, i) => `${cluster.proxy.url}/shards/${i}`), keys);
+    const single = await workload(alone.url, [alone.url], keys);
     expect(sharded.seen.length).toBeGreaterThan(250);
     for (let i = 0; i < single.seen.length; i++) expect(sharded.seen[i], `answer ${i}: ${single.seen[i]?.key} ${single.seen[i]?.request}`).toEqual(single.seen[i]);
     expect(sharded.seen.length).toBe(single.seen.length);
@@ -127,7 +128,7 @@ describe('three shards behind nginx', () => {
     expect(single.seen.some((s) => /_sim_\d{6}$/.test(s.headers['x-request-id'] ?? ''))).toBe(true);
     expect(sharded.media.length).toBeGreaterThan(0);
     // Every shard held some of the accounts (they were reset at the end of the script: count requests).
-    const served = await Promise.all(cluster.shards.map(async (_, i) => (await (await fetch(`${cluster.proxy.url}/shards/${i}/_sim/health`)).json()).limits.accounts));
+    const served = (await shardHealths(cluster)).map((h) => h.limits.accounts);
     expect(served.every((n: number) => n > 0)).toBe(true);
   });
 
@@ -224,7 +225,7 @@ describe('a shard that is down', () => {
   });
 
   it('is a 502 for its own keys only: no key moves to a shard without its state', async () => {
-    const keys = Array.from({ length: 12 }, (_, i) => `sk_test_down_${i}`);
+    const keys = await keysOnEveryShard(cluster, 'sk_test_down_', 12);
     const created = new Map<string, string>();
     for (const key of keys) {
       const res = await fetch(`${cluster.proxy.url}/v1/videos`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'video-3.2', prompt: PROMPT }) });
