@@ -18,6 +18,7 @@
  * as any user: the pid file, temporary files and logs are inside the prefix DIR.
  */
 import { fail } from '../core/errors.js';
+import { hostInUrl } from '../hostNames.js';
 
 export interface NginxOptions {
   /** The shards' base URLs, shard 0 first (`http://sim-0.sim:8080`). */
@@ -43,7 +44,7 @@ export function shardAddress(url: string): string {
   if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
     throw new NginxOptionsError(`--shards: '${url}' has more than a host and a port; give the shard's base URL (http://HOST:PORT)`);
   }
-  return `${parsed.hostname.includes(':') ? `[${parsed.hostname.replace(/^\[|\]$/g, '')}]` : parsed.hostname}:${parsed.port || '80'}`;
+  return `${hostInUrl(parsed.hostname)}:${parsed.port || '80'}`;
 }
 
 /** A listen value: `8080`, `127.0.0.1:8080` or `[::1]:8080`. Throws an `NginxOptionsError` naming it. */

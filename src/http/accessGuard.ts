@@ -23,6 +23,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { bearerCredential } from '../core/auth.js';
 import { fail, type ErrorCode } from '../core/errors.js';
+import { isLoopbackHostName } from '../hostNames.js';
 import { sendError } from './errorAnswers.js';
 import { corsHeaders, isControlPath, pathOf } from './paths.js';
 
@@ -184,25 +185,6 @@ function isPort(rest: string): boolean {
 
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 const isAlphanumeric = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
-
-/** `localhost`, `*.localhost`, an address of 127.0.0.0/8, or `[::1]`, as `hostNameOf` gives them. */
-function isLoopbackHostName(name: string): boolean {
-  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || isLoopbackIPv4(name);
-}
-
-/** Four dotted decimal numbers of at most 255, the first 127. */
-function isLoopbackIPv4(name: string): boolean {
-  const parts = name.split('.');
-  if (parts.length !== 4 || parts[0] !== '127') return false;
-  return parts.every((part) => part.length >= 1 && part.length <= 3 && [...part].every((d) => isDigit(d.charCodeAt(0))) && Number(part) <= 255);
-}
-
-/** Whether a listen address is a loopback one (then the Host check is on). */
-export function isLoopbackAddress(address: string): boolean {
-  const name = address.toLowerCase();
-  const bare = name.startsWith('[') && name.endsWith(']') ? name.slice(1, -1) : name;
-  return bare === 'localhost' || bare === '::1' || bare.startsWith('::ffff:127.') || isLoopbackIPv4(bare);
-}
 
 function isAllowedHost(host: string, allowed: readonly string[]): boolean {
   const name = hostNameOf(host);
