@@ -19,6 +19,7 @@ import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { controlTokenProblem, type AccessPolicy } from './http/accessGuard.js';
 import { hostInUrl, isLoopbackAddress, isWildcardAddress } from './hostNames.js';
+import { JSON_MEDIA_TYPE } from './jsonType.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
 import { hostWallClock, logToStderr } from './host.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
@@ -361,7 +362,7 @@ function inProcessControl(api: Api): ControlMethods<false> {
       method: call.method,
       path: call.path,
       query: queryString(call.query),
-      headers: call.body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: call.body === undefined ? {} : { 'content-type': JSON_MEDIA_TYPE },
       body: call.body === undefined ? null : Buffer.from(JSON.stringify(call.body)),
     });
     if (answer.status !== 200) throw new SimulatorControlError(answer.status, answer.body, `${call.method} ${call.path}`);

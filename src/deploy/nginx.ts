@@ -19,6 +19,7 @@
  */
 import { fail } from '../core/errors.js';
 import { hostInUrl } from '../hostNames.js';
+import { JSON_TYPE } from '../jsonType.js';
 
 export interface NginxOptions {
   /** The shards' base URLs, shard 0 first (`http://sim-0.sim:8080`). */
@@ -153,7 +154,7 @@ ${server(address)}
 
         # The control API: a call that names an account (?api_key=) goes to that account's shard.
         location /_sim/ {
-            default_type "application/json; charset=utf-8";
+            default_type "${JSON_TYPE}";
             if ($arg_api_key = "") {
                 add_header X-Request-Id "req_proxy_$request_id" always;
                 return 421 ${globalCall};
@@ -179,7 +180,7 @@ ${server(address)}
         # Media URLs name their shard (/shards/I/cdn/...): an unprefixed one cannot be routed.
         location /cdn/ {
             add_header X-Request-Id "req_proxy_$request_id" always;
-            default_type "application/json; charset=utf-8";
+            default_type "${JSON_TYPE}";
             return 421 ${unprefixedMedia};
         }
 ${addresses

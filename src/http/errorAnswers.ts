@@ -14,7 +14,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler } from 'express';
-import { JSON_TYPE } from '../api/body.js';
+import { JSON_TYPE } from '../jsonType.js';
 import { fail, type SimError } from '../core/errors.js';
 import { corsHeaders, pathOf } from './paths.js';
 
