@@ -1,16 +1,21 @@
 /**
- * A text file's rows, read in chunks, so that no file, however large, is held in memory whole: each
- * row that a newline ends (without the newline), then whatever follows the last newline ('' when
- * the file ends with one), as `text.split('\n')` would give them. The one reader of JSON Lines
- * files (transcripts, state files).
+ * A text file's rows (the lines of a JSON Lines file: transcripts, state files), read and written.
  *
+ * Reading: in chunks, so that no file, however large, is held in memory whole: each row that a
+ * newline ends (without the newline), then whatever follows the last newline ('' when the file
+ * ends with one), as `text.split('\n')` would give them. The one reader of JSON Lines files.
  * Rows are cut on the newline byte, which never occurs inside a UTF-8 sequence, and each row is
  * decoded once it is whole: reading is linear in the file's size whatever the length of its rows.
  * A row longer than its bound (`maxRowChars`, in UTF-16 code units as JavaScript counts a string's
  * length) throws a `RowTooLongError`; a row is refused as soon as it is known to be too long, before
  * it is read whole. The file is closed once the rows are read, or the reader stops.
+ *
+ * Writing: the one writer of rows to such a file (`writeRows`), with one synchronous write (a
+ * partial write, on a full disk, goes on from the bytes that went out); a write that fails throws
+ * the system's error (ENOSPC, EDQUOT, EIO...), which the format's owner judges, cutting the file
+ * back to its whole rows (`cutFile`) so that it never ends with a row written in part.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 
 const CHUNK_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
@@ -91,4 +96,63 @@ export function* fileRows(
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Where a writer puts the next row in a regular file it writes at an offset it keeps rather than at
+ * the descriptor's position: after a row written in part is cut off, the next row then goes where
+ * the cut file ends, never past it (which would leave a hole of NUL bytes).
+ */
+export interface FileOffset {
+  offset: number;
+}
+
+/**
+ * Writes `text` (whole rows, newlines included; `bytes`: its length in UTF-8) to `fd`, all of it:
+ * at `at.offset`, which moves past each byte written (a write that fails leaves it after those that
+ * went out), or at the descriptor's position when `at` is null (a file opened to append, a device,
+ * a pipe). A string is written without a copy. Throws the error of a write that fails.
+ */
+export function writeRows(fd: number, text: string, bytes: number = Buffer.byteLength(text), at: FileOffset | null = null): void {
+  const done = writeSync(fd, text, at === null ? null : at.offset);
+  if (at !== null) at.offset += done;
+  if (done < bytes) writeRowBytes(fd, Buffer.from(text, 'utf8'), done, at);
+}
+
+/** Writes `bytes` from `from` on to `fd`, all of them, where `writeRows` would. Throws the error of a write that fails. */
+export function writeRowBytes(fd: number, bytes: Uint8Array, from = 0, at: FileOffset | null = null): void {
+  for (let done = from; done < bytes.length; ) {
+    const more = writeSync(fd, bytes, done, bytes.length - done, at === null ? null : at.offset);
+    done += more;
+    if (at !== null) at.offset += more;
+  }
+}
+
+/**
+ * Cuts the file of `fd` to `length` bytes (after a write that failed: its whole rows); answers
+ * whether it could (a device cannot be cut; a failing disk may refuse), what was written staying when not.
+ */
+export function cutFile(fd: number, length: number): boolean {
+  try {
+    ftruncateSync(fd, length);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Bytes `from` to `to` (excluded) of the file at `path`, read at once (zeros past its end, if it is shorter). */
+export function readFileBytes(path: string, from: number, to: number): Buffer {
+  const bytes = Buffer.alloc(Math.max(0, to - from));
+  const fd = openSync(path, 'r');
+  try {
+    for (let at = 0; at < bytes.length; ) {
+      const got = readSync(fd, bytes, at, bytes.length - at, from + at);
+      if (got === 0) break;
+      at += got;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
 }

@@ -17,7 +17,9 @@ import { checkShard } from './core/shard.js';
 import { Simulator } from './core/simulator.js';
 import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
-import { controlTokenProblem, isLoopbackAddress, type AccessPolicy } from './http/accessGuard.js';
+import { controlTokenProblem, type AccessPolicy } from './http/accessGuard.js';
+import { hostInUrl, isLoopbackAddress, isWildcardAddress } from './hostNames.js';
+import { JSON_MEDIA_TYPE } from './jsonType.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
 import { hostWallClock, logToStderr } from './host.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
@@ -360,7 +362,7 @@ function inProcessControl(api: Api): ControlMethods<false> {
       method: call.method,
       path: call.path,
       query: queryString(call.query),
-      headers: call.body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: call.body === undefined ? {} : { 'content-type': JSON_MEDIA_TYPE },
       body: call.body === undefined ? null : Buffer.from(JSON.stringify(call.body)),
     });
     if (answer.status !== 200) throw new SimulatorControlError(answer.status, answer.body, `${call.method} ${call.path}`);
@@ -392,9 +394,7 @@ function startRecording(file: string, maxBytes: number | undefined, core: Simula
 
 /** `http://localhost:PORT` for a wildcard or loopback host, else `http://HOST:PORT` (the addresses written into responses). */
 export function defaultBaseUrl(host: string, port: number): string {
-  const local = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost', ''].includes(host) || host.startsWith('127.');
-  const shown = local ? 'localhost' : host.includes(':') ? `[${host}]` : host;
-  return `http://${shown}:${port}`;
+  return `http://${isWildcardAddress(host) || isLoopbackAddress(host) ? 'localhost' : hostInUrl(host)}:${port}`;
 }
 
 /** The host names of the given URLs (the addresses written into responses are always served). */

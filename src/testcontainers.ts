@@ -26,6 +26,7 @@ import {
 } from 'testcontainers';
 import { SimulatorControl } from './client/client.js';
 import { controlTokenProblem } from './http/accessGuard.js';
+import { hostInUrl } from './hostNames.js';
 
 /** The port the image's simulator listens on. */
 export const SIM_PORT = 8080;
@@ -162,7 +163,7 @@ export class StartedVideoSimContainer extends AbstractStartedContainer {
 
 /** The simulator's address from the host: `http://HOST:PORT` (an IPv6 host in brackets). */
 function baseUrlOf(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return `http://${hostInUrl(host)}:${port}`;
 }
 
 /** The repository this module was built in (its `dist/` is one level down). */

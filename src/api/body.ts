@@ -5,12 +5,10 @@
 import { hash } from 'node:crypto';
 import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
 import { clip, fail, type SimError } from '../core/errors.js';
+import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import type { RawBody } from './exchange.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-
-/** The content type of every JSON answer, the request path's and the HTTP adapter's own. */
-export const JSON_TYPE = 'application/json; charset=utf-8';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -38,7 +36,7 @@ export function readJsonBody(
   if (!isJsonContentType(contentType)) {
     return {
       error: fail('unsupported_content_type', {
-        message: `Content-Type must be application/json; got ${contentType === undefined ? 'none' : `'${clip(contentType)}'`}.`,
+        message: `Content-Type must be ${JSON_MEDIA_TYPE}; got ${contentType === undefined ? 'none' : `'${clip(contentType)}'`}.`,
       }),
     };
   }
@@ -67,7 +65,7 @@ export function readJsonBody(
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
-  return value.split(';')[0]?.trim().toLowerCase() === 'application/json';
+  return value.split(';')[0]?.trim().toLowerCase() === JSON_MEDIA_TYPE;
 }
 
 /**

@@ -14,6 +14,7 @@ import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
 import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
+import { JSON_LINES_TYPE } from '../jsonType.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../persistence/store.js';
 import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
@@ -164,7 +165,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     if (stream === undefined) {
       throw fail('unknown_route', { message: 'Recording is off: GET /_sim/transcript answers only when the simulator was started with --record FILE.' });
     }
-    return new StreamAnswer(stream, 'application/x-ndjson');
+    return new StreamAnswer(stream, JSON_LINES_TYPE);
   },
   simState({ app }) {
     const stream = app.state?.();
@@ -172,6 +173,6 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       throw fail('unknown_route', { message: 'GET /_sim/state is not served here.' });
     }
     // A download: a browser saves it as a file rather than showing it.
-    return new StreamAnswer(stream, 'application/x-ndjson', { 'Content-Disposition': 'attachment; filename="state.jsonl"' });
+    return new StreamAnswer(stream, JSON_LINES_TYPE, { 'Content-Disposition': 'attachment; filename="state.jsonl"' });
   },
 };

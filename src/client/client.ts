@@ -8,6 +8,7 @@
  * await control.generations.fail('vid_...', 'render_failed');
  * ```
  */
+import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import { controlMethods, queryString, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
 import { SimulatorControlError } from './controlError.js';
 import { mergeHealth, sendToEveryShard, type ShardedHealth } from './shards.js';
@@ -107,7 +108,7 @@ export class SimulatorControl implements ControlMethods<true> {
     const url = `${this.baseUrl}${prefix}${call.path}${query === '' ? '' : `?${query}`}`;
     const headers: Record<string, string> = {};
     if (this.token !== undefined) headers.Authorization = `Bearer ${this.token}`;
-    if (call.body !== undefined) headers['Content-Type'] = 'application/json';
+    if (call.body !== undefined) headers['Content-Type'] = JSON_MEDIA_TYPE;
     const res = await this.fetch(url, {
       method: call.method,
       headers,

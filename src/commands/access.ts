@@ -5,7 +5,8 @@
  * (`--control-token none`, which prints a warning).
  */
 import { randomBytes } from 'node:crypto';
-import { controlTokenProblem, isLoopbackAddress } from '../http/accessGuard.js';
+import { controlTokenProblem } from '../http/accessGuard.js';
+import { isLoopbackAddress } from '../hostNames.js';
 
 export interface ControlAccess {
   /** The token /_sim needs; undefined when it needs none. */

@@ -8,6 +8,7 @@ import { statSync } from 'node:fs';
 import { createSimulator, DEFAULT_DRAIN_GRACE_MS, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
+import { hostInUrl } from '../hostNames.js';
 import { TranscriptFileError } from '../transcript/file.js';
 import { StateRefusedError } from '../persistence/open.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
@@ -140,13 +141,13 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv:
   }
   sim.listen(opts.port, opts.host).then(
     () => {
-      if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${shownHost(opts.host)}:${sim.port}`)}\n`);
+      if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${hostInUrl(opts.host)}:${sim.port}`)}\n`);
       process.stdout.write(startupLines(sim, opts.host, access) + stateLine(sim, opts.state) + shardLine(sim));
     },
     (err: NodeJS.ErrnoException) => {
       // The transcript and the state file are taken once the port is bound: they can still be refused then.
       exitRefused(err, opts);
-      process.stderr.write(`sim: cannot listen on ${shownHost(opts.host)}:${opts.port}: ${listenProblem(err)}\n`);
+      process.stderr.write(`sim: cannot listen on ${hostInUrl(opts.host)}:${opts.port}: ${listenProblem(err)}\n`);
       process.exit(1);
     },
   );
@@ -193,11 +194,6 @@ function exitRefused(e: unknown, opts: StartOptions): void {
   }
 }
 
-/** A host as it stands before `:PORT` (an IPv6 address in brackets). */
-function shownHost(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
-
 /** A file another simulator holds: the transcript's or the state's. */
 function lockedFileMessage(e: FileLockedError, opts: StartOptions): string {
   return `${e.file === opts.state ? 'cannot keep the state' : 'cannot record'}: ${e.message}`;
@@ -214,7 +210,7 @@ function startupLines(sim: SimulatorHandle, host: string, access: ControlAccess)
   const { scenario, seed, clock } = sim.core;
   const generated = access.generated ? access.token : undefined;
   return (
-    `sim listening on http://${shownHost(host)}:${sim.port} (scenario ${scenario.name}, seed ${seed}, clock ${clock.mode})\n` +
+    `sim listening on http://${hostInUrl(host)}:${sim.port} (scenario ${scenario.name}, seed ${seed}, clock ${clock.mode})\n` +
     `dashboard: ${sim.url}/_sim/${generated ? `#token=${generated}` : ''}\n` +
     (generated
       ? `control token: ${generated} (generated at start: /_sim requests need "Authorization: Bearer ${generated}"; choose one with --control-token)\n`

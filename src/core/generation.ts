@@ -58,6 +58,17 @@ export interface Generation {
   resolvedSlot: number;
 }
 
+/** What a generation is made of; the rest starts alike for every one (`newGeneration`). */
+export type GenerationFields = Omit<Generation, 'evicted' | 'pending' | 'listSlot' | 'orderSlot' | 'changeSlot' | 'accountChangeSlot' | 'resolvedSlot'>;
+
+/**
+ * A generation of `fields`, created or restored: not evicted, nothing scheduled (the lifecycle
+ * schedules its stage), in none of the store's lists (the store adds it).
+ */
+export function newGeneration(fields: GenerationFields): Generation {
+  return { ...fields, evicted: false, pending: null, listSlot: -1, orderSlot: -1, changeSlot: -1, accountChangeSlot: -1, resolvedSlot: -1 };
+}
+
 /**
  * A stored generation as plain data (a snapshot), with what follows from the rest left out: its
  * scheduled transition (its account schedules it again from `stage` and the fate's durations), its
@@ -140,7 +151,7 @@ export function generationFromState(s: GenerationState): Generation {
     priceCents: f.price_cents,
     failureCostCents: f.failure_cost_cents ?? 0,
   };
-  return {
+  return newGeneration({
     fate,
     account: s.account,
     globalSeq: s.seq,
@@ -163,16 +174,9 @@ export function generationFromState(s: GenerationState): Generation {
     error: s.status === 'failed' ? failureError(fate) : null,
     costCents: s.cost_cents ?? null,
     completedAt: s.completed_at ?? null,
-    evicted: false,
     changeSeq: s.change,
     accountChangeSeq: s.account_change ?? 0,
-    pending: null,
-    listSlot: -1,
-    orderSlot: -1,
-    changeSlot: -1,
-    accountChangeSlot: -1,
-    resolvedSlot: -1,
-  };
+  });
 }
 
 /** The video object of section 2.1. */

@@ -20,6 +20,7 @@ import type { Image } from './image.js';
 import type { Journal } from './journal.js';
 import type { LimitsHealth } from './limits.js';
 import { HeldConnections, boundedHang, type NetworkFault } from './network.js';
+import { accountControlRequestId, accountRequestId, globalRequestId } from './requestIds.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
 import type { ShardSpec } from './shard.js';
@@ -159,8 +160,8 @@ export class Simulator {
    * the counts.
    */
   nextRequestId(account?: Account): string {
-    if (account) return `req_${account.tag}_${String(++account.requestCount).padStart(6, '0')}`;
-    return `req_${String(++this.state.requestCount).padStart(10, '0')}`;
+    if (account) return accountRequestId(account.tag, ++account.requestCount);
+    return globalRequestId(++this.state.requestCount);
   }
 
   /**
@@ -170,7 +171,7 @@ export class Simulator {
    * on the shard that owns the account. A reset of the account restarts the count.
    */
   nextAccountControlId(apiKey: string): string {
-    return `req_${accountTag(apiKey)}_sim_${String(this.state.nextControlRequest(apiKey)).padStart(6, '0')}`;
+    return accountControlRequestId(accountTag(apiKey), this.state.nextControlRequest(apiKey));
   }
 
   /** How many global request ids were given out since the start or the last global reset. */

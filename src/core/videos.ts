@@ -5,7 +5,7 @@
 import type { Account } from './account.js';
 import { clip, fail } from './errors.js';
 import { drawFate, type ForcedOutcome } from './fate.js';
-import { cancelView, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
+import { cancelView, newGeneration, videoView, type Generation, type VideoRequest, type VideoView } from './generation.js';
 import * as lifecycle from './lifecycle.js';
 import type { ServiceParts } from './lifecycle.js';
 import { checkClaimLinking } from './claimLinking.js';
@@ -66,7 +66,7 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
   account.requireBalance(fate.priceCents);
   checkClaimLinking(scenario, parts.seed, account.key, [request.prompt, request.negative_prompt], forced);
   parts.store.makeRoom();
-  const generation: Generation = {
+  const generation = newGeneration({
     fate,
     account: account.key,
     globalSeq: parts.store.takeSeq(),
@@ -81,16 +81,9 @@ export function createVideo(parts: ServiceParts, account: Account, nowMs: number
     error: null,
     costCents: null,
     completedAt: null,
-    evicted: false,
     changeSeq: 0,
     accountChangeSeq: 0,
-    pending: null,
-    listSlot: -1,
-    orderSlot: -1,
-    changeSlot: -1,
-    accountChangeSlot: -1,
-    resolvedSlot: -1,
-  };
+  });
   parts.store.add(generation);
   account.reserve(fate.priceCents);
   lifecycle.start(parts, account, generation);

@@ -18,6 +18,8 @@
  * as any user: the pid file, temporary files and logs are inside the prefix DIR.
  */
 import { fail } from '../core/errors.js';
+import { hostInUrl } from '../hostNames.js';
+import { JSON_TYPE } from '../jsonType.js';
 
 export interface NginxOptions {
   /** The shards' base URLs, shard 0 first (`http://sim-0.sim:8080`). */
@@ -64,7 +66,7 @@ export function shardAddress(url: string): string {
   if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
     throw new NginxOptionsError(`--shards: '${url}' has more than a host and a port; give the shard's base URL (http://HOST:PORT)`);
   }
-  return `${parsed.hostname.includes(':') ? `[${parsed.hostname.replace(/^\[|\]$/g, '')}]` : parsed.hostname}:${parsed.port || '80'}`;
+  return `${hostInUrl(parsed.hostname)}:${parsed.port || '80'}`;
 }
 
 /** A listen value: `8080`, `127.0.0.1:8080` or `[::1]:8080`. Throws an `NginxOptionsError` naming it. */
@@ -181,7 +183,7 @@ ${keepalive(8)}
 
         # The control API: a call that names an account (?api_key=) goes to that account's shard.
         location /_sim/ {
-            default_type "application/json; charset=utf-8";
+            default_type "${JSON_TYPE}";
             if ($arg_api_key = "") {
                 add_header X-Request-Id "req_proxy_$request_id" always;
                 return 421 ${globalCall};
@@ -207,7 +209,7 @@ ${keepalive(8)}
         # Media URLs name their shard (/shards/I/cdn/...): an unprefixed one cannot be routed.
         location /cdn/ {
             add_header X-Request-Id "req_proxy_$request_id" always;
-            default_type "application/json; charset=utf-8";
+            default_type "${JSON_TYPE}";
             return 421 ${unprefixedMedia};
         }
 ${addresses

@@ -3,6 +3,7 @@
  * records every exchange (for the checks made over all answers afterwards), and retries what the
  * interface document says is safe to retry (429 after its Retry-After, 500 with backoff).
  */
+import { JSON_MEDIA_TYPE } from '../jsonType.js';
 
 export interface ProbeRequest {
   method: string;
@@ -92,7 +93,7 @@ export class DriftClient {
     if (auth === 'key') headers.Authorization = `Bearer ${this.apiKey}`;
     else if (auth !== 'none') headers.Authorization = auth.header;
     const body = request.raw ?? (request.json === undefined ? undefined : JSON.stringify(request.json));
-    if (body !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
+    if (body !== undefined) headers['Content-Type'] = request.contentType ?? JSON_MEDIA_TYPE;
     if (request.idempotencyKey !== undefined) headers['Idempotency-Key'] = request.idempotencyKey;
     let res: Response;
     let text: string;

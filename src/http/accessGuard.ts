@@ -9,8 +9,8 @@
  *      127.0.0.1 (DNS rebinding) sends its own name as the Host, so it is refused.
  *   2. Origin (`/_sim`): a control request from a web page of another origin (an `Origin` other
  *      than `http://` + Host or the base URL's origin) is 403 `cross_origin_request`. Requests
- *      without `Origin` (curl, SDKs, tests) pass. `/_sim` answers carry no CORS headers, so a
- *      browser never lets another origin read them either.
+ *      without `Origin` (curl, SDKs, tests) pass. `/_sim` answers carry no CORS headers (paths.ts),
+ *      so a browser never lets another origin read them either.
  *   3. Control token (`/_sim`, when one is set): every control request but `GET /_sim/health` and
  *      the dashboard's own files needs `Authorization: Bearer TOKEN`, compared in constant time;
  *      else 401 `control_token_required` (none sent) or `invalid_control_token`.
@@ -23,7 +23,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { bearerCredential } from '../core/auth.js';
 import { fail, type ErrorCode } from '../core/errors.js';
+import { isLoopbackHostName } from '../hostNames.js';
 import { sendError } from './errorAnswers.js';
+import { corsHeaders, isControlPath, pathOf } from './paths.js';
 
 /** What the checks accept; read at every request, so the owner may change it (at `listen`). */
 export interface AccessPolicy {
@@ -83,41 +85,29 @@ export function createAccessGuard(
   };
   return (req, res, next) => {
     const path = pathOf(req.url);
-    const control = isControlPath(path);
     const host = req.headers.host;
     if (policy.checkHost && host !== undefined && !allowedHost(host)) {
       const shown = host.length > 100 ? `${host.slice(0, 100)}…` : host;
-      return refuse(res, requestId, 'host_not_allowed', !control, {
+      return refuse(res, requestId, 'host_not_allowed', path, {
         message: `The Host header names '${shown}', a host this simulator does not serve (a guard against DNS rebinding). Reach it as localhost or 127.0.0.1, or allow the name with --allowed-hosts (allowedHosts of createSimulator).`,
       });
     }
-    if (!control) return next();
+    if (!isControlPath(path)) return next();
     const origin = req.headers.origin;
     if (origin !== undefined && !isOwnOrigin(origin, host, policy.ownOrigins)) {
-      return refuse(res, requestId, 'cross_origin_request', false, {
+      return refuse(res, requestId, 'cross_origin_request', path, {
         message: `The control API (/_sim) does not answer requests made by a web page of another origin (${origin.length > 100 ? `${origin.slice(0, 100)}…` : origin}). Call it from the dashboard, or without a browser.`,
       });
     }
     const token = policy.controlToken;
     if (token !== undefined && !isOpenControlFile(req.method ?? 'GET', path)) {
       const sent = bearerToken(req.headers.authorization);
-      if (sent === undefined) return refuse(res, requestId, 'control_token_required', false);
-      if (!timingSafeEqual(sha256(sent), digestOf(token))) return refuse(res, requestId, 'invalid_control_token', false);
+      if (sent === undefined) return refuse(res, requestId, 'control_token_required', path);
+      if (!timingSafeEqual(sha256(sent), digestOf(token))) return refuse(res, requestId, 'invalid_control_token', path);
     }
     delete req.headers.authorization;
     next();
   };
-}
-
-/** The path of a request target, without its query string. */
-export function pathOf(url: string | undefined = '/'): string {
-  const at = url.indexOf('?');
-  return at < 0 ? url : url.slice(0, at);
-}
-
-/** The control API and the dashboard: `/_sim` and everything under it. */
-export function isControlPath(path: string): boolean {
-  return path === '/_sim' || path.startsWith('/_sim/');
 }
 
 /** What needs no control token: the health check and the dashboard's own static files. */
@@ -196,25 +186,6 @@ function isPort(rest: string): boolean {
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 const isAlphanumeric = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 
-/** `localhost`, `*.localhost`, an address of 127.0.0.0/8, or `[::1]`, as `hostNameOf` gives them. */
-function isLoopbackHostName(name: string): boolean {
-  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || isLoopbackIPv4(name);
-}
-
-/** Four dotted decimal numbers of at most 255, the first 127. */
-function isLoopbackIPv4(name: string): boolean {
-  const parts = name.split('.');
-  if (parts.length !== 4 || parts[0] !== '127') return false;
-  return parts.every((part) => part.length >= 1 && part.length <= 3 && [...part].every((d) => isDigit(d.charCodeAt(0))) && Number(part) <= 255);
-}
-
-/** Whether a listen address is a loopback one (then the Host check is on). */
-export function isLoopbackAddress(address: string): boolean {
-  const name = address.toLowerCase();
-  const bare = name.startsWith('[') && name.endsWith(']') ? name.slice(1, -1) : name;
-  return bare === 'localhost' || bare === '::1' || bare.startsWith('::ffff:127.') || isLoopbackIPv4(bare);
-}
-
 function isAllowedHost(host: string, allowed: readonly string[]): boolean {
   const name = hostNameOf(host);
   if (name === undefined) return false;
@@ -246,12 +217,11 @@ function originOf(url: string): string | undefined {
 }
 
 /**
- * The error answer of a check, sent directly (no body is read). `withCors`: a refusal outside
- * `/_sim` keeps the CORS header that `/v1` and `/cdn` answers carry, so a web page can read why.
+ * The error answer of a check on `path`, sent directly (no body is read). It carries the CORS
+ * header that answers on its path carry, so that a web page allowed to read them can read why.
  */
-function refuse(res: ServerResponse, requestId: () => string, code: ErrorCode, withCors: boolean, options: { message?: string } = {}): void {
-  const headers: Record<string, string> = { 'X-Request-Id': requestId() };
-  if (withCors) headers['Access-Control-Allow-Origin'] = '*';
+function refuse(res: ServerResponse, requestId: () => string, code: ErrorCode, path: string, options: { message?: string } = {}): void {
+  const headers: Record<string, string> = { 'X-Request-Id': requestId(), ...corsHeaders(path) };
   // The request's body (if any) is not read: the connection is not reused after the answer.
   if (!isBodyless(res.req)) headers.Connection = 'close';
   sendError(res, res.req.method ?? 'GET', fail(code, options), headers);

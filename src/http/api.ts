@@ -19,9 +19,10 @@ import { logToStderr } from '../host.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../persistence/store.js';
-import { createAccessGuard, isControlPath, pathOf, type AccessPolicy } from './accessGuard.js';
+import { createAccessGuard, type AccessPolicy } from './accessGuard.js';
 import { answerInternalError } from './errorAnswers.js';
 import { loseAnswer, type NetworkHooks } from './network.js';
+import { allowsCors, pathOf } from './paths.js';
 
 export interface ApiOptions {
   /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
@@ -148,10 +149,10 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   const admit: Admission = (req, res, next) => {
     guard(req, res, () => {
       const path = pathOf(req.url);
-      const control = isControlPath(path);
-      if ((req.method === 'OPTIONS' && !control) || !isApiPath(path)) res.setHeader('X-Request-Id', requestId());
-      if (control) next();
-      else allowCors(req, res, next);
+      const cors = allowsCors(path);
+      if ((req.method === 'OPTIONS' && cors) || !isApiPath(path)) res.setHeader('X-Request-Id', requestId());
+      if (cors) allowCors(req, res, next);
+      else next();
     });
   };
 

@@ -8,7 +8,7 @@
 import type { Express } from 'express';
 import type { Simulator } from '../core/simulator.js';
 import { isApiPath, type Api } from './api.js';
-import { pathOf } from './accessGuard.js';
+import { pathOf } from './paths.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorShapeHandler } from './errorAnswers.js';
 import { loadExpress } from './express.js';

@@ -14,9 +14,9 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler } from 'express';
-import { JSON_TYPE } from '../api/body.js';
+import { JSON_TYPE } from '../jsonType.js';
 import { fail, type SimError } from '../core/errors.js';
-
+import { corsHeaders, pathOf } from './paths.js';
 
 /** Headers an error answer keeps from what was set before the error: the request id and CORS. */
 function keepsHeader(name: string): boolean {
@@ -81,7 +81,7 @@ export function answerExpectation(req: IncomingMessage, res: ServerResponse, req
     message: `Expect: ${String(req.headers.expect).slice(0, 100)} cannot be met: the only expectation the simulator meets is 100-continue. Send the request without this Expect header.`,
   });
   // The body, if any, is not read: the connection ends with this answer.
-  sendError(res, req.method ?? 'GET', error, { 'X-Request-Id': requestId(), ...corsFor(req.url), Connection: 'close' });
+  sendError(res, req.method ?? 'GET', error, { 'X-Request-Id': requestId(), ...corsHeaders(pathOf(req.url)), Connection: 'close' });
 }
 
 /** `CONNECT` (Node's 'connect' event, with the raw socket): 400 in the error shape, then closed. */
@@ -141,11 +141,6 @@ export function sendError(res: ServerResponse, method: string, error: SimError, 
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(method === 'HEAD' ? undefined : body);
-}
-
-/** `/v1` and `/cdn` answers allow any origin; `/_sim` answers carry no CORS headers. */
-function corsFor(url: string | undefined): Record<string, string> {
-  return url === '/_sim' || url?.startsWith('/_sim/') || url?.startsWith('/_sim?') ? {} : { 'Access-Control-Allow-Origin': '*' };
 }
 
 function statusOf(err: unknown): number {

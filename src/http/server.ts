@@ -18,7 +18,7 @@ import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { isApiPath } from './api.js';
 import type { SimulatorApp } from './app.js';
-import { pathOf } from './accessGuard.js';
+import { pathOf } from './paths.js';
 import { answerConnect, answerExpectation, answerMalformed } from './errorAnswers.js';
 
 /** A server that can stop gracefully: see `drain`. */

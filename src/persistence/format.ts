@@ -95,11 +95,6 @@ export function formatIds(ids: number): string {
   return `{"ids":${ids}}`;
 }
 
-/** The number of a global request id (`req_0000000012` is 12), or null for an account's id. */
-export function globalIdNumber(id: string): number | null {
-  return /^req_\d+$/.test(id) ? Number(id.slice(4)) : null;
-}
-
 /**
  * Reads a state file from its rows (`fileRows`, or `text.split('\n')`), checking each row as it
  * comes (`position`: the bytes read through the row last taken from `rows`, when known), so that a file of any size is read in bounded memory. A last row without its newline (the

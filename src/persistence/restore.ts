@@ -18,7 +18,8 @@ import { fileRows, RowTooLongError } from '../fileRows.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { describeRecordedNetwork, recordedNetwork, recordedStatus } from '../transcript/format.js';
 import { recordedRequest } from '../transcript/replay.js';
-import { globalIdNumber, readStateRows } from './format.js';
+import { globalIdNumber } from '../core/requestIds.js';
+import { readStateRows } from './format.js';
 import { StateFormatError, type StateHeader } from './header.js';
 import { storedTextOn } from './snapshot.js';
 

@@ -28,7 +28,7 @@
  * that fails (a full disk) never costs a client its answer: the state stops being kept, a warning
  * says so, and `GET /_sim/health` shows it.
  */
-import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { basename, dirname, join } from 'node:path';
@@ -36,7 +36,9 @@ import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime, type VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { acquireFileLock, type FileLock } from '../fileLock.js';
-import { formatIds, formatStateLine, globalIdNumber } from './format.js';
+import { cutFile, readFileBytes, writeRowBytes, writeRows } from '../fileRows.js';
+import { globalIdNumber } from '../core/requestIds.js';
+import { formatIds, formatStateLine } from './format.js';
 import { formatStateHeader, type StateHeader } from './header.js';
 import { chunksOf, compactedLines, stateHeaderOf } from './snapshot.js';
 import { StateRefusedError, refuseForeignFile } from './open.js';
@@ -194,7 +196,7 @@ export class StateStore {
         refuseForeignFile(file);
         this.fd = openSync(file, 'w');
         const header = `${formatStateHeader(this.header())}\n`;
-        writeAll(this.fd, header);
+        writeRows(this.fd, header);
         this.bytes = Buffer.byteLength(header);
         this.compactAt = compactionBound(this.bytes);
       }
@@ -248,7 +250,7 @@ export class StateStore {
     this.pending = '';
     this.pendingLines = 0;
     try {
-      writeAll(this.fd as number, text);
+      writeRows(this.fd as number, text);
     } catch (e) {
       this.fail(e);
       return;
@@ -331,7 +333,7 @@ export class StateStore {
       for (let rest = this.bytes - copied; rest > 0; ) {
         const got = readSync(reader.fd, buffer, 0, Math.min(rest, CATCH_UP_BYTES), copied);
         if (got === 0) throw new Error(`${file} is shorter than the lines written to it`);
-        writeAllBytes(handle.fd, buffer.subarray(0, got));
+        writeRowBytes(handle.fd, buffer.subarray(0, got));
         copied += got;
         rest -= got;
       }
@@ -427,7 +429,7 @@ export class StateStore {
       length,
       // By path: a stream still being sent when the file is closed reads on.
       open: () => (length === 0 ? Readable.from([]) : createReadStream(file, { start: 0, end: length - 1 })),
-      text: () => (length === 0 ? '' : readBytes(file, length).toString('utf8')),
+      text: () => (length === 0 ? '' : readFileBytes(file, 0, length).toString('utf8')),
     };
   }
 
@@ -497,13 +499,7 @@ export class StateStore {
   private fail(e: unknown): void {
     const code = e instanceof StateRefusedError ? e.message : ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
     // A line written in part is cut off, so that the file keeps whole lines.
-    if (this.fd !== undefined) {
-      try {
-        ftruncateSync(this.fd, this.bytes);
-      } catch {
-        // a device or a failing disk: what was written stays
-      }
-    }
+    if (this.fd !== undefined) cutFile(this.fd, this.bytes);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.pending = '';
@@ -529,7 +525,7 @@ function replaceFile(file: string, text: string): void {
   try {
     const fd = openSync(temporary, 'w');
     try {
-      writeAll(fd, text);
+      writeRows(fd, text);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -596,32 +592,3 @@ async function writeFully(handle: FileHandle, bytes: Buffer): Promise<number> {
   return bytes.length;
 }
 
-/** Writes all of `bytes` at the file's position, at once. */
-function writeAllBytes(fd: number, bytes: Buffer): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
-}
-
-/** Writes all of `text` (a partial write, rare on a file, is finished). Throws the error of a write that fails. */
-function writeAll(fd: number, text: string): void {
-  const written = writeSync(fd, text);
-  const bytes = Buffer.byteLength(text);
-  if (written < bytes) {
-    const buffer = Buffer.from(text, 'utf8');
-    for (let done = written; done < bytes; ) done += writeSync(fd, buffer, done, bytes - done);
-  }
-}
-
-function readBytes(file: string, length: number): Buffer {
-  const bytes = Buffer.alloc(length);
-  const fd = openSync(file, 'r');
-  try {
-    for (let at = 0; at < length; ) {
-      const got = readSync(fd, bytes, at, length - at, at);
-      if (got === 0) break;
-      at += got;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return bytes;
-}

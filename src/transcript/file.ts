@@ -1,15 +1,16 @@
 /**
- * The transcript file: each line is written with one synchronous write as it is made, so a process
- * that is killed loses at most the line being written. A write that fails throws the system's error
- * (ENOSPC, EIO...): the recorder decides what that means.
+ * The transcript file: each line is written with one synchronous write as it is made
+ * (`writeRows`), so a process that is killed loses at most the line being written. A write that
+ * fails throws the system's error (ENOSPC, EIO...): the recorder decides what that means.
  *
- * A regular file is written at an offset this module keeps (not at the descriptor's position), so
- * that after a line written in part is cut off, the next line goes where the cut file ends, never
- * past it (which would leave a hole of NUL bytes). A device or a pipe is written in sequence.
+ * A regular file is written at an offset this module keeps (`FileOffset`), so that after a line
+ * written in part is cut off, the next line goes where the cut file ends. A device or a pipe is
+ * written in sequence.
  */
-import { accessSync, closeSync, constants, createReadStream, fstatSync, ftruncateSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, createReadStream, fstatSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
+import { cutFile, readFileBytes, writeRows, type FileOffset } from '../fileRows.js';
 
 /** The transcript file cannot be opened (at start: a missing directory, no permission...). */
 export class TranscriptFileError extends Error {
@@ -70,31 +71,15 @@ export function openTranscriptFile(path: string): TranscriptFile {
     throw new TranscriptFileError(path, (e as NodeJS.ErrnoException).code ?? (e as Error).message);
   }
   /** Where the next line goes, in a regular file (null: in sequence). */
-  let end: number | null = regular ? 0 : null;
+  const end: FileOffset | null = regular ? { offset: 0 } : null;
   return {
     write(line, bytes) {
       if (fd === undefined) return;
-      // A string is written without a copy; a partial write (on a full disk) goes on from its bytes.
-      let done = writeSync(fd, line, end);
-      if (end !== null) end += done;
-      if (done < bytes) {
-        const buffer = Buffer.from(line, 'utf8');
-        while (done < bytes) {
-          const more = writeSync(fd, buffer, done, bytes - done, end);
-          done += more;
-          if (end !== null) end += more;
-        }
-      }
+      writeRows(fd, line, bytes, end);
     },
     truncate(length) {
-      if (fd === undefined || end === null) return false;
-      try {
-        ftruncateSync(fd, length);
-      } catch {
-        // A failing disk: what was written stays.
-        return false;
-      }
-      end = length;
+      if (fd === undefined || end === null || !cutFile(fd, length)) return false;
+      end.offset = length;
       return true;
     },
     read(from, to) {
@@ -102,18 +87,7 @@ export function openTranscriptFile(path: string): TranscriptFile {
       return createReadStream(absolute, { start: from, end: to - 1 });
     },
     readAll(from, to) {
-      const bytes = Buffer.alloc(Math.max(0, to - from));
-      const reader = openSync(absolute, 'r');
-      try {
-        for (let at = 0; at < bytes.length; ) {
-          const got = readSync(reader, bytes, at, bytes.length - at, from + at);
-          if (got === 0) break;
-          at += got;
-        }
-      } finally {
-        closeSync(reader);
-      }
-      return bytes;
+      return readFileBytes(absolute, from, to);
     },
     close() {
       if (fd === undefined) return;

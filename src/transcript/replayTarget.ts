@@ -24,6 +24,7 @@ import { request as httpRequest, Agent as HttpAgent, type IncomingHttpHeaders } 
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
+import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import type { Scenario } from '../core/scenario.js';
 import type { NetworkKind, NetworkPhase } from '../core/network.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
@@ -306,7 +307,7 @@ class Target {
 
   async json(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; value: unknown }> {
     const text = body === undefined ? null : JSON.stringify(body);
-    const answer = await this.request(method, path, text === null ? {} : { 'content-type': 'application/json' }, text === null ? null : Buffer.from(text));
+    const answer = await this.request(method, path, text === null ? {} : { 'content-type': JSON_MEDIA_TYPE }, text === null ? null : Buffer.from(text));
     let value: unknown;
     try {
       value = JSON.parse(answer.body);
