@@ -28,7 +28,8 @@ import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } f
 import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './client/api.js';
 import { SimulatorControlError } from './client/client.js';
 import type { Exchange } from './api/handleRequest.js';
-import { attachState, prepareState } from './persistence/durable.js';
+import type { StateHeader } from './persistence/header.js';
+import { openState, type DurableState } from './persistence/restore.js';
 import { compactedBody, type StateStore } from './persistence/store.js';
 
 export { openapiPath } from './openapi.js';
@@ -202,20 +203,13 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   if (tokenProblem !== undefined) throw new RangeError(`controlToken ${tokenProblem}`);
   const log = options.log ?? logToStderr;
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
-  const { core, prepared } = openCore(options, explicitCdn, log);
+  const overrides = definedOnly({ seed: options.seed, clock: options.clock, speed: options.speed });
+  // With a state file, restored now, before anything is answered; the file is taken once the port is bound.
+  const { core, durable } = openCore(options, { explicitCdn, overrides, log });
   let server: AppServer | undefined;
   let url: string | undefined;
   let port: number | undefined;
   const recording = options.record === undefined ? undefined : startRecording(options.record, options.recordMaxBytes, core, () => url ?? options.baseUrl ?? null, log);
-  // Restored now, before anything is answered; the file is taken once the port is bound.
-  const overrides = definedOnly({ seed: options.seed, clock: options.clock, speed: options.speed });
-  const durable =
-    prepared &&
-    attachState(prepared, core, {
-      overrides,
-      explicitCdn: explicitCdn !== undefined,
-      log,
-    });
   let closing: Promise<void> | undefined;
   let stopped: Stopped | undefined;
   const close = (): Promise<void> => {
@@ -277,7 +271,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     get stopped() {
       return stopped;
     },
-    stateRestored: prepared?.read && durable?.restored,
+    stateRestored: durable?.restored,
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
         const listening = createAppServer(serve, api.requestId);
@@ -292,7 +286,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
           // The transcript is taken only now that the port is ours: a start that fails touches nothing.
           try {
             url = listeningUrl;
-            if (!explicitCdn) core.cdnUrl = `${listeningUrl}/cdn`;
+            if (!explicitCdn) core.configure({ cdnUrl: `${listeningUrl}/cdn` });
             recording?.open();
             durable?.listening();
           } catch (e) {
@@ -317,42 +311,51 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
 
 /**
  * The core for `options`: its scenario, seed and clock are the ones asked for, and with a state
- * file, the file's for what was not asked for (`prepared`: the file, read but not yet attached).
+ * file, the file's for what was not asked for, restored from it (`durable`).
  */
-function openCore(options: CreateSimulatorOptions, explicitCdn: string | undefined, log: (line: string) => void) {
+function openCore(
+  options: CreateSimulatorOptions,
+  opening: { explicitCdn: string | undefined; overrides: StateHeader['overrides']; log: (line: string) => void },
+): { core: Simulator; durable: DurableState | undefined } {
   const asked =
     options.scenario === undefined ? undefined : typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario);
   const wallClock = options.now ?? hostWallClock;
-  const prepared =
-    options.state === undefined
-      ? undefined
-      : prepareState(
-          options.state,
-          {
-            scenario: asked && { value: asked, name: typeof options.scenario === 'string' ? options.scenario : asked.name },
-            seed: options.seed,
-            clock: options.clock,
-            speed: options.speed,
-            shard: options.shard === undefined ? undefined : checkShard(options.shard),
-          },
-          wallClock,
-          log,
-        );
-  const scenario = prepared?.core.scenario ?? asked ?? loadScenario('default');
-  const startFile =
-    typeof options.scenario === 'string' && options.scenario !== scenario.name ? scenarioFile(options.scenario) : undefined;
-  const core = new Simulator({
-    scenario,
-    // A reset names a scenario, never a file (src/scenarios/resetScenarios.ts).
-    loadScenario: resetScenarioLoader({ start: { scenario, file: startFile }, scenariosDir: options.scenariosDir }),
-    seed: prepared ? prepared.core.seed : options.seed,
-    clockMode: prepared ? prepared.core.clockMode : options.clock,
-    speed: prepared ? prepared.core.speed : options.speed,
-    wallClock: prepared ? prepared.wall.now : wallClock,
-    cdnUrl: explicitCdn ?? 'http://localhost/cdn',
-    shard: prepared ? prepared.core.shard : checkShard(options.shard),
+  // A reset names a scenario, never a file (src/scenarios/resetScenarios.ts).
+  const resetScenarios = (scenario: Scenario) =>
+    resetScenarioLoader({
+      start: { scenario, file: typeof options.scenario === 'string' && options.scenario !== scenario.name ? scenarioFile(options.scenario) : undefined },
+      scenariosDir: options.scenariosDir,
+    });
+  const newCore = (wall: () => number): Simulator => {
+    const scenario = asked ?? loadScenario('default');
+    return new Simulator({
+      scenario,
+      loadScenario: resetScenarios(scenario),
+      seed: options.seed,
+      clockMode: options.clock,
+      speed: options.speed,
+      wallClock: wall,
+      cdnUrl: opening.explicitCdn ?? 'http://localhost/cdn',
+      shard: checkShard(options.shard),
+    });
+  };
+  if (options.state === undefined) return { core: newCore(wallClock), durable: undefined };
+  const durable = openState(options.state, {
+    asked: {
+      scenario: asked && { value: asked, name: typeof options.scenario === 'string' ? options.scenario : asked.name },
+      seed: options.seed,
+      clock: options.clock,
+      speed: options.speed,
+      shard: options.shard === undefined ? undefined : checkShard(options.shard),
+    },
+    overrides: opening.overrides,
+    wallClock,
+    cdnUrl: opening.explicitCdn,
+    resetScenarios,
+    newCore,
+    log: opening.log,
   });
-  return { core, prepared };
+  return { core: durable.core, durable };
 }
 
 /** The control methods in-process: each the control request it names, through the API's request path, answered at once. */

@@ -9,7 +9,7 @@ import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StateRefusedError } from '../src/persistence/open.js';
 import { parseStateText } from './stateFiles.js';
-import { bearer, createVideo, getVideo, makeSim } from './helpers.js';
+import { VALID_IMAGE, bearer, createVideo, getVideo, makeSim } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sim-state-inprocess-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,6 +91,37 @@ describe('createSimulator({ state })', () => {
     expect(second.logs).toEqual([
       `state: ${file}: line 2 (POST /v1/videos): answered 402 when first handled, 200 now (the state was written by a simulator that answers differently: version 0.1.0)`,
     ]);
+    await second.close();
+  });
+
+  it('replays the file once, also when the simulator then listens on another address than the file names', async () => {
+    const file = stateFile();
+    // Never listening, it writes its answers with the address http://localhost/cdn.
+    const first = makeSim({ state: file });
+    await createVideo(first);
+    await first.close();
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"status":200}', '"status":402}'));
+    const second = makeSim({ state: file });
+    await second.listen(0);
+    // Every replay of the line says it answered otherwise.
+    expect(second.logs.filter((line) => line.includes('line 2 (POST /v1/videos): answered 402 when first handled'))).toHaveLength(1);
+    await second.close();
+  });
+
+  it('answers a key stored before a restart with the media address the restored simulator listens on', async () => {
+    const file = stateFile();
+    const first = makeSim({ state: file });
+    const create = () => request(first.app).post('/v1/images').set(bearer()).set('Idempotency-Key', 'image-once').send(VALID_IMAGE);
+    const image = await create();
+    expect(image.body.url).toMatch(/^http:\/\/localhost\/cdn\/images\/img_/);
+    await first.close();
+
+    const second = makeSim({ state: file });
+    const url = await second.listen(0);
+    const again = await request(second.app).post('/v1/images').set(bearer()).set('Idempotency-Key', 'image-once').send(VALID_IMAGE);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(image.text.replace('"http://localhost/cdn/', `"${url}/cdn/`));
+    expect((await request(second.app).get(new URL(again.body.url as string).pathname)).status).toBe(200);
     await second.close();
   });
 

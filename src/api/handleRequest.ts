@@ -63,6 +63,18 @@ export interface RequestPathDeps {
   sockets?: boolean;
 }
 
+/**
+ * The request path's dependencies for `sim`, the one place they are put together: the HTTP
+ * adapter's (with its hooks, on sockets), a restore's and a replay's (the app around the core has
+ * then only the bundled scenarios' list). Each has its own list of response failures.
+ */
+export function requestPathDeps(
+  sim: Simulator,
+  parts: { app: AppParts; log: (line: string) => void } & Pick<RequestPathDeps, 'onExchange' | 'sockets'>,
+): RequestPathDeps {
+  return { sim, app: parts.app, log: parts.log, responseFailures: [], onExchange: parts.onExchange, sockets: parts.sockets };
+}
+
 /** An answer before it is checked and serialised: a JSON value, text already serialised, or a stream. */
 type Draft =
   | ({ status: number; headers: Record<string, string>; contentType: string } & ({ value: unknown } | { text: string } | { stream: StreamedBody }))

@@ -52,6 +52,15 @@ export class VirtualClock {
     this.jumpedMs += ms;
   }
 
+  /**
+   * Moves global time forward to the instant `ms` when it is behind it, never back: where a
+   * recorded request was handled (a transcript's or a state file's line), before it is handled again.
+   */
+  forwardTo(ms: number): void {
+    const behindMs = ms - this.now();
+    if (behindMs > 0) this.advance(behindMs);
+  }
+
   state(offsetMs = 0): ClockState {
     return { mode: this.mode, now: isoTime(this.now() + offsetMs), speed: this.speed };
   }

@@ -154,7 +154,8 @@ export class IdempotencyStore {
 
   /**
    * The stored answers now, in expiry order, each made as plain data as it is read (a stored
-   * answer is replaced or dropped, never changed); `ranks`: the ledger's, taken at the same time.
+   * answer is replaced or dropped, never changed but by `readdress`); `ranks`: the ledger's, taken
+   * at the same time.
    */
   capture(ranks: ReadonlyMap<StoredResponse, number>): { count: number; entries(): Generator<IdempotencyEntryState, void, undefined> } {
     const stored = this.entries();
@@ -178,6 +179,11 @@ export class IdempotencyStore {
     );
   }
 
+  /** Maps every stored body (`readdressed`: the media address they hold moved). */
+  readdress(text: (body: string) => string): void {
+    for (const entry of this.byKey.values()) entry.text = text(entry.text);
+  }
+
   private prune(nowMs: number): void {
     for (const [k, v] of this.byKey) {
       if (v.expiresAt > nowMs) break;
@@ -185,6 +191,18 @@ export class IdempotencyStore {
       this.ledger.removed(v);
     }
   }
+}
+
+/**
+ * A stored answer's body as it would have been answered on the media address `to` rather than
+ * `from` (its `output.url`, `thumbnail_url` and image `url` begin with the address), or undefined
+ * when the two are the same. In JSON text `:"` opens a value (inside a string a quote is escaped):
+ * only values that begin with the address are rewritten.
+ */
+export function readdressed(from: string, to: string): ((body: string) => string) | undefined {
+  const was = `:${JSON.stringify(`${from}/`).slice(0, -1)}`;
+  const now = `:${JSON.stringify(`${to}/`).slice(0, -1)}`;
+  return was === now ? undefined : (body: string) => body.replaceAll(was, now);
 }
 
 /** A request under an Idempotency-Key: what its stored answer is filed and matched under. */

@@ -14,6 +14,7 @@ import type { Accounts } from './accounts.js';
 import { apiKeyOf, keyRefusal } from './auth.js';
 import { VirtualClock, secondsToMs, type ClockMode, type ClockState } from './clock.js';
 import { SimError, fail } from './errors.js';
+import { readdressed } from './idempotency.js';
 import type { FaultQueue } from './faults.js';
 import type { Generation } from './generation.js';
 import type { Image } from './image.js';
@@ -35,9 +36,14 @@ export interface SimulatorOptions {
   seed?: number;
   clockMode?: ClockMode;
   speed?: number;
+  /**
+   * The seed in use at first, when it is neither the override nor the scenario's: a run that a
+   * file goes on with (a reset that named a seed began it). Default: the override, else the scenario's.
+   */
+  runSeed?: number;
   /** Wall-clock milliseconds, for realtime mode. */
   wallClock: () => number;
-  /** The address written into `output.url`, `thumbnail_url` and image `url`. */
+  /** The address written into `output.url`, `thumbnail_url` and image `url` (see `configure`). */
   cdnUrl: string;
   /** Which shard of N this simulator is (null: the only one). Kept across resets. */
   shard?: ShardSpec | null;
@@ -62,24 +68,67 @@ export interface Health {
 }
 
 export class Simulator {
-  /** The scenario as loaded (what transcripts and state files record beside the seed and clock). */
-  scenario: Scenario;
-  seed: number;
-  cdnUrl: string;
   readonly shard: ShardSpec | null;
   /** Connections held by network `hang` faults: the process's sockets, so they outlive resets. */
   readonly held = new HeldConnections();
   private state: SimulatorState;
+  private loaded: Scenario;
+  private seedInUse: number;
+  private mediaUrl: string;
   /** The wall-clock reading that `atOneInstant` holds while it runs, if it runs. */
   private heldWallMs: number | undefined;
   private instantStartMs: number | undefined;
 
   constructor(private readonly options: SimulatorOptions) {
-    this.cdnUrl = options.cdnUrl.replace(/\/+$/, '');
+    this.mediaUrl = withoutTrailingSlash(options.cdnUrl);
     this.shard = options.shard ?? null;
-    this.scenario = options.scenario;
-    this.seed = options.seed ?? options.scenario.seed;
+    this.loaded = options.scenario;
+    this.seedInUse = options.runSeed ?? options.seed ?? options.scenario.seed;
     this.state = this.newState();
+  }
+
+  /** The scenario as loaded (what transcripts and state files record beside the seed and clock); a reset may load another. */
+  get scenario(): Scenario {
+    return this.loaded;
+  }
+
+  /** The seed in use: the override, else the scenario's, unless a reset named one. */
+  get seed(): number {
+    return this.seedInUse;
+  }
+
+  /** The media address written into `output.url`, `thumbnail_url` and image `url`, without a trailing slash. */
+  get cdnUrl(): string {
+    return this.mediaUrl;
+  }
+
+  /**
+   * Sets what the adapter learns only after the simulator is made: the media address (`cdnUrl`, an
+   * http(s) URL; a trailing slash is dropped), known once the server listens. Answers stored under
+   * Idempotency-Keys keep the address they were sent with (see `readdressStoredAnswers`). Throws a
+   * RangeError, naming the field, for an address that is not an http(s) URL.
+   */
+  configure(settings: { cdnUrl: string }): void {
+    const { cdnUrl } = settings;
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(cdnUrl).protocol;
+    } catch {
+      // not a URL: refused below
+    }
+    if (protocol !== 'http:' && protocol !== 'https:') throw new RangeError(`cdnUrl must be an http(s) URL, got ${JSON.stringify(cdnUrl)}`);
+    this.mediaUrl = withoutTrailingSlash(cdnUrl);
+  }
+
+  /**
+   * Gives the answers stored under Idempotency-Keys on the media address `from` the address in use
+   * now, as if they had been answered on it: a restored state's answers, once the address the
+   * simulator listens on is known (see `readdressed`).
+   */
+  readdressStoredAnswers(from: string): void {
+    const text = readdressed(withoutTrailingSlash(from), this.mediaUrl);
+    if (text === undefined) return;
+    for (const account of this.state.accounts.values()) account.idempotency.readdress(text);
   }
 
   get clock(): VirtualClock {
@@ -276,13 +325,13 @@ export class Simulator {
         throw fail('invalid_parameter', { param: 'scenario', message: 'This simulator was built without a scenario loader.' });
       }
       try {
-        this.scenario = this.options.loadScenario(input.scenario);
+        this.loaded = this.options.loadScenario(input.scenario);
       } catch (e) {
         if (e instanceof SimError) throw e;
         throw fail('invalid_parameter', { param: 'scenario', message: e instanceof Error ? e.message : String(e) });
       }
     }
-    this.seed = input.seed ?? this.options.seed ?? this.scenario.seed;
+    this.seedInUse = input.seed ?? this.options.seed ?? this.scenario.seed;
     this.state = this.newState();
     return this.health();
   }
@@ -393,4 +442,8 @@ export class Simulator {
     );
     return new SimulatorState(clock, this.scenario.limits);
   }
+}
+
+function withoutTrailingSlash(url: string): string {
+  return url.replace(/\/+$/, '');
 }

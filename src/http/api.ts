@@ -14,7 +14,7 @@ import { RATE_LIMIT_HEADERS } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import type { RawBody } from '../api/exchange.js';
-import { handleRequest, type ApiAnswer, type ApiRequest, type RequestPathDeps, type Exchange, type StreamedBody } from '../api/handleRequest.js';
+import { handleRequest, requestPathDeps, type ApiAnswer, type ApiRequest, type RequestPathDeps, type Exchange, type StreamedBody } from '../api/handleRequest.js';
 import { logToStderr } from '../host.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
@@ -112,10 +112,8 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       sleep(ms, signal).then(done, done);
     });
   };
-  const deps: RequestPathDeps = {
-    sim,
+  const deps = requestPathDeps(sim, {
     log,
-    responseFailures: [],
     onExchange: options.onExchange,
     sockets: true,
     app: {
@@ -125,7 +123,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       stateStatus: options.stateStatus,
       scenarios: listBundledScenarios,
     },
-  };
+  });
 
   const exposedHeaders = [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(',');
   const preflight = cors({

@@ -4,9 +4,9 @@
  * rewritten as its header and a snapshot of that state, atomically (see `StateStore.compact`).
  * The file is locked meanwhile, so no simulator starts on it halfway.
  */
-import { Simulator } from '../core/simulator.js';
-import { attachState, prepareState } from './durable.js';
+import { hostWallClock } from '../host.js';
 import { StateRefusedError } from './open.js';
+import { openState } from './restore.js';
 
 export interface CompactedFile {
   /** The file's size before and after, in bytes. */
@@ -22,28 +22,25 @@ export class CompactionFailedError extends StateRefusedError {}
 /**
  * Compacts `path`. Rejects with `FileLockedError` when a running simulator holds it,
  * `StateRefusedError` when it is missing, unreadable or not a state file this version restores, or
- * `CompactionFailedError` when it cannot be rewritten (`warn` has said why).
+ * `CompactionFailedError` when it cannot be rewritten (`warn` has said why). `wallClock`: the
+ * host's, which a realtime clock follows and the snapshot's time is read from.
  */
-export async function compactStateFile(path: string, warn: (line: string) => void): Promise<CompactedFile> {
-  const prepared = prepareState(path, {}, () => performance.timeOrigin + performance.now(), warn);
-  const read = prepared.read;
-  if (!read) throw new StateRefusedError(`${path} holds no state to compact (no such file, or an empty one)`);
-  const core = new Simulator({
-    scenario: read.scenario,
-    seed: prepared.core.seed,
-    clockMode: prepared.core.clockMode,
-    speed: prepared.core.speed,
-    wallClock: prepared.wall.now,
-    cdnUrl: read.header.cdn_url,
-    shard: prepared.core.shard,
+export async function compactStateFile(path: string, warn: (line: string) => void, wallClock: () => number = hostWallClock): Promise<CompactedFile> {
+  const durable = openState(path, {
+    asked: {},
+    overrides: {},
+    wallClock,
+    log: warn,
+    newCore: () => {
+      throw new StateRefusedError(`${path} holds no state to compact (no such file, or an empty one)`);
+    },
   });
-  const durable = attachState(prepared, core, { overrides: read.header.overrides, explicitCdn: false, log: warn });
   // Takes the file (its lock): refused when a simulator started on it since it was read.
   durable.listening();
   try {
     const done = await durable.store.compact();
     if (!done) throw new CompactionFailedError(`${path} could not be compacted; it is as it was`);
-    return { ...done, requests: durable.restored };
+    return { ...done, requests: durable.restored ?? 0 };
   } finally {
     durable.store.close();
   }

@@ -5,20 +5,16 @@
  * both build on it.
  */
 import type { ClockMode } from '../core/clock.js';
-import type { Scenario } from '../core/scenario.js';
-import type { ShardSpec } from '../core/shard.js';
+import type { RunHeader } from '../core/openSimulator.js';
 import { JsonLinesError } from '../jsonLine.js';
 
 export const STATE_FORMAT = 1;
 
-export interface StateHeader {
+/** A state file's header: the run it holds (see `RunHeader`, which a transcript's header shares), and how to go on with it. */
+export interface StateHeader extends RunHeader {
   state: typeof STATE_FORMAT;
   /** The version of the simulator that began the file. */
   version: string;
-  /** The scenario in use, resolved (`extends` applied, every field present). */
-  scenario: Scenario;
-  /** The seed in use. */
-  seed: number;
   /**
    * What the simulator was started with beside its scenario (a command line's `--seed`, `--clock`,
    * `--speed`): they outlive a global reset, so a restored simulator keeps them too.
@@ -29,11 +25,7 @@ export interface StateHeader {
    * advance, with `anchor` the wall-clock reading (epoch ms) at which the clock began. Wall time
    * keeps counting while the process is down.
    */
-  clock: { mode: ClockMode; speed: number; start: string; anchor: number };
-  /** The media address written into responses (a restore on the same address stores the same answers). */
-  cdn_url: string;
-  /** The shard whose accounts the file holds (`--shard I/N`); null or absent: a simulator running alone. */
-  shard?: ShardSpec | null;
+  clock: RunHeader['clock'] & { anchor: number };
 }
 
 export function formatStateHeader(header: StateHeader): string {

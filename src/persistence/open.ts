@@ -6,6 +6,7 @@
  * it is a `FileLockedError` (exit 1, naming its holder). Without an explicit scenario or seed the
  * file's are used, so a state file copied from another machine opens as it was there.
  */
+import { constants } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import stableStringify from 'safe-stable-stringify';
 import type { ClockMode } from '../core/clock.js';
@@ -14,7 +15,7 @@ import { sameShard, shardInWords, type ShardSpec } from '../core/shard.js';
 import { refuseIfHeld } from '../fileLock.js';
 import { ScenarioError, scenarioFromValue } from '../scenarios/load.js';
 import { fileRows, RowTooLongError } from '../fileRows.js';
-import { readStateRows } from './format.js';
+import { readStateRows, type StateReading } from './format.js';
 import { STATE_FORMAT, StateFormatError, type StateHeader } from './header.js';
 
 /** A state file the simulator will not start with; the message says why and what to do. */
@@ -36,69 +37,110 @@ export interface AskedState {
   shard?: ShardSpec | null;
 }
 
-/** A state file whose header was read and accepted (its rows are read as it is restored). */
-export interface ReadState {
+/**
+ * The longest row a state file holds, but for line 2: a header is a line of a few kilobytes (its
+ * scenario); a request line's body is at most 1 MiB, and its JSON string, with every byte escaped,
+ * at most six times that; a snapshot's row holds one item (a stored answer is a body the simulator
+ * sent, far smaller). It also bounds what is read of a file that is not a state file.
+ */
+const MAX_ROW_CHARS = 16 * 1024 * 1024;
+
+/** Line 2 may be a single-line snapshot of format 1, as long as a string can be (what wrote it could not write more). */
+const rowLimit = (row: number): number => (row === 2 ? constants.MAX_STRING_LENGTH : MAX_ROW_CHARS);
+
+/** A state file whose header was read and accepted, being read: its other rows come as they are read. */
+export interface OpenedStateFile {
   header: StateHeader;
   /** The header's scenario, checked as a scenario file's contents would be. */
   scenario: Scenario;
-  /** The file's size when read: what is restored (appended to once restored). */
+  /** The file's size when opened: what is restored (appended to once restored). */
   size: number;
+  /** The rows after the header, checked as they are read; `ending` is known once they are all read. */
+  reading: StateReading;
+  /** Stops reading (the file is closed); the rows read to their end close it too. */
+  close(): void;
 }
 
 /**
- * Reads the header of `path` for a restore: undefined when there is nothing to restore (no file, an
- * empty one, or one cut while its header was written, which `warn` reports). Throws
- * `StateRefusedError` or `FileLockedError`. The rest of the file is read as it is restored
- * (restore.ts), which refuses a row that is not what the format says.
+ * Opens `path` for a restore and reads its header: undefined when there is nothing to restore (no
+ * file, an empty one, or one cut while its header was written, which `warn` reports). Throws
+ * `StateRefusedError` or `FileLockedError`. The file is opened once, and read a row at a time: the
+ * rest of its rows are read as they are restored (restore.ts), each refused (a `StateFormatError`)
+ * when it is not what the format says.
  */
-export function readStateFile(path: string, asked: AskedState, warn: (line: string) => void): ReadState | undefined {
+export function openStateFile(path: string, asked: AskedState, warn: (line: string) => void): OpenedStateFile | undefined {
   refuseIfHeld(path);
   let size: number;
-  let first: string;
-  /** Whether a newline ends the header (without one, it was cut while it was written). */
-  let ended: boolean;
   try {
     // A device or a pipe (/dev/full reads zeros for ever) is no place for a state.
     const stat = statSync(path);
     if (!stat.isFile()) throw new StateRefusedError(`${path} is not a regular file: give --state a file's path`);
     size = stat.size;
     refuseForeignFile(path);
-    const progress = { bytes: 0 };
-    const rows = fileRows(path, HEADER_MAX_CHARS, { end: size, progress });
-    try {
-      first = rows.next().value ?? '';
-    } finally {
-      rows.return();
-    }
-    ended = progress.bytes > Buffer.byteLength(first);
   } catch (e) {
-    if (e instanceof StateRefusedError) throw e;
-    if (e instanceof RowTooLongError) throw refusedFormat(path, new StateFormatError(1, `longer than ${e.maxRowChars} characters, more than any header the simulator writes`));
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    throw new StateRefusedError(`cannot read the state file ${path}: ${code ?? (e as Error).message}`);
+    if (isMissing(e)) return undefined;
+    throw unreadable(path, e);
   }
   if (size === 0) return undefined;
-  if (!ended) {
-    if (!(first.startsWith(HEADER_START) || HEADER_START.startsWith(first))) throw foreignFile(path, first);
-    warn(`state: ${path} holds only a header cut short (the simulator was stopped while writing it): starting with a new state`);
-    return undefined;
-  }
-  let header: StateHeader;
+  const progress = { bytes: 0 };
+  const rows = fileRows(path, rowLimit, { end: size, progress });
   try {
-    header = readStateRows([first, '']).header;
+    let first: string;
+    try {
+      first = rows.next().value ?? '';
+    } catch (e) {
+      if (isMissing(e)) return undefined;
+      throw unreadable(path, e);
+    }
+    // Without a newline after it, the header was cut while it was written.
+    if (progress.bytes <= Buffer.byteLength(first)) {
+      if (!(first.startsWith(HEADER_START) || HEADER_START.startsWith(first))) throw foreignFile(path, first);
+      warn(`state: ${path} holds only a header cut short (the simulator was stopped while writing it): starting with a new state`);
+      rows.return();
+      return undefined;
+    }
+    let reading: StateReading;
+    try {
+      reading = readStateRows(andThen(first, rows), () => progress.bytes);
+    } catch (e) {
+      throw refusedFormat(path, e);
+    }
+    const { header } = reading;
+    let scenario: Scenario;
+    try {
+      scenario = scenarioFromValue(header.scenario, `${path} (the scenario of its header)`);
+    } catch (e) {
+      if (e instanceof ScenarioError) throw new StateRefusedError(`${e.message}\nThe state file is damaged: choose another --state file, or remove this one to start anew.`);
+      throw e;
+    }
+    refuseConflicts(path, header, scenario, asked);
+    return { header, scenario, size, reading, close: () => void rows.return() };
   } catch (e) {
-    throw refusedFormat(path, e);
-  }
-  let scenario: Scenario;
-  try {
-    scenario = scenarioFromValue(header.scenario, `${path} (the scenario of its header)`);
-  } catch (e) {
-    if (e instanceof ScenarioError) throw new StateRefusedError(`${e.message}\nThe state file is damaged: choose another --state file, or remove this one to start anew.`);
+    rows.return();
     throw e;
   }
-  refuseConflicts(path, header, scenario, asked);
-  return { header, scenario, size };
+}
+
+/** `first`, then the rest of `rows`. */
+function* andThen(first: string, rows: Iterator<string, void>): Generator<string, void, undefined> {
+  yield first;
+  for (let next = rows.next(); !next.done; next = rows.next()) yield next.value;
+}
+
+/** The file is not there (removed meanwhile included): a new state begins in it. */
+const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * A failure to read the file's first bytes as the refusal it is: a header longer than any this
+ * simulator writes, or a file it cannot read (a refusal already made as it is).
+ */
+function unreadable(path: string, e: unknown): StateRefusedError {
+  if (e instanceof StateRefusedError) return e;
+  if (e instanceof RowTooLongError) {
+    return refusedFormat(path, new StateFormatError(1, `longer than ${e.maxRowChars} characters, more than any header the simulator writes`)) as StateRefusedError;
+  }
+  const code = (e as NodeJS.ErrnoException).code;
+  return new StateRefusedError(`cannot read the state file ${path}: ${code ?? (e as Error).message}`);
 }
 
 /** How every state file begins: its header's first field. */
@@ -144,9 +186,6 @@ function foreignFile(path: string, head: string): StateRefusedError {
     `${path} is not a state file of this simulator (one begins with ${STATE_START}...): it is left as it is. Give --state the path of a new or empty file, or remove this one to begin a state in it.`,
   );
 }
-
-/** A header is a line of a few kilobytes (its scenario); this bounds what is read of a file that is not a state file. */
-const HEADER_MAX_CHARS = 16 * 1024 * 1024;
 
 /** `e` as a start refused for a state file that is not what the format says (other errors as they are). */
 export function refusedFormat(path: string, e: unknown): unknown {

@@ -1,39 +1,45 @@
 /**
- * Restoring a state file: its request lines replayed in order through the request path, each at the
- * instant it was first handled (the wall-clock reading it recorded, which also puts the virtual
- * clock where it was), without waiting any injected latency. Every draw depends only on an account's
- * own sequence of requests and its virtual time, so every generation, image, idempotency key,
- * balance, rate-limit bucket, queued fault, account clock, journal entry and id comes back as it was.
- * A compacted file begins from its snapshot (the state as rows of plain data) and replays only the
+ * A simulator with durable state (`--state FILE`), opened in one pass over its file: the header is
+ * read and checked (open.ts refuses a file that is not a state file or conflicts with what was
+ * asked), the core is opened from it (its scenario, seed, clock, media address and shard, on a wall
+ * clock held at the file's anchor so that the core's clock begins exactly where the file's began),
+ * then every row after it is loaded or replayed as it is read, and the store that keeps every later
+ * request is made. Without a file to restore (none, an empty one, a header cut short), the core is
+ * a new one and the file begins with it. The file itself is taken (locked, appended to) only at
+ * `listening`, once the port is bound.
+ *
+ * Restoring: the request lines are replayed in order through the request path, each at the instant
+ * it was first handled (the wall-clock reading it recorded, which also puts the virtual clock where
+ * it was), without waiting any injected latency. Every draw depends only on an account's own
+ * sequence of requests and its virtual time, so every generation, image, idempotency key, balance,
+ * rate-limit bucket, queued fault, account clock, journal entry and id comes back as it was. A
+ * compacted file begins from its snapshot (the state as rows of plain data) and replays only the
  * lines after it.
  *
- * The file is read once, a row at a time, each row loaded or replayed as it comes: memory holds the
- * state being restored and one row, whatever the file's size, and the time is linear in it.
+ * The file is opened and read once, a row at a time, each row loaded or replayed as it comes:
+ * memory holds the state being restored and one row, whatever the file's size, and the time is
+ * linear in it. The answers stored under Idempotency-Keys hold the media address they were answered
+ * on: restored on the file's (or the one given), they take the address the simulator listens on
+ * when it listens on another (`Simulator.readdressStoredAnswers`), without a second pass.
  */
-import { constants } from 'node:buffer';
-import { handleRequest, type RequestPathDeps } from '../api/handleRequest.js';
+import { handleRequest, requestPathDeps } from '../api/handleRequest.js';
+import { readdressed } from '../core/idempotency.js';
+import { openSimulator } from '../core/openSimulator.js';
+import type { Scenario } from '../core/scenario.js';
 import type { Simulator } from '../core/simulator.js';
 import type { StateRow } from '../core/simulatorState.js';
-import { fileRows, RowTooLongError } from '../fileRows.js';
+import { RowTooLongError } from '../fileRows.js';
 import { listBundledScenarios } from '../scenarios/load.js';
-import { describeRecordedNetwork, recordedNetwork, recordedStatus } from '../transcript/format.js';
-import { recordedRequest } from '../transcript/replay.js';
+import { describeRecordedNetwork, recordedNetwork, recordedRequest, recordedStatus } from '../transcript/format.js';
 import { globalIdNumber } from '../core/requestIds.js';
-import { readStateRows } from './format.js';
-import { StateFormatError, type StateHeader } from './header.js';
-import { storedTextOn } from './snapshot.js';
+import { formatStateHeader, StateFormatError, type StateHeader } from './header.js';
+import { openStateFile, refusedFormat, type AskedState, type OpenedStateFile } from './open.js';
+import { StateStore } from './store.js';
 
-/**
- * The longest row a state file holds, but for line 2: a request line's body is at most 1 MiB, and
- * its JSON string, with every byte escaped, at most six times that; a snapshot's row holds one item
- * (a stored answer is a body the simulator sent, far smaller).
- */
-const MAX_ROW_CHARS = 16 * 1024 * 1024;
+/** How many replayed answers that differ from the recorded ones are named one by one. */
+const DIVERGENCES_SHOWN = 10;
 
-/** Line 2 may be a single-line snapshot of format 1, as long as a string can be (what wrote it could not write more). */
-const rowLimit = (row: number): number => (row === 2 ? constants.MAX_STRING_LENGTH : MAX_ROW_CHARS);
-
-/** The wall clock a simulator with state reads: the real one, or a reading held while restoring. */
+/** The wall clock a simulator with state reads: the real one, or a reading held while it is opened. */
 export class HeldWall {
   private held: number | undefined;
 
@@ -50,8 +56,108 @@ export class HeldWall {
   }
 }
 
+export interface StateOpening {
+  /** What was asked for explicitly: a file's that differs is refused, and what was not asked for is the file's. */
+  asked: AskedState;
+  /** The overrides a new file records (a restored file keeps its own). */
+  overrides: StateHeader['overrides'];
+  /** The host's wall clock. */
+  wallClock: () => number;
+  /** The media address given explicitly; default: the file's. */
+  cdnUrl?: string;
+  /** How a core restored from the file resolves a scenario a reset names, given the scenario it runs; default: none. */
+  resetScenarios?: (scenario: Scenario) => (name: string) => Scenario;
+  /** The core of a new state (no file to restore), made on the wall clock given. */
+  newCore: (wallClock: () => number) => Simulator;
+  log: (line: string) => void;
+}
+
+export interface DurableState {
+  core: Simulator;
+  store: StateStore;
+  /** Requests restored from the file (those its snapshot stands for included); undefined: a new state. */
+  restored: number | undefined;
+  /** Once the port is bound and the addresses known: stored answers take the media address if it moved, then the file is taken. */
+  listening(): void;
+}
+
+/**
+ * Opens the simulator kept in the state file `path`, restoring what the file holds (see above).
+ * Throws `StateRefusedError` or `FileLockedError` (open.ts), or a `StateRefusedError` naming the
+ * row that is not what the format says or a snapshot whose state is damaged.
+ */
+export function openState(path: string, opening: StateOpening): DurableState {
+  const { asked, log } = opening;
+  const wall = new HeldWall(opening.wallClock);
+  const file = openStateFile(path, asked, log);
+  if (!file) {
+    const anchor = opening.wallClock();
+    wall.hold(anchor);
+    const core = opening.newCore(wall.now);
+    wall.release();
+    const store = new StateStore({ file: path, core, overrides: opening.overrides, anchor, warn: log });
+    return { core, store, restored: undefined, listening: () => store.open() };
+  }
+  const { header, scenario } = file;
+  const fileOverrides = header.overrides;
+  wall.hold(header.clock.anchor);
+  const core = openSimulator(
+    { ...header, scenario },
+    {
+      wallClock: wall.now,
+      overrides: { seed: asked.seed ?? fileOverrides.seed, clock: asked.clock ?? fileOverrides.clock, speed: asked.speed ?? fileOverrides.speed },
+      loadScenario: opening.resetScenarios?.(scenario),
+      cdnUrl: opening.cdnUrl,
+      shard: asked.shard,
+    },
+  );
+  let restored: Restored;
+  try {
+    restored = restoreRows(core, file, wall, log);
+  } catch (e) {
+    throw refusedFormat(path, e);
+  } finally {
+    file.close();
+    wall.release();
+  }
+  const { divergences } = restored;
+  for (const divergence of divergences.slice(0, DIVERGENCES_SHOWN)) {
+    log(`state: ${path}: ${divergence} (the state was written by a simulator that answers differently: version ${header.version})`);
+  }
+  if (divergences.length > DIVERGENCES_SHOWN) log(`state: ${path}: and ${divergences.length - DIVERGENCES_SHOWN} more lines answered differently`);
+  if (restored.torn !== undefined) log(`state: ${path}: line ${restored.torn} was cut short (the simulator was stopped while writing it): dropped`);
+  const restoredOn = core.cdnUrl;
+  const store = new StateStore({
+    file: path,
+    core,
+    overrides: fileOverrides,
+    anchor: header.clock.anchor,
+    existing: {
+      size: file.size,
+      wholeBytes: restored.wholeBytes,
+      lines: restored.lines,
+      lastSeq: restored.lastSeq,
+      lastIds: restored.lastIds,
+      // Without a snapshot, the header is what the tail is weighed against.
+      snapshotBytes: restored.snapshotBytes || Buffer.byteLength(`${formatStateHeader(header)}\n`),
+      compactedAt: restored.compactedAt,
+    },
+    warn: log,
+  });
+  return {
+    core,
+    store,
+    restored: restored.requests,
+    listening() {
+      // The answers stored under Idempotency-Keys carry the address clients reach.
+      core.readdressStoredAnswers(restoredOn);
+      store.open();
+    },
+  };
+}
+
 /** What a state file held, as it was restored: enough to go on appending to it. */
-export interface RestoreResult {
+interface Restored {
   /** Requests the file stands for: those its snapshot stands for, and the lines replayed after it. */
   requests: number;
   /** Request lines replayed (after the snapshot, if any). */
@@ -73,37 +179,17 @@ export interface RestoreResult {
 }
 
 /**
- * Brings `core` (made from the file's header: its scenario, seed, overrides, and the wall held at
- * the clock's anchor) to the state the file at `path` holds, reading its first `size` bytes: a fresh
- * state (or the snapshot's), then every line replayed. May be run again on the same core (it starts
- * with a global reset of the core). Throws a `StateFormatError` when a row is not what the format
- * says or the snapshot's state is damaged.
+ * Brings `core` (opened from the file's header, the wall held at the clock's anchor) to the state
+ * the rows after the header hold, reading them as they come: the snapshot's, then every line
+ * replayed. Throws a `StateFormatError` when a row is not what the format says or the snapshot's
+ * state is damaged.
  */
-export function restoreState(
-  core: Simulator,
-  path: string,
-  size: number,
-  context: { wall: HeldWall; cdnUrl: string; log: (line: string) => void },
-): RestoreResult {
-  const { wall } = context;
-  const deps: RequestPathDeps = {
-    sim: core,
-    app: { scenarios: listBundledScenarios },
-    log: context.log,
-    responseFailures: [],
-  };
-  const progress = { bytes: 0 };
-  const rows = fileRows(path, rowLimit, { end: size, progress });
-  const result: RestoreResult = { requests: 0, lines: 0, lastSeq: 0, lastIds: 0, snapshotBytes: 0, compactedAt: null, wholeBytes: 0, divergences: [] };
-  let header: StateHeader;
+function restoreRows(core: Simulator, file: OpenedStateFile, wall: HeldWall, log: (line: string) => void): Restored {
+  const { header, reading } = file;
+  const deps = requestPathDeps(core, { app: { scenarios: listBundledScenarios }, log });
+  const result: Restored = { requests: 0, lines: 0, lastSeq: 0, lastIds: 0, snapshotBytes: 0, compactedAt: null, wholeBytes: 0, divergences: [] };
   let snapshotSeq = 0;
   try {
-    const reading = readStateRows(rows, () => progress.bytes);
-    header = reading.header;
-    wall.hold(header.clock.anchor);
-    core.reset();
-    core.seed = header.seed;
-    core.cdnUrl = context.cdnUrl;
     let loading: { add(row: StateRow): void; finish(): void } | undefined;
     const damaged = (row: number, e: unknown): StateFormatError =>
       new StateFormatError(row, `the snapshot's state is damaged (${e instanceof Error ? e.message : String(e)})`);
@@ -122,7 +208,8 @@ export function restoreState(
         result.lastSeq = snapshot.seq;
         result.lastIds = snapshot.state.requests;
         result.compactedAt = snapshot.compacted_at;
-        const storedText = storedTextOn(core, header.cdn_url);
+        // The stored answers of a snapshot hold the file's media address: they take the core's.
+        const storedText = readdressed(header.cdn_url, core.cdnUrl);
         try {
           if ('snapshot' in entry) loading = core.loadState(entry.snapshot.state, storedText);
           else core.fromState(entry.singleLine.state, storedText);
@@ -150,8 +237,7 @@ export function restoreState(
       const { line } = entry;
       wall.hold(line.wall);
       // The wall reading puts the clock where it was; a clock moved by other means is caught up.
-      const behindMs = Date.parse(line.now) - core.clock.now();
-      if (behindMs > 0) core.clock.advance(behindMs);
+      core.clock.forwardTo(Date.parse(line.now));
       const globalId = globalIdNumber(line.id);
       if (globalId !== null) core.skipGlobalRequestIdsTo(globalId - 1);
       const answer = handleRequest(deps, recordedRequest(line));
@@ -170,8 +256,6 @@ export function restoreState(
   } catch (e) {
     if (e instanceof RowTooLongError) throw new StateFormatError(e.row, `longer than ${e.maxRowChars} characters, more than any line the simulator writes`);
     throw e;
-  } finally {
-    wall.release();
   }
   result.requests = snapshotSeq + result.lines;
   return result;

@@ -174,15 +174,3 @@ export function parseSnapshotEnd(value: unknown, line: number): number {
   if (!Number.isSafeInteger(rows) || (rows as number) < 0) throw new StateFormatError(line, `${SNAPSHOT_END}.rows: expected a whole number, got ${JSON.stringify(rows)}`);
   return rows as number;
 }
-
-/**
- * Answers stored under Idempotency-Keys hold the media address they were sent with (`fileCdnUrl`,
- * the header's): on another address (`core.cdnUrl`), they are given the new one, as a replay on it
- * would have made them. Undefined when the address is the same.
- */
-export function storedTextOn(core: Simulator, fileCdnUrl: string): ((body: string) => string) | undefined {
-  const from = `:${JSON.stringify(`${fileCdnUrl}/`).slice(0, -1)}`;
-  const to = `:${JSON.stringify(`${core.cdnUrl}/`).slice(0, -1)}`;
-  // In JSON text, `:"` opens a value (inside a string a quote is escaped): only addresses are rewritten.
-  return from === to ? undefined : (body: string) => body.replaceAll(from, to);
-}

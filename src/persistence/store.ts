@@ -163,11 +163,6 @@ export class StateStore {
     }
   }
 
-  /** The core was restored (again): what it holds now is what the file holds. */
-  restored(): void {
-    this.clockSeen = this.options.core.clock;
-  }
-
   /**
    * Takes the file: its lock, then the file (appended to when it was restored, else written anew
    * with a header). Called once the server listens, so that a start that fails touches nothing.

@@ -16,30 +16,24 @@
  *
  *   {"seq":2,...,"status":200,"network":{"kind":"reset","phase":"after","body_bytes":0},"response_headers":{},"response":"{\"id\":...}"}
  */
-import type { ApiAnswer, Exchange } from '../api/exchange.js';
+import type { ApiAnswer, ApiRequest, Exchange } from '../api/exchange.js';
 import { NETWORK_KINDS, type NetworkKind, type NetworkPhase } from '../core/network.js';
 import { isoTime } from '../core/clock.js';
-import type { ClockMode } from '../core/clock.js';
-import type { Scenario } from '../core/scenario.js';
-import type { ShardSpec } from '../core/shard.js';
+import type { RunHeader } from '../core/openSimulator.js';
 import { JsonLinesError, isIsoTime, isStringMap, parseJsonObject } from '../jsonLine.js';
 
 export const TRANSCRIPT_FORMAT = 1;
 
-export interface TranscriptHeader {
+/**
+ * A transcript's header: the run recorded, as it was when recording began (see `RunHeader`, which a
+ * state file's header shares), and the address the simulator listened on.
+ */
+export interface TranscriptHeader extends RunHeader {
   transcript: typeof TRANSCRIPT_FORMAT;
   /** The simulator's version (its package's). */
   version: string;
-  /** The scenario as resolved when recording began (`extends` applied, every field present). */
-  scenario: Scenario;
-  seed: number;
-  clock: { mode: ClockMode; speed: number; start: string };
   /** The address the simulator listened on (null when it never listened: an app mounted elsewhere). */
   base_url: string | null;
-  /** The media address written into responses. */
-  cdn_url: string;
-  /** The shard recorded (`--shard I/N`): its transcript holds the accounts of that shard only. Null or absent: unsharded. */
-  shard?: ShardSpec | null;
 }
 
 /** The request headers a transcript keeps: the ones that change an answer. */
@@ -69,6 +63,18 @@ export interface RecordedRequest {
   status: number | null;
   /** Present when a network fault lost (or slowed) the answer. */
   network?: RecordedNetwork;
+}
+
+/** The request a line records, as the HTTP adapter would have handed it over (to handle it again). */
+export function recordedRequest(line: Pick<RecordedRequest, 'method' | 'path' | 'headers' | 'body' | 'body_too_large'>): ApiRequest {
+  const queryAt = line.path.indexOf('?');
+  return {
+    method: line.method,
+    path: queryAt < 0 ? line.path : line.path.slice(0, queryAt),
+    query: queryAt < 0 ? '' : line.path.slice(queryAt + 1),
+    headers: { ...line.headers },
+    body: line.body_too_large ? 'too_large' : line.body === null ? null : Buffer.from(line.body, 'utf8'),
+  };
 }
 
 /** A network fault as a transcript or a state file records it. */

@@ -8,12 +8,12 @@
  * (never backwards), and by the recorded clock advances and resets themselves. Every draw depends
  * only on an account's own sequence of requests and its virtual time, so the answers are the same.
  */
-import { handleRequest, type ApiRequest, type RequestPathDeps } from '../api/handleRequest.js';
+import { handleRequest, requestPathDeps } from '../api/handleRequest.js';
+import { openSimulator } from '../core/openSimulator.js';
 import type { Scenario } from '../core/scenario.js';
-import { Simulator } from '../core/simulator.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
-import { recordedNetwork, recordedStatus, sentBody, type TranscriptLine, type TranscriptReading } from './format.js';
+import { recordedNetwork, recordedRequest, recordedStatus, sentBody, type TranscriptReading } from './format.js';
 
 export interface ReplayOptions {
   /** Resolves a scenario a recorded reset names (a bundled name or a file path). */
@@ -32,41 +32,22 @@ export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 
   const { header } = transcript;
   const { scenario } = header;
   const standingWallMs = Date.parse(header.clock.start);
-  const sim = new Simulator({
-    scenario,
-    loadScenario: options.loadScenario,
-    seed: header.seed === scenario.seed ? undefined : header.seed,
-    clockMode: header.clock.mode === scenario.clock.mode ? undefined : header.clock.mode,
-    speed: header.clock.speed === scenario.clock.speed ? undefined : header.clock.speed,
+  const sim = openSimulator(header, {
     wallClock: () => standingWallMs,
-    cdnUrl: header.cdn_url,
-    shard: header.shard ?? null,
+    loadScenario: options.loadScenario,
+    overrides: {
+      seed: header.seed === scenario.seed ? undefined : header.seed,
+      clock: header.clock.mode === scenario.clock.mode ? undefined : header.clock.mode,
+      speed: header.clock.speed === scenario.clock.speed ? undefined : header.clock.speed,
+    },
   });
-  const deps: RequestPathDeps = {
-    sim,
-    app: { scenarios: listBundledScenarios },
-    log: options.log ?? (() => {}),
-    responseFailures: [],
-  };
+  const deps = requestPathDeps(sim, { app: { scenarios: listBundledScenarios }, log: options.log ?? (() => {}) });
   const report = emptyReport();
   for (const line of transcript.lines) {
     // `sim.clock` is read anew each time: a replayed reset makes a new clock.
-    const behindMs = Date.parse(line.now) - sim.clock.now();
-    if (behindMs > 0) sim.clock.advance(behindMs);
+    sim.clock.forwardTo(Date.parse(line.now));
     const answer = handleRequest(deps, recordedRequest(line));
     compareAnswer(report, line, recordedStatus(answer), sentBody(line.method, answer.body), recordedNetwork(answer));
   }
   return report;
-}
-
-/** The request a transcript line (or a state file's line) records, as the HTTP adapter would have handed it over. */
-export function recordedRequest(line: Pick<TranscriptLine, 'method' | 'path' | 'headers' | 'body' | 'body_too_large'>): ApiRequest {
-  const queryAt = line.path.indexOf('?');
-  return {
-    method: line.method,
-    path: queryAt < 0 ? line.path : line.path.slice(0, queryAt),
-    query: queryAt < 0 ? '' : line.path.slice(queryAt + 1),
-    headers: { ...line.headers },
-    body: line.body_too_large ? 'too_large' : line.body === null ? null : Buffer.from(line.body, 'utf8'),
-  };
 }

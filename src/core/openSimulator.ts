@@ -1,0 +1,54 @@
+/**
+ * A simulator that goes on with a run a file describes: the header of a state file or of a
+ * transcript names the scenario, the seed, the clock, the media address and the shard it was
+ * written with, and every simulator made from such a file (a restore, a compaction, a replay) is
+ * made here, from those.
+ */
+import type { ClockMode } from './clock.js';
+import type { Scenario } from './scenario.js';
+import type { ShardSpec } from './shard.js';
+import { Simulator } from './simulator.js';
+
+/** What the header of a file a simulator wrote (state file, transcript) says of the run. */
+export interface RunHeader {
+  /** The scenario in use, resolved (`extends` applied, every field present). */
+  scenario: Scenario;
+  /** The seed in use. */
+  seed: number;
+  /** The clock's mode and speed, and where it started (ISO). */
+  clock: { mode: ClockMode; speed: number; start: string };
+  /** The media address written into responses. */
+  cdn_url: string;
+  /** The shard of N; null or absent: a simulator running alone. */
+  shard?: ShardSpec | null;
+}
+
+/** What a simulator opened from a header is given beside it. */
+export interface OpenSettings {
+  /** The wall clock it follows (a file's reading held while it is restored, or one standing still for a replay). */
+  wallClock: () => number;
+  /** The overrides that survive resets (`--seed`, `--clock`, `--speed`); default: none. */
+  overrides?: { seed?: number; clock?: ClockMode; speed?: number };
+  /** Resolves a scenario a reset names; default: none (a reset that names one is refused). */
+  loadScenario?: (name: string) => Scenario;
+  /** The media address; default: the header's. */
+  cdnUrl?: string;
+  /** The shard (null: none); default: the header's. */
+  shard?: ShardSpec | null;
+}
+
+/** The simulator of the run `header` describes: its scenario, its seed in use, its clock, its address and shard, unless `settings` says otherwise. */
+export function openSimulator(header: RunHeader, settings: OpenSettings): Simulator {
+  const { overrides = {} } = settings;
+  return new Simulator({
+    scenario: header.scenario,
+    loadScenario: settings.loadScenario,
+    seed: overrides.seed,
+    clockMode: overrides.clock,
+    speed: overrides.speed,
+    runSeed: header.seed,
+    wallClock: settings.wallClock,
+    cdnUrl: settings.cdnUrl ?? header.cdn_url,
+    shard: settings.shard !== undefined ? settings.shard : (header.shard ?? null),
+  });
+}
