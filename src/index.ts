@@ -12,6 +12,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { ClockMode } from './core/clock.js';
+import { defaultCdnUrl } from './core/mediaPaths.js';
 import type { Scenario } from './core/scenario.js';
 import { checkShard } from './core/shard.js';
 import { Simulator } from './core/simulator.js';
@@ -199,7 +200,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   const tokenProblem = options.controlToken === undefined ? undefined : controlTokenProblem(options.controlToken);
   if (tokenProblem !== undefined) throw new RangeError(`controlToken ${tokenProblem}`);
   const log = options.log ?? logToStderr;
-  const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
+  const explicitCdn = options.cdnUrl ?? (options.baseUrl ? defaultCdnUrl(options.baseUrl) : undefined);
   const { core, prepared } = openCore(options, explicitCdn, log);
   let server: AppServer | undefined;
   let url: string | undefined;
@@ -290,7 +291,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
           // The transcript is taken only now that the port is ours: a start that fails touches nothing.
           try {
             url = listeningUrl;
-            if (!explicitCdn) core.cdnUrl = `${listeningUrl}/cdn`;
+            if (!explicitCdn) core.cdnUrl = defaultCdnUrl(listeningUrl);
             recording?.open();
             durable?.listening();
           } catch (e) {
@@ -347,7 +348,7 @@ function openCore(options: CreateSimulatorOptions, explicitCdn: string | undefin
     clockMode: prepared ? prepared.core.clockMode : options.clock,
     speed: prepared ? prepared.core.speed : options.speed,
     wallClock: prepared ? prepared.wall.now : wallClock,
-    cdnUrl: explicitCdn ?? 'http://localhost/cdn',
+    cdnUrl: explicitCdn ?? defaultCdnUrl('http://localhost'),
     shard: prepared ? prepared.core.shard : checkShard(options.shard),
   });
   return { core, prepared };
