@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../src/api/contract.js';
+import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlPath } from '../src/client/api.js';
 import { SimulatorControl, SimulatorControlError, type SimulatorControlApi } from '../src/index.js';
 import { PROMPT, bearer, expectNoInternalErrors, makeSim } from './helpers.js';
 
@@ -163,5 +165,19 @@ describe('SimulatorControl', () => {
 
   it('refuses a baseUrl that is not an http(s) address', () => {
     expect(() => new SimulatorControl({ baseUrl: 'localhost:8080' })).toThrow(/needs a baseUrl such as 'http:\/\/localhost:8080'/);
+  });
+});
+
+describe('The control endpoints of src/client/api.ts', () => {
+  it('are every control operation of openapi.yaml, each with its method and path', () => {
+    const documented = OPERATIONS.filter((o) => o.path.startsWith(`${CONTROL_ROOT}/`)).map((o) => [o.operationId, o.method.toUpperCase(), o.path]);
+    const written = Object.entries(CONTROL_ENDPOINTS).map(([id, e]) => [id, e.method, `${CONTROL_ROOT}/${e.path}`]);
+    const byId = (a: string[], b: string[]) => ((a[0] as string) < (b[0] as string) ? -1 : 1);
+    expect(written.sort(byId)).toEqual(documented.sort(byId));
+  });
+
+  it('percent-encode a generation id into the path', () => {
+    expect(controlPath('simAdvanceGeneration', 'vid/1 ?')).toBe('/_sim/generations/vid%2F1%20%3F/advance');
+    expect(() => controlPath('simGeneration')).toThrow(TypeError);
   });
 });
