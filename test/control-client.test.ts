@@ -176,6 +176,20 @@ describe('The control endpoints of src/client/api.ts', () => {
     expect(written.sort(byId)).toEqual(documented.sort(byId));
   });
 
+  it('are what the dashboard is served as ui/addresses.js, with the forms of media files', async () => {
+    const sim = makeSim({ controlToken: 'dashboard-token-0123456789' });
+    started.push(sim);
+    const res = await request(sim.app).get('/_sim/ui/addresses.js');
+    expect([res.status, res.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
+    const served: Record<string, unknown> = {};
+    new Function('served', res.text.replaceAll(/^export const (\w+) =/gm, 'served.$1 ='))(served);
+    expect(served).toEqual({
+      CONTROL_ENDPOINTS,
+      MEDIA_ROOT: '/cdn',
+      MEDIA_FORMS: { video: 'videos/{id}.mp4', thumbnail: 'thumbnails/{id}.png', image: 'images/{id}.png' },
+    });
+  });
+
   it('percent-encode a generation id into the path', () => {
     expect(controlPath('simAdvanceGeneration', 'vid/1 ?')).toBe('/_sim/generations/vid%2F1%20%3F/advance');
     expect(() => controlPath('simGeneration')).toThrow(TypeError);
