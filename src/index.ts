@@ -12,6 +12,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { ClockMode } from './core/clock.js';
+import { defaultCdnUrl } from './core/mediaPaths.js';
 import type { Scenario } from './core/scenario.js';
 import { checkShard } from './core/shard.js';
 import { Simulator } from './core/simulator.js';
@@ -202,7 +203,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   const tokenProblem = options.controlToken === undefined ? undefined : controlTokenProblem(options.controlToken);
   if (tokenProblem !== undefined) throw new RangeError(`controlToken ${tokenProblem}`);
   const log = options.log ?? logToStderr;
-  const explicitCdn = options.cdnUrl ?? (options.baseUrl ? `${options.baseUrl.replace(/\/+$/, '')}/cdn` : undefined);
+  const explicitCdn = options.cdnUrl ?? (options.baseUrl ? defaultCdnUrl(options.baseUrl) : undefined);
   const overrides = definedOnly({ seed: options.seed, clock: options.clock, speed: options.speed });
   // With a state file, restored now, before anything is answered; the file is taken once the port is bound.
   const { core, durable } = openCore(options, { explicitCdn, overrides, log });
@@ -286,7 +287,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
           // The transcript is taken only now that the port is ours: a start that fails touches nothing.
           try {
             url = listeningUrl;
-            if (!explicitCdn) core.configure({ cdnUrl: `${listeningUrl}/cdn` });
+            if (!explicitCdn) core.configure({ cdnUrl: defaultCdnUrl(listeningUrl) });
             recording?.open();
             durable?.listening();
           } catch (e) {
@@ -335,7 +336,7 @@ function openCore(
       clockMode: options.clock,
       speed: options.speed,
       wallClock: wall,
-      cdnUrl: opening.explicitCdn ?? 'http://localhost/cdn',
+      cdnUrl: opening.explicitCdn ?? defaultCdnUrl('http://localhost'),
       shard: checkShard(options.shard),
     });
   };

@@ -24,6 +24,7 @@ import {
   type InspectResult,
   type StartedTestContainer,
 } from 'testcontainers';
+import { controlPath } from './client/api.js';
 import { SimulatorControl } from './client/client.js';
 import { controlTokenProblem } from './http/accessGuard.js';
 import { hostInUrl } from './hostNames.js';
@@ -60,7 +61,7 @@ export class VideoSimContainer extends GenericContainer {
     super(image);
     this.withExposedPorts(SIM_PORT)
       .withEntrypoint(ENTRYPOINT)
-      .withWaitStrategy(Wait.forHttp('/_sim/health', SIM_PORT).forStatusCode(200))
+      .withWaitStrategy(Wait.forHttp(controlPath('simHealth'), SIM_PORT).forStatusCode(200))
       .withStartupTimeout(60_000);
   }
 

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../src/api/contract.js';
+import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlPath } from '../src/client/api.js';
 import { SimulatorControl, SimulatorControlError, type SimulatorControlApi } from '../src/index.js';
 import { PROMPT, bearer, expectNoInternalErrors, makeSim } from './helpers.js';
 
@@ -163,5 +165,33 @@ describe('SimulatorControl', () => {
 
   it('refuses a baseUrl that is not an http(s) address', () => {
     expect(() => new SimulatorControl({ baseUrl: 'localhost:8080' })).toThrow(/needs a baseUrl such as 'http:\/\/localhost:8080'/);
+  });
+});
+
+describe('The control endpoints of src/client/api.ts', () => {
+  it('are every control operation of openapi.yaml, each with its method and path', () => {
+    const documented = OPERATIONS.filter((o) => o.path.startsWith(`${CONTROL_ROOT}/`)).map((o) => [o.operationId, o.method.toUpperCase(), o.path]);
+    const written = Object.entries(CONTROL_ENDPOINTS).map(([id, e]) => [id, e.method, `${CONTROL_ROOT}/${e.path}`]);
+    const byId = (a: string[], b: string[]) => ((a[0] as string) < (b[0] as string) ? -1 : 1);
+    expect(written.sort(byId)).toEqual(documented.sort(byId));
+  });
+
+  it('are what the dashboard is served as ui/addresses.js, with the forms of media files', async () => {
+    const sim = makeSim({ controlToken: 'dashboard-token-0123456789' });
+    started.push(sim);
+    const res = await request(sim.app).get('/_sim/ui/addresses.js');
+    expect([res.status, res.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
+    const served: Record<string, unknown> = {};
+    new Function('served', res.text.replaceAll(/^export const (\w+) =/gm, 'served.$1 ='))(served);
+    expect(served).toEqual({
+      CONTROL_ENDPOINTS,
+      MEDIA_ROOT: '/cdn',
+      MEDIA_FORMS: { video: 'videos/{id}.mp4', thumbnail: 'thumbnails/{id}.png', image: 'images/{id}.png' },
+    });
+  });
+
+  it('percent-encode a generation id into the path', () => {
+    expect(controlPath('simAdvanceGeneration', 'vid/1 ?')).toBe('/_sim/generations/vid%2F1%20%3F/advance');
+    expect(() => controlPath('simGeneration')).toThrow(TypeError);
   });
 });

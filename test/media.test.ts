@@ -7,6 +7,7 @@ import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { cdnUrlIn, defaultCdnUrl, mediaFileName, mediaIdOf, mediaUrl } from '../src/core/mediaPaths.js';
 import { createMediaRouter, parseByteRange, type MediaCatalog } from '../src/http/media.js';
 import { loopClip, Mp4Error, parseClip } from '../src/media/mp4.js';
 import { advance, createVideo, getVideo, makeSim } from './helpers.js';
@@ -744,6 +745,27 @@ describe('media URLs across a reset', () => {
     expect([ra.status, rb.status]).toEqual([200, 200]);
     expect(ra.headers['etag']).toBe(rb.headers['etag']);
     expect((await fetchPng(sim, `/cdn/videos/${b}.mp4`, ra.headers['etag'] as string)).status).toBe(304);
+  });
+});
+
+describe('media paths', () => {
+  it('write an id into each form and read it back; a name of another form, or no plain id, names no file', () => {
+    const cdn = 'https://media.example.test/prefix/cdn';
+    expect(mediaUrl(cdn, 'video', 'vid_1')).toBe(`${cdn}/videos/vid_1.mp4`);
+    expect(mediaUrl(cdn, 'thumbnail', 'vid_1')).toBe(`${cdn}/thumbnails/vid_1.png`);
+    expect(mediaUrl(cdn, 'image', 'img_1')).toBe(`${cdn}/images/img_1.png`);
+    for (const kind of ['video', 'thumbnail', 'image'] as const) {
+      expect(mediaIdOf(kind, mediaFileName(kind, 'abc_1'))).toBe('abc_1');
+      expect(cdnUrlIn(mediaUrl(cdn, kind, 'abc_1'), kind, 'abc_1')).toBe(cdn);
+    }
+    expect([mediaIdOf('video', 'vid_1.png'), mediaIdOf('image', '..png'), mediaIdOf('image', 'a%2Fb.png'), mediaIdOf('image', undefined)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(cdnUrlIn(`${cdn}/videos/vid_2.mp4`, 'video', 'vid_1')).toBeUndefined();
+    expect(defaultCdnUrl('http://localhost:8080//')).toBe('http://localhost:8080/cdn');
   });
 });
 

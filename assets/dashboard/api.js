@@ -1,12 +1,15 @@
 // The dashboard speaks only to the simulator's control endpoints (/_sim/...) and its media files.
 // Addresses are relative to the page (served at <base>/_sim/), so a path prefix in front of the
 // simulator keeps working. Every control request goes through `control` below, which sends the
-// control token (token.js) and asks for it when the simulator answers 401.
+// control token (token.js) and asks for it when the simulator answers 401. Each endpoint's method
+// and path, and the forms of media files, are the server's (addresses.js, which the simulator
+// writes from the one place it states them); here they are only named.
 //
 // Behind the proxy in front of N shards (health says `shard.count` > 1; docs/scaling.md), `api`
 // reads every shard through <base>/shards/I/_sim/ and merges the answers into one view, each
 // generation carrying the `shard` that holds it; a call for one account goes through the proxy,
 // which routes it by `api_key`; an action on a generation goes to its shard.
+import { CONTROL_ENDPOINTS, MEDIA_FORMS, MEDIA_ROOT } from './addresses.js';
 import { askForToken, controlToken } from './token.js';
 
 const SIM = new URL('./', window.location.href); // .../_sim/
@@ -22,13 +25,17 @@ export class ControlError extends Error {
 
 const TOKEN_CODES = ['control_token_required', 'invalid_control_token'];
 
+/** A form of addresses.js (`generations/{id}`) with the id filled in. */
+const filled = (form, id) => (id === undefined ? form : form.replace('{id}', encodeURIComponent(id)));
+
 /**
- * GET, POST or DELETE a control endpoint; resolves to the JSON body, rejects with a ControlError.
- * Refused for want of the control token, it waits for the token (asked once for all requests) and
- * is sent again.
+ * Sends a control endpoint's request (`operation`, its name in addresses.js; `id`, the generation
+ * its path names); resolves to the JSON body, rejects with a ControlError. Refused for want of the
+ * control token, it waits for the token (asked once for all requests) and is sent again.
  */
-export async function control(path, { method = 'GET', query, body, base = SIM } = {}) {
-  const url = new URL(path, base);
+export async function control(operation, { id, query, body, base = SIM } = {}) {
+  const { method, path } = CONTROL_ENDPOINTS[operation];
+  const url = new URL(filled(path, id), base);
   for (const [name, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, String(value));
   }
@@ -73,7 +80,7 @@ let shardCount = 1;
 /** Health read once before anything else, so that the first reads already know whether to merge. */
 let topology = null;
 const sharded = async () => {
-  await (topology ??= control('health').then(
+  await (topology ??= control('simHealth').then(
     (health) => (shardCount = health.shard?.count ?? 1),
     (error) => {
       topology = null; // asked again next time
@@ -90,10 +97,10 @@ const shardOf = new Map();
 const pageEnds = new Map();
 
 /** The same request to every shard (each `options(i)`), all answered, in shard order; a failure names its shard. */
-function everyShard(path, options = () => ({})) {
+function everyShard(operation, options = () => ({})) {
   return Promise.all(
     Array.from({ length: shardCount }, (_, i) =>
-      control(path, { ...options(i), base: shardBase(i) }).catch((error) => {
+      control(operation, { ...options(i), base: shardBase(i) }).catch((error) => {
         throw new ControlError(`shard ${i}: ${error.message}`, error.status, error.code);
       }),
     ),
@@ -114,7 +121,7 @@ const byCreation = (a, b) => (a.created_at < b.created_at ? -1 : a.created_at > 
 /** Every shard's page from where the page before this one left each shard, merged in creation order, then by id. */
 async function mergedPage({ limit, after, status, account }) {
   const from = (after && pageEnds.get(after)) || {};
-  const pages = await everyShard('generations', (i) => ({ query: { limit, after: from[i], status, api_key: account } }));
+  const pages = await everyShard('simGenerations', (i) => ({ query: { limit, after: from[i], status, api_key: account } }));
   const all = pages.flatMap((page, i) => tag(page.data, i)).sort(byCreation);
   const data = all.slice(0, limit);
   const ends = { ...from };
@@ -127,7 +134,7 @@ async function mergedPage({ limit, after, status, account }) {
 /** What changed on every shard since each one's cursor. */
 async function mergedChanges({ cursor, account, limit }) {
   const cursors = Array.isArray(cursor) ? cursor : [];
-  const pages = await everyShard('generations', (i) => ({ query: { changed_since: cursors[i], limit, api_key: account } }));
+  const pages = await everyShard('simGenerations', (i) => ({ query: { changed_since: cursors[i], limit, api_key: account } }));
   return { object: 'list', data: pages.flatMap((page, i) => tag(page.data, i)), has_more: pages.some((p) => p.has_more), cursor: pages.map((p) => p.cursor) };
 }
 
@@ -136,7 +143,7 @@ async function holderOf(id) {
   if (shardOf.has(id)) return shardOf.get(id);
   for (let i = 0; i < shardCount; i++) {
     try {
-      tag([await control(`generations/${encodeURIComponent(id)}`, { base: shardBase(i) })], i);
+      tag([await control('simGeneration', { id, base: shardBase(i) })], i);
       return i;
     } catch (error) {
       if (error.status !== 404) throw error;
@@ -145,82 +152,86 @@ async function holderOf(id) {
   return 0; // held by none: shard 0 answers the 404
 }
 
+/** The endpoint of each live-control action on one generation. */
+const MOVES = { advance: 'simAdvanceGeneration', finish: 'simFinishGeneration', fail: 'simFailGeneration', cancel: 'simCancelGeneration' };
+
 const latest = (clocks) => clocks.reduce((a, b) => (Date.parse(b.now) > Date.parse(a.now) ? b : a));
 
 export const api = {
   health: async () => {
-    const health = await control('health');
+    const health = await control('simHealth');
     shardCount = health.shard?.count ?? 1;
     topology ??= Promise.resolve(shardCount);
     return health;
   },
   // The same on every shard: shard 0's.
-  scenario: async () => control('scenario', (await sharded()) ? { base: shardBase(0) } : {}),
+  scenario: async () => control('simScenario', (await sharded()) ? { base: shardBase(0) } : {}),
   /** The bundled scenarios: { data: [{ name, purpose }] }. */
-  scenarios: async () => control('scenarios', (await sharded()) ? { base: shardBase(0) } : {}),
+  scenarios: async () => control('simScenarios', (await sharded()) ? { base: shardBase(0) } : {}),
   /** The pipeline's stages in order: { data: [{ name, status, fills, failable, failure_codes }] }. */
-  pipeline: async () => control('pipeline', (await sharded()) ? { base: shardBase(0) } : {}),
+  pipeline: async () => control('simPipeline', (await sharded()) ? { base: shardBase(0) } : {}),
   /** The global clock, or an account's (its own offset included). */
-  clock: async (account) => ((await sharded()) && !account ? latest(await everyShard('clock')) : control('clock', { query: { api_key: account } })),
+  clock: async (account) => ((await sharded()) && !account ? latest(await everyShard('simClock')) : control('simClock', { query: { api_key: account } })),
   /** The global clock moves; over shards, every one to the same instant (the latest plus `seconds`). */
   advance: async (seconds) => {
-    if (!(await sharded())) return control('clock/advance', { method: 'POST', body: { seconds } });
-    const to = new Date(Date.parse(latest(await everyShard('clock')).now) + Math.round(seconds * 1000)).toISOString();
-    return latest(await everyShard('clock/advance', () => ({ method: 'POST', body: { to } })));
+    if (!(await sharded())) return control('simAdvanceClock', { body: { seconds } });
+    const to = new Date(Date.parse(latest(await everyShard('simClock')).now) + Math.round(seconds * 1000)).toISOString();
+    return latest(await everyShard('simAdvanceClock', () => ({ body: { to } })));
   },
   reset: async (scenario) => {
     const body = scenario ? { scenario } : {};
-    if (!(await sharded())) return control('reset', { method: 'POST', body });
+    if (!(await sharded())) return control('simReset', { body });
     shardOf.clear();
     pageEnds.clear();
-    return (await everyShard('reset', () => ({ method: 'POST', body })))[0];
+    return (await everyShard('simReset', () => ({ body })))[0];
   },
   /** A page in creation order: { data, has_more, cursor }. */
   generations: async ({ limit, after, status, account }) =>
-    (await sharded()) ? mergedPage({ limit, after, status, account }) : control('generations', { query: { limit, after, status, api_key: account } }),
+    (await sharded()) ? mergedPage({ limit, after, status, account }) : control('simGenerations', { query: { limit, after, status, api_key: account } }),
   /** What changed since `cursor`, in the order of the latest change: { data, has_more, cursor }. */
   changes: async ({ cursor, account, limit = 1000 }) =>
-    (await sharded()) ? mergedChanges({ cursor, account, limit }) : control('generations', { query: { changed_since: cursor, limit, api_key: account } }),
+    (await sharded()) ? mergedChanges({ cursor, account, limit }) : control('simGenerations', { query: { changed_since: cursor, limit, api_key: account } }),
   journal: async ({ limit, account }) => {
-    if (!(await sharded()) || account) return control('requests', { query: { limit, api_key: account } });
-    const journals = await everyShard('requests', () => ({ query: { limit } }));
+    if (!(await sharded()) || account) return control('simRequests', { query: { limit, api_key: account } });
+    const journals = await everyShard('simRequests', () => ({ query: { limit } }));
     const data = journals.flatMap((j) => j.data).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     return { object: 'list', data: data.slice(-limit), has_more: data.length > limit || journals.some((j) => j.has_more) };
   },
   /** How well an account's client follows the interface document: coverage and findings. */
-  report: (account) => control('report', { query: { api_key: account } }),
+  report: (account) => control('simReport', { query: { api_key: account } }),
   generation: async (id) => {
-    if (!(await sharded())) return control(`generations/${encodeURIComponent(id)}`);
+    if (!(await sharded())) return control('simGeneration', { id });
     const i = await holderOf(id);
-    return tag([await control(`generations/${encodeURIComponent(id)}`, { base: shardBase(i) })], i)[0];
+    return tag([await control('simGeneration', { id, base: shardBase(i) })], i)[0];
   },
   /** Live control of one generation (`advance`, `finish`, `fail`, `cancel`), on the shard that holds it: each answers the generation. */
   moveGeneration: async (id, action, body) => {
-    if (!(await sharded())) return control(`generations/${encodeURIComponent(id)}/${action}`, { method: 'POST', body });
+    if (!(await sharded())) return control(MOVES[action], { id, body });
     const i = await holderOf(id);
-    return tag([await control(`generations/${encodeURIComponent(id)}/${action}`, { method: 'POST', body, base: shardBase(i) })], i)[0];
+    return tag([await control(MOVES[action], { id, body, base: shardBase(i) })], i)[0];
   },
   /** Queues a fault (POST /_sim/faults): { queued }. Its account goes in the query, which the proxy in front of shards routes by. */
-  queueFault: (fault) => control('faults', { method: 'POST', body: fault, query: { api_key: fault.api_key } }),
+  queueFault: (fault) => control('simQueueFault', { body: fault, query: { api_key: fault.api_key } }),
   /** The queued faults: { queued, faults: [{ path, method, status?, latency_ms?, outcome?, times_left, api_key }] }. */
   faults: async () => {
-    if (!(await sharded())) return control('faults');
-    const lists = await everyShard('faults');
+    if (!(await sharded())) return control('simListFaults');
+    const lists = await everyShard('simListFaults');
     return { queued: lists.reduce((n, l) => n + l.queued, 0), faults: lists.flatMap((l) => l.faults) };
   },
   /** The state file (`--state`), as a Blob to save. */
-  stateFile: () => controlDownload('state'),
+  stateFile: () => controlDownload('simState'),
   /** Drops one account's queued faults: { queued }. */
-  clearFaults: (account) => control('faults', { method: 'DELETE', query: { api_key: account } }),
+  clearFaults: (account) => control('simClearFaults', { query: { api_key: account } }),
 };
 
 /**
  * A control endpoint's file (GET /_sim/state), fetched with the control token like every control
  * request: resolves to a Blob, rejects with a ControlError.
  */
-async function controlDownload(path) {
-  const response = await controlFetch(new URL(path, SIM), 'GET', undefined);
-  if (!response.ok) throw controlError(response, await response.json().catch(() => null), `GET ${path}`);
+async function controlDownload(operation) {
+  const { method, path } = CONTROL_ENDPOINTS[operation];
+  const response = await controlFetch(new URL(path, SIM), method, undefined);
+  if (!response.ok) throw controlError(response, await response.json().catch(() => null), `${method} ${path}`);
   return response.blob();
 }
 
@@ -238,19 +249,24 @@ export async function serviceRequest(path, { key, body }) {
   return { status: response.status, body: await response.json().catch(() => null) };
 }
 
-// The CDN address (--cdn-url may move it): learnt from the first output URL seen, else <base>/cdn.
-let cdnBase = new URL('../cdn/', SIM).href;
+// The CDN address (--cdn-url may move it): learnt from the first output URL seen, else where the
+// simulator serves media (<base>/cdn).
+let cdnBase = new URL(`..${MEDIA_ROOT}/`, SIM).href;
 
+/** Learns the CDN address from a succeeded generation's thumbnail URL, which ends in its file's form. */
 export function learnCdn(generation) {
   const thumb = generation.output?.thumbnail_url;
-  const at = thumb ? thumb.lastIndexOf('/thumbnails/') : -1;
-  if (at > 0 && generation.shard === undefined) cdnBase = thumb.slice(0, at + 1);
+  const file = filled(MEDIA_FORMS.thumbnail, generation.id);
+  if (thumb?.endsWith(`/${file}`) && generation.shard === undefined) cdnBase = thumb.slice(0, -file.length);
 }
 
-/** A keyframe image's PNG (behind the proxy in front of shards, under the prefix of the shard that holds it). */
+/**
+ * A keyframe image's PNG: a video's keyframe has an id but no URL in the answers, so its URL is
+ * built in the form of an image's (behind the proxy in front of shards, under the prefix of the shard that holds it).
+ */
 export function keyframeUrl(imageId, shard) {
-  const base = shard === undefined ? cdnBase : new URL(`../shards/${shard}/cdn/`, SIM).href;
-  return mediaUrl(`${base}images/${encodeURIComponent(imageId)}.png`);
+  const base = shard === undefined ? cdnBase : new URL(`../shards/${shard}${MEDIA_ROOT}/`, SIM).href;
+  return mediaUrl(`${base}${filled(MEDIA_FORMS.image, imageId)}`);
 }
 
 // Ids repeat across runs (same seed, same ids), so after a reset a media URL can name other

@@ -10,6 +10,7 @@ import { fail } from '../core/errors.js';
 import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
 import { isMediaPattern, type FaultRequest } from '../core/faults.js';
 import { createImage, type CreateImageInput } from '../core/images.js';
+import { MEDIA_ROOT } from '../core/mediaPaths.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
 import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
@@ -133,7 +134,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     if (!isMediaPattern(fault.path) && !patternMatchesServiceRoute(fault.path)) {
       throw fail('invalid_parameter', {
         param: 'path',
-        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*', and is no media path (/cdn/...).`,
+        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*', and is no media path (${MEDIA_ROOT}/...).`,
       });
     }
     return { queued: sim.faults.add(fault) };

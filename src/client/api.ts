@@ -108,11 +108,62 @@ export interface ControlMethods<Async extends boolean> {
 /** The control methods of either kind: await every call. */
 export type SimulatorControlApi = ControlMethods<boolean>;
 
+/** Where the control API is: every control path begins with it. */
+export const CONTROL_ROOT = '/_sim';
+
+/**
+ * Every control endpoint, by its `operationId` in openapi.yaml: its method and its path below
+ * `CONTROL_ROOT` (`{id}`: a generation's id). The one place a client writes them: the methods
+ * below, `sim report`, `sim replay --target`, the fan-out over shards and the dashboard (which
+ * `src/http/dashboard.ts` serves them to) take them from here, and a test holds them to openapi.yaml.
+ */
+export const CONTROL_ENDPOINTS = {
+  simHealth: { method: 'GET', path: 'health' },
+  simClock: { method: 'GET', path: 'clock' },
+  simAdvanceClock: { method: 'POST', path: 'clock/advance' },
+  simReset: { method: 'POST', path: 'reset' },
+  simScenario: { method: 'GET', path: 'scenario' },
+  simScenarios: { method: 'GET', path: 'scenarios' },
+  simPipeline: { method: 'GET', path: 'pipeline' },
+  simRequests: { method: 'GET', path: 'requests' },
+  simQueueFault: { method: 'POST', path: 'faults' },
+  simListFaults: { method: 'GET', path: 'faults' },
+  simClearFaults: { method: 'DELETE', path: 'faults' },
+  simGenerations: { method: 'GET', path: 'generations' },
+  simGeneration: { method: 'GET', path: 'generations/{id}' },
+  simAdvanceGeneration: { method: 'POST', path: 'generations/{id}/advance' },
+  simFinishGeneration: { method: 'POST', path: 'generations/{id}/finish' },
+  simFailGeneration: { method: 'POST', path: 'generations/{id}/fail' },
+  simCancelGeneration: { method: 'POST', path: 'generations/{id}/cancel' },
+  simReport: { method: 'GET', path: 'report' },
+  simTranscript: { method: 'GET', path: 'transcript' },
+  simState: { method: 'GET', path: 'state' },
+  simShutdown: { method: 'POST', path: 'shutdown' },
+} as const satisfies Record<string, { method: 'GET' | 'POST' | 'DELETE'; path: string }>;
+
+/** A control endpoint's name: its `operationId`. */
+export type ControlOperation = keyof typeof CONTROL_ENDPOINTS;
+
+/** The path of a control endpoint, the generation's `id` percent-encoded into it: `/_sim/generations/vid_1/advance`. */
+export function controlPath(operation: ControlOperation, id?: string): string {
+  const { path } = CONTROL_ENDPOINTS[operation];
+  if (!path.includes('{id}')) return `${CONTROL_ROOT}/${path}`;
+  if (id === undefined) throw new TypeError(`${operation} names a generation: give its id.`);
+  return `${CONTROL_ROOT}/${path.replace('{id}', encodeURIComponent(id))}`;
+}
+
+/** Whether a control endpoint acts on one generation, named by id in its path. */
+export function isGenerationOperation(operation: ControlOperation): boolean {
+  return CONTROL_ENDPOINTS[operation].path.includes('{id}');
+}
+
 /**
  * One control request, as a transport sends it. A call for one account names it in the query
  * (`?api_key=`), never only in the body: a proxy in front of shards routes it by that key.
  */
 export interface ControlCall {
+  /** The endpoint: its method and path are `CONTROL_ENDPOINTS[operation]`'s. */
+  operation: ControlOperation;
   method: 'GET' | 'POST' | 'DELETE';
   /** The path, ids percent-encoded. */
   path: string;
@@ -124,47 +175,49 @@ export interface ControlCall {
   text?: boolean;
 }
 
+/** What a call adds to its endpoint: the generation's id, the query, the body. */
+export type ControlCallParts = Omit<ControlCall, 'operation' | 'method' | 'path'> & { id?: string };
+
+/** The call of a control endpoint, with the generation's id, the query and the body given. */
+export function controlCall(operation: ControlOperation, { id, ...parts }: ControlCallParts = {}): ControlCall {
+  return { operation, method: CONTROL_ENDPOINTS[operation].method, path: controlPath(operation, id), ...parts };
+}
+
 /** The control methods over a transport that sends a call and answers its value (or throws). */
 export function controlMethods<Async extends boolean>(send: (call: ControlCall) => unknown): ControlMethods<Async> {
-  const call = <T>(c: ControlCall) => send(c) as Answer<T, Async>;
-  const generation = (id: string, action?: string) => `/_sim/generations/${encodeURIComponent(id)}${action ? `/${action}` : ''}`;
+  const call = <T>(operation: ControlOperation, parts?: ControlCallParts) => send(controlCall(operation, parts)) as Answer<T, Async>;
   return {
-    health: () => call({ method: 'GET', path: '/_sim/health' }),
+    health: () => call('simHealth'),
     clock: {
-      get: (apiKey) => call({ method: 'GET', path: '/_sim/clock', query: { api_key: apiKey } }),
-      advance: (seconds, apiKey) => call({ method: 'POST', path: '/_sim/clock/advance', query: { api_key: apiKey }, body: { seconds } }),
+      get: (apiKey) => call('simClock', { query: { api_key: apiKey } }),
+      advance: (seconds, apiKey) => call('simAdvanceClock', { query: { api_key: apiKey }, body: { seconds } }),
       advanceTo: (instant, apiKey) =>
-        call({ method: 'POST', path: '/_sim/clock/advance', query: { api_key: apiKey }, body: { to: instant instanceof Date ? instant.toISOString() : instant } }),
+        call('simAdvanceClock', { query: { api_key: apiKey }, body: { to: instant instanceof Date ? instant.toISOString() : instant } }),
     },
     reset: (options = {}) =>
-      call({
-        method: 'POST',
-        path: '/_sim/reset',
+      call('simReset', {
         query: { api_key: options.apiKey },
         body: definedOnly({ scenario: options.scenario, seed: options.seed }),
       }),
     faults: {
-      queue: ({ api_key, ...fault }) =>
-        call({ method: 'POST', path: '/_sim/faults', query: { api_key: api_key ?? undefined }, body: fault as Record<string, unknown> }),
-      list: () => call({ method: 'GET', path: '/_sim/faults' }),
-      clear: (apiKey) => call({ method: 'DELETE', path: '/_sim/faults', query: { api_key: apiKey } }),
+      queue: ({ api_key, ...fault }) => call('simQueueFault', { query: { api_key: api_key ?? undefined }, body: fault as Record<string, unknown> }),
+      list: () => call('simListFaults'),
+      clear: (apiKey) => call('simClearFaults', { query: { api_key: apiKey } }),
     },
     generations: {
       list: (o = {}) =>
-        call({
-          method: 'GET',
-          path: '/_sim/generations',
+        call('simGenerations', {
           query: { api_key: o.apiKey, status: o.status, limit: o.limit, after: o.after, changed_since: o.changedSince },
         }),
       // The account goes in the query string, where a proxy in front of shards can route by it.
-      get: (id, apiKey) => call({ method: 'GET', path: generation(id), query: { api_key: apiKey } }),
-      advance: (id, apiKey) => call({ method: 'POST', path: generation(id, 'advance'), query: { api_key: apiKey } }),
-      finish: (id, apiKey) => call({ method: 'POST', path: generation(id, 'finish'), query: { api_key: apiKey } }),
-      fail: (id, code, apiKey) => call({ method: 'POST', path: generation(id, 'fail'), query: { api_key: apiKey }, body: code === undefined ? {} : { code } }),
-      cancel: (id, apiKey) => call({ method: 'POST', path: generation(id, 'cancel'), query: { api_key: apiKey } }),
+      get: (id, apiKey) => call('simGeneration', { id, query: { api_key: apiKey } }),
+      advance: (id, apiKey) => call('simAdvanceGeneration', { id, query: { api_key: apiKey } }),
+      finish: (id, apiKey) => call('simFinishGeneration', { id, query: { api_key: apiKey } }),
+      fail: (id, code, apiKey) => call('simFailGeneration', { id, query: { api_key: apiKey }, body: code === undefined ? {} : { code } }),
+      cancel: (id, apiKey) => call('simCancelGeneration', { id, query: { api_key: apiKey } }),
     },
-    report: (apiKey) => call({ method: 'GET', path: '/_sim/report', query: { api_key: apiKey } }),
-    transcript: () => call({ method: 'GET', path: '/_sim/transcript', text: true }),
+    report: (apiKey) => call('simReport', { query: { api_key: apiKey } }),
+    transcript: () => call('simTranscript', { text: true }),
   };
 }
 

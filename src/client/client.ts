@@ -9,7 +9,7 @@
  * ```
  */
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
-import { controlMethods, queryString, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
+import { controlCall, controlMethods, queryString, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
 import { SimulatorControlError } from './controlError.js';
 import { mergeHealth, sendToEveryShard, type ShardedHealth } from './shards.js';
 
@@ -62,7 +62,7 @@ export class SimulatorControl implements ControlMethods<true> {
     const count = health.shard?.count ?? 1;
     if (count <= 1) return health;
     this.shardCount = count;
-    return mergeHealth((await sendToEveryShard(count, { method: 'GET', path: '/_sim/health' }, (i, c) => this.sendTo(`/shards/${i}`, c))) as SimHealth[]);
+    return mergeHealth((await sendToEveryShard(count, controlCall('simHealth'), (i, c) => this.sendTo(`/shards/${i}`, c))) as SimHealth[]);
   }
 
   /** The control API of shard `i` alone, through the proxy (`BASE/shards/i`). */
@@ -85,7 +85,7 @@ export class SimulatorControl implements ControlMethods<true> {
 
   private async send(call: ControlCall): Promise<unknown> {
     const keyed = call.query?.api_key !== undefined;
-    if (keyed || call.path === '/_sim/health') return this.sendTo('', call);
+    if (keyed || call.operation === 'simHealth') return this.sendTo('', call);
     if (this.shardCount !== undefined) return this.toEveryShard(call);
     try {
       return await this.sendTo('', call);

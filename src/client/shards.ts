@@ -5,7 +5,7 @@
  * would give. It fails closed: every shard is tried, and when any fails the call rejects with an
  * error naming each shard that failed (and those where it was applied); nothing is retried.
  */
-import type { ControlCall, SimClock, SimFaultList, SimFaultQueued, SimGenerationList, SimHealth } from './api.js';
+import { controlCall, isGenerationOperation, type ControlCall, type SimClock, type SimFaultList, type SimFaultQueued, type SimGenerationList, type SimHealth } from './api.js';
 import { SimulatorControlError } from './controlError.js';
 
 /** A call to every shard that failed on some: which failed and why, and where it was applied. */
@@ -45,11 +45,6 @@ async function everyShard<T>(count: number, call: ControlCall, sendTo: SendTo): 
   return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
-/** `/_sim/generations/{id}[/action]`: the id, or undefined. */
-function generationCall(path: string): boolean {
-  return /^\/_sim\/generations\/[^/]+(\/(advance|finish|fail|cancel))?$/.test(path);
-}
-
 const latest = (clocks: SimClock[]): SimClock => clocks.reduce((a, b) => (Date.parse(b.now) > Date.parse(a.now) ? b : a));
 
 /**
@@ -57,26 +52,26 @@ const latest = (clocks: SimClock[]): SimClock => clocks.reduce((a, b) => (Date.p
  * one generation by id alone go to each shard and answer the one that holds it.
  */
 export async function sendToEveryShard(count: number, call: ControlCall, sendTo: SendTo): Promise<unknown> {
-  const { method, path } = call;
-  if (generationCall(path)) return oneHolder(count, call, sendTo);
-  if (path === '/_sim/clock/advance' && call.body?.seconds !== undefined) {
+  const { operation, method, path } = call;
+  if (isGenerationOperation(operation)) return oneHolder(count, call, sendTo);
+  if (operation === 'simAdvanceClock' && call.body?.seconds !== undefined) {
     // Every clock moves to one instant: as far past the latest shard's as asked (the `to` form can be sent twice).
-    const clocks = await everyShard<SimClock>(count, { method: 'GET', path: '/_sim/clock' }, sendTo);
+    const clocks = await everyShard<SimClock>(count, controlCall('simClock'), sendTo);
     const to = new Date(Date.parse(latest(clocks).now) + Math.round((call.body.seconds as number) * 1000)).toISOString();
-    return latest(await everyShard<SimClock>(count, { method: 'POST', path, body: { to } }, sendTo));
+    return latest(await everyShard<SimClock>(count, controlCall('simAdvanceClock', { body: { to } }), sendTo));
   }
-  if (path === '/_sim/clock' || path === '/_sim/clock/advance') return latest(await everyShard<SimClock>(count, call, sendTo));
-  if (path === '/_sim/reset') return mergeHealth(await everyShard<SimHealth>(count, call, sendTo));
-  if (path === '/_sim/health') return everyShard<SimHealth>(count, call, sendTo);
-  if (path === '/_sim/faults') {
-    if (method === 'GET') {
-      const lists = await everyShard<SimFaultList>(count, call, sendTo);
-      return { queued: lists.reduce((n, l) => n + l.queued, 0), faults: lists.flatMap((l) => l.faults) } satisfies SimFaultList;
-    }
+  if (operation === 'simClock' || operation === 'simAdvanceClock') return latest(await everyShard<SimClock>(count, call, sendTo));
+  if (operation === 'simReset') return mergeHealth(await everyShard<SimHealth>(count, call, sendTo));
+  if (operation === 'simHealth') return everyShard<SimHealth>(count, call, sendTo);
+  if (operation === 'simListFaults') {
+    const lists = await everyShard<SimFaultList>(count, call, sendTo);
+    return { queued: lists.reduce((n, l) => n + l.queued, 0), faults: lists.flatMap((l) => l.faults) } satisfies SimFaultList;
+  }
+  if (operation === 'simQueueFault' || operation === 'simClearFaults') {
     const answers = await everyShard<SimFaultQueued>(count, call, sendTo);
     return { queued: answers.reduce((n, a) => n + a.queued, 0) } satisfies SimFaultQueued;
   }
-  if (path === '/_sim/generations') {
+  if (operation === 'simGenerations') {
     if (call.query?.after !== undefined || call.query?.changed_since !== undefined) {
       throw new TypeError(
         `${method} ${path}: 'after' and 'changedSince' name a place in one shard's list; with ${count} shards, give apiKey (the account's shard answers), or ask one shard with shard(i).`,

@@ -1,11 +1,12 @@
 /**
  * `sim report --url URL --api-key KEY`: asks a running simulator for the client report of one API
- * key (`GET /_sim/report`) and prints it as tables. Exit status: 0 when no finding is an error,
+ * key (`GET /_sim/report`, through `SimulatorControl`) and prints it as tables. Exit status: 0 when no finding is an error,
  * 1 when one is (a CI step after the tests fails on it; a key that made no request is one,
  * `no_requests`), 2 when the simulator cannot be reached or does not answer with a report.
  */
 import { Command, Option } from 'commander';
 import { url as httpUrl } from './parsers.js';
+import { SimulatorControl, SimulatorControlError } from '../client/client.js';
 import type { ClientReport } from '../core/clientReport.js';
 
 export const EXIT_ERROR_FINDING = 1;
@@ -34,25 +35,31 @@ export function registerReportCommand(program: Command): void {
 }
 
 async function runReport({ url, apiKey, controlToken }: ReportOptions): Promise<number> {
-  const address = `${url}/_sim/report?api_key=${encodeURIComponent(apiKey)}`;
-  let status: number;
-  let text: string;
-  try {
-    const headers: Record<string, string> = controlToken ? { Authorization: `Bearer ${controlToken}` } : {};
-    const res = await fetch(address, { headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
-    status = res.status;
-    text = await res.text();
-  } catch (e) {
-    const inner = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
-    const cause = [inner?.code, inner?.message, e instanceof Error ? e.message : String(e)].find((c) => typeof c === 'string' && c !== '');
-    process.stderr.write(`sim report: cannot reach the simulator at ${url} (${cause}).\n`);
-    return EXIT_UNREACHABLE;
-  }
+  /** The address the report was asked at, as sent (for messages). */
+  let address = url;
+  const control = new SimulatorControl({
+    baseUrl: url,
+    token: controlToken || undefined,
+    fetch: (input, init) => {
+      address = String(input);
+      return fetch(input, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    },
+  });
+  let status = 200;
   let body: unknown;
   try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
+    body = await control.report(apiKey);
+  } catch (e) {
+    if (e instanceof SimulatorControlError) {
+      status = e.status;
+      body = jsonOf(e.text);
+    } else if (!(e instanceof SyntaxError)) {
+      // Not an answer that is no JSON (a SyntaxError): no answer at all.
+      const inner = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
+      const cause = [inner?.code, inner?.message, e instanceof Error ? e.message : String(e)].find((c) => typeof c === 'string' && c !== '');
+      process.stderr.write(`sim report: cannot reach the simulator at ${url} (${cause}).\n`);
+      return EXIT_UNREACHABLE;
+    }
   }
   if (status !== 200 || !isReport(body)) {
     const message = (body as { error?: { message?: unknown } } | undefined)?.error?.message;
@@ -65,6 +72,15 @@ async function runReport({ url, apiKey, controlToken }: ReportOptions): Promise<
   }
   process.stdout.write(formatReport(body));
   return body.findings.some((f) => f.severity === 'error') ? EXIT_ERROR_FINDING : 0;
+}
+
+/** The JSON value of `text`, or undefined when it is none. */
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function isReport(value: unknown): value is ClientReport {

@@ -10,6 +10,7 @@
  * two together.
  */
 import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PROXY_ERROR_CODES, clip, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import { MEDIA_ROOT } from './mediaPaths.js';
 import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './fate.js';
 import { MEDIA_NETWORK_KINDS, networkFault, networkSpecOf, type NetworkFault, type NetworkSpec } from './network.js';
@@ -44,7 +45,7 @@ export interface QueuedFault {
 }
 
 /** Media downloads: their paths begin with this. */
-const MEDIA_PREFIX = '/cdn/';
+const MEDIA_PREFIX = `${MEDIA_ROOT}/`;
 
 /** Whether a fault's path pattern names media downloads (`/cdn/...`) rather than the service's API. */
 export function isMediaPattern(pattern: string): boolean {

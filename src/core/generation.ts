@@ -4,6 +4,7 @@
 import { isoTime } from './clock.js';
 import { errorObject, type ErrorObject } from './errors.js';
 import { COMPLIANCE_PASSED, stagesFor, type Compliance, type Fate, type KeyframeMode, type PlannedFailure } from './fate.js';
+import { mediaUrl } from './mediaPaths.js';
 import type { PipelineStageName, VideoStatus } from './pipeline.js';
 import type { Resolution } from './scenario.js';
 import type { ScheduledEntry } from './scheduler.js';
@@ -214,7 +215,7 @@ export function videoView(g: Generation, cdnUrl: string): VideoView {
     compliance: g.compliance ? { verified: g.compliance.verified, flags: g.compliance.flags.map((f) => ({ ...f })) } : null,
     output:
       g.status === 'succeeded'
-        ? { url: `${cdnUrl}/videos/${g.fate.id}.mp4`, thumbnail_url: `${cdnUrl}/thumbnails/${g.fate.id}.png` }
+        ? { url: mediaUrl(cdnUrl, 'video', g.fate.id), thumbnail_url: mediaUrl(cdnUrl, 'thumbnail', g.fate.id) }
         : null,
     error: g.error ? { ...g.error } : null,
     cost_cents: g.costCents,

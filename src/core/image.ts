@@ -4,12 +4,13 @@
  */
 import { isoTime } from './clock.js';
 import type { Generation } from './generation.js';
+import { mediaUrl } from './mediaPaths.js';
 import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 
 export type AspectRatio = '16:9' | '9:16' | '1:1';
 
 /**
- * A stored image: what is read of it later (its file under /cdn, its use as `keyframe_id`). Its
+ * A stored image: what is read of it later (its file on the CDN, its use as `keyframe_id`). Its
  * model, price and creation time are in the answer that created it and nowhere else, since no
  * endpoint shows an image again.
  */
@@ -30,7 +31,7 @@ export function imageView(image: Image, model: string, costCents: number, create
     status: 'ready' as const,
     model,
     prompt: image.prompt,
-    url: `${cdnUrl}/images/${image.id}.png`,
+    url: mediaUrl(cdnUrl, 'image', image.id),
     cost_cents: costCents,
     created_at: isoTime(createdAt),
   };

@@ -6,6 +6,7 @@
  * handler too. A server made by `createAppServer` calls the API handler without the app.
  */
 import type { Express } from 'express';
+import { MEDIA_ROOT } from '../core/mediaPaths.js';
 import type { Simulator } from '../core/simulator.js';
 import { isApiPath, type Api } from './api.js';
 import { pathOf } from './paths.js';
@@ -35,9 +36,9 @@ export function createApp(sim: Simulator, api: Api, log: (line: string) => void)
   // The JSON API answers on its own; the files are admitted here first.
   app.use((req, res, next) => (isApiPath(pathOf(req.url)) ? api.handle(req, res) : api.admit(req, res, next)));
   // A queued network fault on a download comes before its file.
-  app.use('/cdn', api.mediaFaults);
+  app.use(MEDIA_ROOT, api.mediaFaults);
   app.use(
-    '/cdn',
+    MEDIA_ROOT,
     createMediaRouter({
       videoFile(id) {
         const g = sim.findGeneration(id);

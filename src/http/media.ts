@@ -1,9 +1,10 @@
 /**
- * The media adapter: real files under the simulator's CDN address (mounted at `/cdn`).
+ * The media adapter: real files under the simulator's CDN address (mounted at `MEDIA_ROOT`), in the
+ * forms `src/core/mediaPaths.ts` gives:
  *
- *   GET|HEAD /videos/{id}.mp4      the committed clip for the video's resolution, looped to its duration
- *   GET|HEAD /thumbnails/{id}.png  a 16:9 PNG thumbnail of a succeeded video
- *   GET|HEAD /images/{id}.png      the image's PNG in its aspect ratio
+ *   GET|HEAD a video's file      the committed clip for the video's resolution, looped to its duration
+ *   GET|HEAD a thumbnail         a 16:9 PNG thumbnail of a succeeded video
+ *   GET|HEAD an image's file     the image's PNG in its aspect ratio
  *
  * Only the two committed clips in `assets/` are ever read from disk, by fixed names; nothing built
  * from the request touches the file system, so no path can escape the media root. A video's file
@@ -28,6 +29,7 @@ import { LRUCache } from 'lru-cache';
 import parseRange from 'range-parser';
 
 import { SimError } from '../core/errors.js';
+import { MEDIA_FILES, mediaFileName, mediaFilePath, mediaIdOf, mediaUrlForms, type MediaKind } from '../core/mediaPaths.js';
 import { loopClip, parseClip, type Mp4Clip } from '../media/mp4.js';
 import { pngDimensions, renderPlaceholderPng, THUMBNAIL_DIMENSIONS } from '../media/png.js';
 import { loadExpress } from './express.js';
@@ -54,9 +56,6 @@ const PNG_CACHE_CAP = 256;
 
 /** How many looped videos are kept (shared by all routers): every duration of 4-16 s at both resolutions. */
 const VIDEO_CACHE_CAP = 32;
-
-/** Ids are plain tokens; anything else (dots, slashes, percent signs...) is not a media file. */
-const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 /** The committed clips. Works from `src/http/` (vitest, tsx) and from `dist/http/` (after tsc). */
 const ASSETS_DIR = new URL('../../assets/', import.meta.url);
@@ -219,8 +218,7 @@ function sendMediaFile(req: Request, res: Response, file: MediaFile): void {
 // ---------------------------------------------------------------------------------------------
 // 404s.
 
-const MEDIA_URL_FORMS =
-  'Media URLs have the form /cdn/videos/{id}.mp4, /cdn/thumbnails/{id}.png and /cdn/images/{id}.png.';
+const MEDIA_URL_FORMS = `Media URLs have the form ${mediaUrlForms()}.`;
 
 function notFound(res: Response, message: string): void {
   res.status(404).json(new SimError('resource_not_found', { param: 'id', message }).toBody());
@@ -231,13 +229,6 @@ function fileParam(req: Request): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** `{id}.{ext}` → id, or undefined when the name is not a plain id with that extension. */
-function idFromFile(file: string | undefined, ext: string): string | undefined {
-  if (file === undefined || !file.endsWith(ext)) return undefined;
-  const id = file.slice(0, -ext.length);
-  return ID_PATTERN.test(id) ? id : undefined;
-}
-
 /** The file name, echoed in messages only when it is harmless and short. */
 function describe(base: string, file: string | undefined): string {
   return file !== undefined && /^[A-Za-z0-9_.-]{1,140}$/.test(file) && !file.includes('..')
@@ -246,13 +237,16 @@ function describe(base: string, file: string | undefined): string {
 }
 
 /**
- * The id in a request for `{folder}/{id}{ext}`; when the file name is not of that form, answers
- * 404 (with `naming`, the rule it broke) and gives undefined.
+ * The id in a request for a file of this kind; when the file name is not of its form, answers 404
+ * (saying how `files` of the kind are named) and gives undefined.
  */
-function requestedId(req: Request, res: Response, folder: string, ext: string, naming: string): string | undefined {
+function requestedId(req: Request, res: Response, kind: MediaKind, files: string): string | undefined {
   const file = fileParam(req);
-  const id = idFromFile(file, ext);
-  if (id === undefined) notFound(res, `No media file ${describe(`${req.baseUrl}/${folder}`, file)}: ${naming} ${MEDIA_URL_FORMS}`);
+  const id = mediaIdOf(kind, file);
+  if (id === undefined) {
+    const naming = `${files} are named ${mediaFileName(kind, '{id}')}.`;
+    notFound(res, `No media file ${describe(`${req.baseUrl}/${MEDIA_FILES[kind].folder}`, file)}: ${naming} ${MEDIA_URL_FORMS}`);
+  }
   return id;
 }
 
@@ -283,37 +277,36 @@ export function createMediaRouter(catalog: MediaCatalog): Router {
   const placeholder = placeholderCache();
 
   // Express 5 answers HEAD with the GET route; sendMediaFile leaves the body out.
-  /** GET /FOLDER/{id}EXT: the file `file(id)` gives, or a 404 saying how files are named or why it is missing. */
+  /** GET a file of this kind: the file `file(id)` gives, or a 404 saying how `files` are named or why it is missing. */
   const route = (
-    folder: string,
-    ext: string,
-    naming: string,
+    kind: MediaKind,
+    files: string,
     missing: string,
     file: (id: string) => MediaFile | Promise<MediaFile> | undefined,
   ): void => {
-    router.get(`/${folder}/:file`, async (req: Request, res: Response) => {
-      const id = requestedId(req, res, folder, ext, naming);
+    router.get(`/${MEDIA_FILES[kind].folder}/:file`, async (req: Request, res: Response) => {
+      const id = requestedId(req, res, kind, files);
       if (id === undefined) return;
       const found = await file(id);
-      if (found === undefined) notFound(res, `No media file ${req.baseUrl}/${folder}/${id}${ext}: ${missing}`);
+      if (found === undefined) notFound(res, `No media file ${req.baseUrl}/${mediaFilePath(kind, id)}: ${missing}`);
       else sendMediaFile(req, res, found);
     });
   };
   const videoMissing = 'the video does not exist or has not succeeded yet.';
-  route('videos', '.mp4', 'video files are named {id}.mp4.', videoMissing, (id) => {
+  route('video', 'video files', videoMissing, (id) => {
     const video = catalog.videoFile(id);
     return video && loadVideo(video.resolution, video.durationSeconds);
   });
-  route('thumbnails', '.png', 'thumbnails are named {id}.png.', videoMissing, (id) => {
+  route('thumbnail', 'thumbnails', videoMissing, (id) => {
     const video = catalog.videoFile(id);
     return video && placeholder('thumbnail', id, video.prompt, THUMBNAIL_DIMENSIONS);
   });
-  route('images', '.png', 'images are named {id}.png.', 'no image with this id exists.', (id) => {
+  route('image', 'images', 'no image with this id exists.', (id) => {
     const image = catalog.imageFile(id);
     return image && placeholder('image', id, image.prompt, pngDimensions(image.aspectRatio));
   });
 
-  // Everything else under /cdn: other paths, other methods, traversal attempts.
+  // Everything else under the media root: other paths, other methods, traversal attempts.
   router.use((req: Request, res: Response) => {
     notFound(res, `No media file at this address. ${MEDIA_URL_FORMS}`);
   });

@@ -25,6 +25,8 @@ import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
+import { CONTROL_ROOT, controlCall, controlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/api.js';
+import { cdnUrlIn, defaultCdnUrl } from '../core/mediaPaths.js';
 import type { Scenario } from '../core/scenario.js';
 import type { NetworkKind, NetworkPhase } from '../core/network.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
@@ -69,8 +71,8 @@ async function replay(target: Target, transcript: Pick<TranscriptReading, 'heade
   const { header } = transcript;
   const report = emptyReport();
 
-  const health = await target.json('GET', '/_sim/health');
-  if (health.status !== 200) throw new TargetError(`${target.base}/_sim/health answered ${health.status}: is it a simulator?`);
+  const health = await target.control('simHealth');
+  if (health.status !== 200) throw new TargetError(`${target.base}${controlPath('simHealth')} answered ${health.status}: is it a simulator?`);
   if ((health.value as { clock?: { mode?: string } }).clock?.mode !== 'manual') {
     throw new TargetError(`the target runs the realtime clock; start it with --clock manual (the replay moves its clock).`);
   }
@@ -79,13 +81,13 @@ async function replay(target: Target, transcript: Pick<TranscriptReading, 'heade
   let targetNowMs = await target.clockMs();
 
   for (const line of transcript.lines) {
-    if (line.method === 'POST' && line.path === '/_sim/shutdown') {
+    if (isCall(line, 'simShutdown')) {
       report.skipped.push({ seq: line.seq, method: line.method, path: line.path, why: 'not sent, it would stop the target' });
       continue;
     }
     const behindMs = Date.parse(line.now) - targetNowMs;
     if (behindMs > 0) {
-      const moved = await target.json('POST', '/_sim/clock/advance', { seconds: behindMs / 1000 });
+      const moved = await target.control('simAdvanceClock', { body: { seconds: behindMs / 1000 } });
       if (moved.status !== 200) throw new TargetError(`the target refused to advance its clock: ${moved.status} ${moved.text}`);
       targetNowMs = Date.parse((moved.value as { now: string }).now);
     }
@@ -94,7 +96,7 @@ async function replay(target: Target, transcript: Pick<TranscriptReading, 'heade
       continue;
     }
     const answer = await target.send(line);
-    const isControl = line.path.startsWith('/_sim/');
+    const isControl = line.path.startsWith(`${CONTROL_ROOT}/`);
     const body = isControl ? withRecordedClockSettings(line, answer.body) : answer.body;
     compareAnswer(report, line, answer.status, sentBody(line.method, body));
     // A control request may have moved the clock (an advance, a reset).
@@ -166,18 +168,19 @@ interface JournalSeen {
  * GET, which changes nothing); undefined when there is none, or the addresses agree.
  */
 async function addressesNote(target: Target, header: TranscriptHeader): Promise<string | undefined> {
-  let url: unknown;
+  let video: { id?: unknown; output?: { url?: unknown } } | undefined;
   try {
-    const found = await target.json('GET', '/_sim/generations?status=succeeded&limit=1');
-    url = (found.value as { data?: { output?: { url?: unknown } }[] } | undefined)?.data?.[0]?.output?.url;
+    const found = await target.control('simGenerations', { query: { status: 'succeeded', limit: 1 } });
+    video = (found.value as { data?: (typeof video)[] } | undefined)?.data?.[0];
   } catch {
     return undefined;
   }
+  const url = video?.output?.url;
   if (typeof url !== 'string' || url.startsWith(`${header.cdn_url}/`)) return undefined;
-  const targetCdn = url.replace(/\/videos\/[^/]*$/, '');
+  const targetCdn = (typeof video?.id === 'string' ? cdnUrlIn(url, 'video', video.id) : undefined) ?? url;
   const flags = [
     ...(header.base_url === null ? [] : [`--base-url ${header.base_url}`]),
-    ...(header.base_url === null || header.cdn_url !== `${header.base_url}/cdn` ? [`--cdn-url ${header.cdn_url}`] : []),
+    ...(header.base_url === null || header.cdn_url !== defaultCdnUrl(header.base_url) ? [`--cdn-url ${header.cdn_url}`] : []),
   ];
   return (
     `the target writes other addresses into its answers than the recording simulator did: media at ${targetCdn}, where the transcript has ` +
@@ -192,7 +195,7 @@ async function addressesNote(target: Target, header: TranscriptHeader): Promise<
  * `NAME.yaml` of its `--scenarios-dir`.
  */
 async function resetTarget(target: Target, scenario: Scenario, seed: number, options: TargetReplayOptions, report: ReplayReport): Promise<void> {
-  const running = await target.json('GET', '/_sim/scenario');
+  const running = await target.control('simScenario');
   if (running.status === 200 && isDeepStrictEqual(settingsAside(running.value), settingsAside(scenario))) {
     await target.reset({ seed });
     return;
@@ -207,7 +210,7 @@ async function resetTarget(target: Target, scenario: Scenario, seed: number, opt
       `(the transcript's scenario '${scenario.name}' is not a bundled one: start the target with it, --scenario FILE, or put it in the target's --scenarios-dir as ${file})`,
     );
   }
-  const now = await target.json('GET', '/_sim/scenario');
+  const now = await target.control('simScenario');
   if (now.status === 200 && !isDeepStrictEqual(settingsAside(now.value), settingsAside(scenario))) {
     const fields = differingFields(settingsAside(now.value), settingsAside(scenario));
     report.notes.push(`the target's scenario differs from the transcript's in: ${fields.join(', ')}`);
@@ -232,8 +235,7 @@ function settingsAside(scenario: unknown): unknown {
  * `speed` are taken as recorded, so that a realtime transcript compares on everything else.
  */
 function withRecordedClockSettings(line: TranscriptLine, body: string): string {
-  const path = line.path.split('?')[0];
-  if (path !== '/_sim/clock/advance' && path !== '/_sim/reset' && path !== '/_sim/scenario') return body;
+  if (!isCall(line, 'simAdvanceClock') && !isCall(line, 'simReset') && !isCall(line, 'simScenario')) return body;
   try {
     const replayed = JSON.parse(body) as Record<string, unknown>;
     const recorded = JSON.parse(line.response) as Record<string, unknown>;
@@ -259,6 +261,11 @@ function differingFields(a: unknown, b: unknown, prefix = '', depth = 0): string
     out.push(...differingFields((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], prefix ? `${prefix}.${key}` : key, depth + 1));
   }
   return out;
+}
+
+/** Whether a recorded request is a call of this control endpoint (whatever its query). */
+function isCall(line: TranscriptLine, operation: ControlOperation): boolean {
+  return line.method === controlCall(operation).method && line.path.split('?')[0] === controlPath(operation);
 }
 
 /** A recorded request's body as it was sent. */
@@ -287,27 +294,31 @@ class Target {
 
   /** A reset the target may refuse with a 400 (a scenario name it does not accept); whether it was made. */
   async tryReset(body: Record<string, unknown>): Promise<boolean> {
-    const answer = await this.json('POST', '/_sim/reset', body);
+    const answer = await this.control('simReset', { body });
     if (answer.status === 200) return true;
     if (answer.status === 400) return false;
     throw new TargetError(`the target refused the reset ${JSON.stringify(body)}: ${answer.status} ${answer.text}`);
   }
 
   async reset(body: Record<string, unknown>, hint = ''): Promise<void> {
-    const answer = await this.json('POST', '/_sim/reset', body);
+    const answer = await this.control('simReset', { body });
     if (answer.status !== 200) throw new TargetError(`the target refused the reset ${JSON.stringify(body)}: ${answer.status} ${answer.text}${hint ? ` ${hint}` : ''}`);
   }
 
   async clockMs(): Promise<number> {
-    const clock = await this.json('GET', '/_sim/clock');
+    const clock = await this.control('simClock');
     const now = (clock.value as { now?: unknown } | undefined)?.now;
-    if (clock.status !== 200 || typeof now !== 'string') throw new TargetError(`${this.base}/_sim/clock answered ${clock.status} ${clock.text}`);
+    if (clock.status !== 200 || typeof now !== 'string') throw new TargetError(`${this.base}${controlPath('simClock')} answered ${clock.status} ${clock.text}`);
     return Date.parse(now);
   }
 
-  async json(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; value: unknown }> {
-    const text = body === undefined ? null : JSON.stringify(body);
-    const answer = await this.request(method, path, text === null ? {} : { 'content-type': JSON_MEDIA_TYPE }, text === null ? null : Buffer.from(text));
+  /** A control request (its endpoint, as `src/client/api.ts` writes it): the status, the body and its JSON value, whatever the status. */
+  async control(operation: ControlOperation, parts?: ControlCallParts): Promise<{ status: number; text: string; value: unknown }> {
+    const call = controlCall(operation, parts);
+    const query = queryString(call.query);
+    const text = call.body === undefined ? null : JSON.stringify(call.body);
+    const path = query === '' ? call.path : `${call.path}?${query}`;
+    const answer = await this.request(call.method, path, text === null ? {} : { 'content-type': JSON_MEDIA_TYPE }, text === null ? null : Buffer.from(text));
     let value: unknown;
     try {
       value = JSON.parse(answer.body);
@@ -324,7 +335,7 @@ class Target {
 
   /** The account's newest journal entry, if any. */
   async lastJournaled(apiKey: string): Promise<JournalSeen | undefined> {
-    const found = await this.json('GET', `/_sim/requests?api_key=${encodeURIComponent(apiKey)}&limit=1`);
+    const found = await this.control('simRequests', { query: { api_key: apiKey, limit: 1 } });
     return (found.value as { data?: JournalSeen[] } | undefined)?.data?.[0];
   }
 
@@ -389,7 +400,7 @@ class Target {
   private request(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer | null): Promise<Answer> {
     const prefix = this.url.pathname.replace(/\/+$/, '');
     const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const sent = this.controlToken !== undefined && path.startsWith('/_sim') ? { ...headers, authorization: `Bearer ${this.controlToken}` } : headers;
+    const sent = this.controlToken !== undefined && path.startsWith(CONTROL_ROOT) ? { ...headers, authorization: `Bearer ${this.controlToken}` } : headers;
     return new Promise((resolve, reject) => {
       const req = send(
         {

@@ -420,6 +420,40 @@ describe('dashboard at /_sim/', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it("shows a video's keyframe once its keyframe stage has ended, in its row and its detail, from the image's media URL", async () => {
+    failureScreenshot('dashboard-keyframe-failure.png');
+    const key = 'sk_test_keyframe';
+    const created = await fetch(`${url}/v1/images`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ prompt: 'A lighthouse on a cliff at dawn, soft mist.' }),
+    });
+    expect(created.status).toBe(200);
+    const image = (await created.json()) as { id: string; url: string };
+    const video = await createVideo({ prompt: 'The lighthouse beam sweeping through the mist.', keyframe_id: image.id }, key);
+    await post(`/_sim/generations/${video.id}/advance`, {}); // the queue
+    const moved = (await post(`/_sim/generations/${video.id}/advance`, {})) as { keyframe: { id: string } | null }; // the keyframe stage
+    expect(moved.keyframe?.id).toBe(image.id);
+
+    const loaded = (selector: string) =>
+      page.waitForFunction((s) => {
+        const img = document.querySelector<HTMLImageElement>(s);
+        return img !== null && img.complete && img.naturalWidth > 0;
+      }, selector);
+    const shownAt = async (selector: string) => {
+      const shown = new URL((await page.locator(selector).getAttribute('src')) as string);
+      return `${shown.origin}${shown.pathname}`;
+    };
+    const inRow = `[data-id="${video.id}"] img[data-testid="generation-keyframe"]`;
+    await loaded(inRow);
+    expect(await shownAt(inRow)).toBe(image.url);
+    await row(video.id).getByTestId('generation-open').click();
+    await page.getByTestId('detail-id').getByText(video.id, { exact: true }).waitFor();
+    await loaded('img[data-testid="detail-keyframe"]');
+    expect(await shownAt('img[data-testid="detail-keyframe"]')).toBe(image.url);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('serves media a browser revalidates: opened again after a reset, a thumbnail URL shows the new image, not a cached copy', async () => {
     failureScreenshot('media-revalidation-failure.png');
     const key = 'sk_test_plain_page';

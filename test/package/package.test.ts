@@ -169,6 +169,7 @@ describe('the tarball', () => {
       'assets/clip-720p.mp4',
       'assets/clip-1080p.mp4',
       'assets/dashboard/index.html',
+      'dist/generated/dashboard/addresses.js',
     ]) {
       expect(packedFiles, needed).toContain(needed);
     }
