@@ -122,6 +122,15 @@ export function takeResponseFailures(sim: SimulatorHandle): SimulatorHandle['app
   return sim.app.responseFailures.splice(0);
 }
 
+/**
+ * Forgets this file's simulators and disagreements, once they have been checked (test/setup.ts):
+ * a worker that runs several files keeps this module, and each file answers for its own.
+ */
+export function forgetContractChecks(): void {
+  disagreements.length = 0;
+  watchedApps.clear();
+}
+
 /** What went wrong in every simulator of this file: disagreements and rejected responses. */
 export function contractProblems(): string[] {
   const rejected = [...watchedApps].flatMap((app) =>
