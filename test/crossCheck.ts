@@ -113,7 +113,8 @@ export function crossChecked<T extends SimulatorHandle>(sim: T): T {
     if (!res.headersSent) res.status(500).json({ error: { type: 'api_error', code: 'internal_error', message: String(err.message) } });
   };
   outer.use(onResponseRejected);
-  Object.defineProperty(sim, 'app', { value: Object.assign(outer, { responseFailures: inner.responseFailures }), configurable: true });
+  // `answer` (the request path in process, no HTTP) stays the simulator's own: nothing to cross-check there.
+  Object.defineProperty(sim, 'app', { value: Object.assign(outer, { responseFailures: inner.responseFailures, answer: inner.answer }), configurable: true });
   return sim;
 }
 
