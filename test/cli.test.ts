@@ -30,10 +30,19 @@ interface Running {
   lines: (n: number) => Promise<string[]>;
 }
 
-/** Starts the server and resolves once its first stdout line is out. */
-function startServer(args: string[], env: Record<string, string> = {}): Promise<Running> {
+/** Servers that serve several tests: killed after the file's last test. */
+const fileChildren = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of fileChildren) child.kill('SIGKILL');
+});
+
+/**
+ * Starts the server and resolves once its first stdout line is out. It is killed after the test,
+ * unless `forFile` (then after the file's last test).
+ */
+function startServer(args: string[], env: Record<string, string> = {}, forFile = false): Promise<Running> {
   const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
+  (forFile ? fileChildren : children).add(child);
   let out = '';
   let err = '';
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
@@ -116,11 +125,18 @@ async function succeededVideo(base: string): Promise<any> {
 
 const MANUAL_FAST = ['--port', '0', '--clock', 'manual', '--scenario', 'fast'];
 
+/**
+ * One `sim` with MANUAL_FAST for the tests that only look at what it printed and at its answers
+ * (none depends on another's requests): started once, by the first of them.
+ */
+let shared: Promise<Running> | undefined;
+const sharedServer = (): Promise<Running> => (shared ??= startServer(MANUAL_FAST, {}, true));
+
 // ---------------------------------------------------------------------------------------------
 
 describe('sim (start)', () => {
   it('prints its address, scenario, seed and clock as the first line and answers on that port', async () => {
-    const sim = await startServer(MANUAL_FAST);
+    const sim = await sharedServer();
     const match = LISTENING.exec(sim.firstLine);
     expect(match, sim.firstLine).not.toBeNull();
     expect(Number(match![1])).toBeGreaterThan(0);
@@ -131,7 +147,7 @@ describe('sim (start)', () => {
   });
 
   it("prints the dashboard's address, at the base URL written into responses, as the second line", async () => {
-    const sim = await startServer(MANUAL_FAST);
+    const sim = await sharedServer();
     const [first, second] = await sim.lines(2);
     expect(first).toMatch(LISTENING);
     expect(second).toBe(`dashboard: http://localhost:${sim.port}/_sim/`);
@@ -196,7 +212,7 @@ describe('sim (start)', () => {
   });
 
   it('writes the default cdn url http://localhost:PORT/cdn into output urls, and serves the file there', async () => {
-    const sim = await startServer(MANUAL_FAST);
+    const sim = await sharedServer();
     const video = await succeededVideo(sim.url);
     expect(video.output.url).toBe(`http://localhost:${sim.port}/cdn/videos/${video.id}.mp4`);
     expect(video.output.thumbnail_url.startsWith(`http://localhost:${sim.port}/cdn/`)).toBe(true);
@@ -232,7 +248,7 @@ describe('sim (start)', () => {
   });
 
   it('answers a POST /_sim/reset with no body at all', async () => {
-    const sim = await startServer(MANUAL_FAST);
+    const sim = await sharedServer();
     const res = await json(`${sim.url}/_sim/reset`, { method: 'POST' });
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('ok');

@@ -113,13 +113,23 @@ export function crossChecked<T extends SimulatorHandle>(sim: T): T {
     if (!res.headersSent) res.status(500).json({ error: { type: 'api_error', code: 'internal_error', message: String(err.message) } });
   };
   outer.use(onResponseRejected);
-  Object.defineProperty(sim, 'app', { value: Object.assign(outer, { responseFailures: inner.responseFailures }), configurable: true });
+  // `answer` (the request path in process, no HTTP) stays the simulator's own: nothing to cross-check there.
+  Object.defineProperty(sim, 'app', { value: Object.assign(outer, { responseFailures: inner.responseFailures, answer: inner.answer }), configurable: true });
   return sim;
 }
 
 /** Takes back the responses the simulator rejected in `sim` (a test that plants them on purpose). */
 export function takeResponseFailures(sim: SimulatorHandle): SimulatorHandle['app']['responseFailures'] {
   return sim.app.responseFailures.splice(0);
+}
+
+/**
+ * Forgets this file's simulators and disagreements, once they have been checked (test/setup.ts):
+ * a worker that runs several files keeps this module, and each file answers for its own.
+ */
+export function forgetContractChecks(): void {
+  disagreements.length = 0;
+  watchedApps.clear();
 }
 
 /** What went wrong in every simulator of this file: disagreements and rejected responses. */

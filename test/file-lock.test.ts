@@ -165,15 +165,18 @@ describe('the lock files', () => {
   });
 
   it("takes over a zombie's lock (a process exited, not yet reaped by its parent)", async () => {
-    // `sleep 0` exits at once; its parent becomes `sleep 30`, which never reaps it: a zombie.
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The shell starts a child, then becomes `sleep 30` (exec), which never reaps a child. The child
+    // is killed only once the exec is done (the shell itself would reap it): it stays a zombie.
+    const parent = spawn('sh', ['-c', 'sleep 31 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const zombie = Number((await new Promise<Buffer>((resolve) => parent.stdout.once('data', resolve))).toString().trim());
+      const until = async (done: () => boolean): Promise<void> => {
+        for (let tries = 0; tries < 1000 && !done(); tries++) await new Promise((resolve) => setTimeout(resolve, 10));
+      };
+      await until(() => readFileSync(`/proc/${parent.pid}/cmdline`, 'utf8') === 'sleep\x0030\x00');
+      process.kill(zombie, 'SIGKILL');
       let stat = '';
-      for (let tries = 0; tries < 1000 && !/\) Z /.test(stat); tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        stat = readFileSync(`/proc/${zombie}/stat`, 'utf8');
-      }
+      await until(() => /\) Z /.test((stat = readFileSync(`/proc/${zombie}/stat`, 'utf8'))));
       expect(stat).toMatch(/\) Z /);
       // It still answers a signal 0, as a running process would.
       expect(() => process.kill(zombie, 0)).not.toThrow();

@@ -79,6 +79,32 @@ export function cancelVideo(sim: SimulatorHandle, id: string, key = 'sk_test_ali
   return request(sim.app).delete(`/v1/videos/${id}`).set(bearer(key));
 }
 
+/**
+ * One request answered by `sim.app.answer`: the request path itself, in process, without HTTP or
+ * the cross-check (test/crossCheck.ts) around it. For loops of thousands of requests (polls, clock
+ * advances) whose subject is not HTTP. `target` is the path with its query string; the answer's
+ * body parsed as JSON.
+ */
+export function answerInProcess(
+  sim: SimulatorHandle,
+  method: string,
+  target: string,
+  options: { key?: string; body?: unknown } = {},
+): { status: number; headers: Record<string, string>; body: any } {
+  const at = target.indexOf('?');
+  const headers: Record<string, string> = {};
+  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const answer = sim.app.answer({
+    method,
+    path: at < 0 ? target : target.slice(0, at),
+    query: at < 0 ? '' : target.slice(at + 1),
+    headers,
+    body: options.body === undefined ? null : Buffer.from(JSON.stringify(options.body)),
+  });
+  return { status: answer.status, headers: answer.headers, body: answer.body === '' ? undefined : JSON.parse(answer.body) };
+}
+
 /** GET /v1/videos with a raw query string (`?limit=1`, or '' for none). */
 export function listVideos(sim: SimulatorHandle, key = 'sk_test_alice', query = '') {
   return request(sim.app).get(`/v1/videos${query}`).set(bearer(key));

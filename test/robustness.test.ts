@@ -8,8 +8,10 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROMPT, makeSim } from './helpers.js';
 
-// Deterministic runs (npm test must be); set FC_SEED to explore other inputs.
+// Deterministic runs (npm test must be); set FC_SEED to explore other inputs. The setting is
+// process-wide: it is taken back after this file, for the next file its worker runs.
 fc.configureGlobal({ seed: Number(process.env.FC_SEED ?? 20261122) });
+afterAll(() => fc.resetConfigureGlobal());
 
 const sim = makeSim();
 let url: string;

@@ -291,7 +291,10 @@ describe('scenario validation', () => {
 
   it('refuses collections nested deeper than the parser goes, saying where', () => {
     const problems = validateScenarioFile(yamlFile(`extends: fast\nseed: ${'['.repeat(20_000)}1${']'.repeat(20_000)}\n`));
-    expect(problems).toEqual([expect.stringMatching(/^YAML: Collections nested too deeply at line 2, column \d+$/)]);
+    // The YAML parser stops where the call stack runs out, so the column depends on how deep the
+    // caller's stack already is, and the parser may report the place twice, a column apart.
+    expect(problems.length).toBeGreaterThan(0);
+    expect(new Set(problems.map((p) => p.replace(/column \d+$/, 'column N')))).toEqual(new Set(['YAML: Collections nested too deeply at line 2, column N']));
   });
 
   it('repeats at most 100 characters of a value or an unknown key of the file', () => {
@@ -348,8 +351,15 @@ describe("the 'default' scenario", () => {
   const s = loadScenario('default');
 
   it('restates the built-in limits, which openapi.yaml documents as the defaults', () => {
-    const file = parseYaml(readFileSync(join(BUNDLED_SCENARIOS_DIR, 'default.yaml'), 'utf8')) as { limits: unknown };
-    expect(file.limits).toEqual(BASE_SCENARIO.limits);
+    // default.yaml, read by the loader over a parent whose every limit is another value: the limits
+    // that come out are the ones the file itself states.
+    const others = Object.entries(BASE_SCENARIO.limits).map(([name, value]) => `  ${name}: ${value + 1}`);
+    const parent = yamlFile(['limits:', ...others, ''].join('\n'), 'other-limits.yaml');
+    const otherLimits = loadScenario(parent).limits;
+    for (const [name, value] of Object.entries(BASE_SCENARIO.limits)) expect(otherLimits[name as keyof typeof otherLimits], name).toBe(value + 1);
+    const defaultText = readFileSync(join(BUNDLED_SCENARIOS_DIR, 'default.yaml'), 'utf8');
+    const overOthers = yamlFile(`extends: ./other-limits.yaml\n${defaultText}`, 'default-over-other-limits.yaml');
+    expect(loadScenario(overOthers).limits).toEqual(BASE_SCENARIO.limits);
     const contract = parseYaml(readFileSync(resolve('openapi.yaml'), 'utf8')) as {
       components: { schemas: { SimScenario: { properties: { limits: { properties: Record<string, { default: unknown }> } } } } };
     };

@@ -89,7 +89,7 @@ function runCli(args: string[]): Promise<{ status: number | null; stdout: string
 }
 
 async function call(
-  sim: Running,
+  sim: Pick<Running, 'url'>,
   method: string,
   path: string,
   options: { key?: string; body?: unknown; idempotencyKey?: string } = {},
@@ -340,7 +340,7 @@ describe('resets and the state file', () => {
 });
 
 /** Every read a client or a test makes of the state, as answered (addresses fixed by BASE). */
-async function readsOf(sim: Running, ids: string[]): Promise<Record<string, string>> {
+async function readsOf(sim: Pick<Running, 'url'>, ids: string[]): Promise<Record<string, string>> {
   const out: Record<string, string> = {
     list: (await call(sim, 'GET', '/v1/videos?limit=100', { key: KEY })).body,
     generations: (await call(sim, 'GET', '/_sim/generations?limit=100')).body,
@@ -351,6 +351,20 @@ async function readsOf(sim: Running, ids: string[]): Promise<Record<string, stri
   };
   for (const id of ids) out[id] = (await call(sim, 'GET', `/v1/videos/${id}`, { key: KEY })).body;
   return out;
+}
+
+/**
+ * The reads of a state as restored from `file` (which the reads append to), for the answers a
+ * restarted `sim` must give: the same restore, in process, is the reference.
+ */
+async function readsRestoredFrom(file: string, ids: string[]): Promise<Record<string, string>> {
+  const reference = createSimulator({ state: file, baseUrl: BASE[1], log: () => {} });
+  try {
+    await reference.listen(0);
+    return await readsOf({ url: `http://127.0.0.1:${reference.port}` }, ids);
+  } finally {
+    await reference.close();
+  }
 }
 
 /** A state with a bit of everything: creates (one under a key), an image, polls, an advance, a queued fault. */
@@ -384,9 +398,7 @@ describe('sim state compact FILE', () => {
     // (On demand it is written whatever its size: here, 214 requests and their 214 journal entries.)
     await first.stop();
     const logged = readFileSync(file, 'utf8');
-    const reference = await startCli(['--state', file, ...BASE]);
-    const before = await readsOf(reference, ids);
-    await reference.stop();
+    const before = await readsRestoredFrom(file, ids);
     writeFileSync(file, logged);
 
     const compacted = await runCli(['state', 'compact', file]);
@@ -421,9 +433,7 @@ describe('sim state compact FILE', () => {
     await first.stop();
     const log = join(dir, 'log-copy.jsonl');
     copyFileSync(file, log);
-    const reference = await startCli(['--state', log, ...BASE]);
-    const before = await readsOf(reference, ids);
-    await reference.stop();
+    const before = await readsRestoredFrom(log, ids);
     expect((await runCli(['state', 'compact', file])).status).toBe(0);
     const again = await startCli(['--state', file, ...BASE]);
     const copy = join(dir, 'compacted-copy.jsonl');
@@ -475,22 +485,23 @@ describe('sim state compact FILE', () => {
 
   it('killed with kill -9 while it writes, leaves a file that restores the same state', async () => {
     const file = stateFile();
-    // A state big enough that writing its snapshot takes a while.
+    // A state big enough that writing its snapshot takes a while (about 6 MB): 3,000 creates whose
+    // prompts are 1,300 characters long.
     const maker = createSimulator({ scenario: 'fast', clock: 'manual', state: file, baseUrl: 'http://localhost:9999', log: () => {} });
-    for (let i = 0; i < 12_000; i++) {
+    const padding = ' and the rain goes on'.repeat(60);
+    for (let i = 0; i < 3_000; i++) {
       maker.app.answer({
         method: 'POST',
         path: '/v1/videos',
         query: '',
         headers: { authorization: `Bearer sk_test_kill${i % 40}`, 'content-type': 'application/json' },
-        body: Buffer.from(JSON.stringify({ model: 'video-3.2', prompt: `${PROMPT} ${i}` })),
+        body: Buffer.from(JSON.stringify({ model: 'video-3.2', prompt: `${PROMPT}${padding} ${i}` })),
       });
     }
+    const expected = JSON.stringify(maker.core.toState());
     await maker.close();
     const original = readFileSync(file);
-    const reference = createSimulator({ state: file, log: () => {} });
-    const expected = JSON.stringify(reference.core.toState());
-    await reference.close();
+    expect(original.length).toBeGreaterThan(4_000_000);
 
     const child = spawn(process.execPath, [CLI, 'state', 'compact', file], { stdio: 'ignore' });
     const temporary = `${file}.${child.pid}.1.tmp`;
@@ -510,6 +521,6 @@ describe('sim state compact FILE', () => {
     // The file is taken again: what the killed compaction left beside it is gone.
     expect(existsSync(temporary)).toBe(false);
     await restored.close();
-    // Twelve thousand creates made, restored twice and compacted: seconds of work on a loaded machine.
+    // Thousands of creates made, restored and compacted: seconds of work on a loaded machine.
   }, 60_000);
 });

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { handleRequest, type RequestPathDeps, type Exchange } from '../src/api/handleRequest.js';
 import { Simulator } from '../src/core/simulator.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
@@ -216,6 +216,7 @@ describe('replay', () => {
   it('replays a reset that names another scenario, and the requests after it on that scenario', async () => {
     const file = tmpFile();
     const sim = makeSim({ scenario: 'fast', clock: 'manual', record: file });
+    onTestFinished(() => sim.close()); // which releases its transcript's lock
     const create = (key: string) =>
       request(sim.app).post('/v1/videos').set('Authorization', `Bearer ${key}`).send({ model: 'video-3.2', prompt: PROMPT });
     await create('sk_test_a');
@@ -235,6 +236,7 @@ describe('replay', () => {
   it("records the in-process API's clock advances and resets as the control requests they stand for", async () => {
     const file = tmpFile();
     const sim = makeSim({ scenario: 'fast', clock: 'manual', record: file });
+    onTestFinished(() => sim.close()); // which releases its transcript's lock
     const create = () => request(sim.app).post('/v1/videos').set('Authorization', 'Bearer sk_test_p').send({ model: 'video-3.2', prompt: PROMPT });
     const { body: video } = await create();
     sim.clock.advance(4, 'sk_test_p');
