@@ -256,7 +256,9 @@ function readScenarioFile(path: string): { file: ScenarioFile; problems: string[
   const lineCounter = new yaml.LineCounter();
   const doc = yaml.parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) {
-    throw new ScenarioError(path, doc.errors.map((e) => describeYamlError(e)));
+    // The parser may report running out of stack more than once, a column apart: one place is enough.
+    const errors = doc.errors.filter((e, i) => e.code !== 'RESOURCE_EXHAUSTION' || doc.errors.findIndex((f) => f.code === e.code) === i);
+    throw new ScenarioError(path, errors.map((e) => describeYamlError(e)));
   }
   const alias = aliasProblem(yaml, doc);
   if (alias !== undefined) throw new ScenarioError(path, [yamlProblem(alias.problem, lineCounter.linePos(alias.offset))]);
