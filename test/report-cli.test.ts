@@ -97,6 +97,15 @@ describe('sim report', () => {
     expect(stdout.trimEnd().split('\n').at(-1)).toBe('0 errors, 1 warning.');
   });
 
+  it('takes every address --url accepts, in capitals or without slashes', async () => {
+    const { port } = new URL(url);
+    for (const address of [`HTTP://127.0.0.1:${port}`, `http:127.0.0.1:${port}`]) {
+      const { code, stdout, stderr } = await run(['report', '--url', address, '--api-key', 'sk_test_never_used']);
+      expect({ code, stderr }).toEqual({ code: 1, stderr: '' });
+      expect(stdout.split('\n')[0]).toBe('Client report for sk_test_never_used: 0 requests in the journal');
+    }
+  });
+
   it('exits 1 with the no_requests error for a key that made no request (a mistyped key)', async () => {
     const { code, stdout, stderr } = await run(['report', '--url', url, '--api-key', 'sk_test_never_used']);
     expect({ code, stderr }).toEqual({ code: 1, stderr: '' });

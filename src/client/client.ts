@@ -44,7 +44,7 @@ export class SimulatorControl implements ControlMethods<true> {
   private shardCount: number | undefined;
 
   constructor(options: SimulatorControlOptions) {
-    if (typeof options?.baseUrl !== 'string' || !/^https?:\/\/[^/]/.test(options.baseUrl)) {
+    if (typeof options?.baseUrl !== 'string' || !isHttpUrl(options.baseUrl)) {
       throw new TypeError(`SimulatorControl needs a baseUrl such as 'http://localhost:8080'; got ${JSON.stringify(options?.baseUrl)}.`);
     }
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -117,5 +117,15 @@ export class SimulatorControl implements ControlMethods<true> {
     const text = await res.text();
     if (res.status !== 200) throw new SimulatorControlError(res.status, text, `${call.method} ${prefix}${call.path}`);
     return call.text ? text : JSON.parse(text);
+  }
+}
+
+/** Whether `value` is an http(s) URL, as `fetch` reads one (`HTTP://host` and `http:host` included). */
+function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol, host } = new URL(value);
+    return (protocol === 'http:' || protocol === 'https:') && host !== '';
+  } catch {
+    return false;
   }
 }
