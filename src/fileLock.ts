@@ -137,6 +137,11 @@ const held = new Map<string, { file: string; record: string; warn: (line: string
 let releaseOnExit = false;
 let refresher: NodeJS.Timeout | undefined;
 
+/** How many locks this process holds now (a test suite checks that none is left behind). */
+export function heldLockCount(): number {
+  return held.size;
+}
+
 export function lockFileOf(file: string): string {
   return `${resolve(file)}.lock`;
 }

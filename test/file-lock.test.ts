@@ -16,6 +16,7 @@ import {
   REFRESH_MS,
   STALE_MS,
   acquireFileLock,
+  heldLockCount,
   judgeLock,
   parseHolder,
   parseStat,
@@ -224,6 +225,8 @@ describe('keeping a lock fresh', () => {
   });
 
   it('touches every lock it holds every REFRESH_MS, and warns once when one is no longer its own', () => {
+    // The refresh timer starts with the first lock held: none may be held yet for the fake one to be it.
+    expect(heldLockCount()).toBe(0);
     vi.useFakeTimers({ now: new Date('2031-02-03T04:05:06.000Z'), toFake: ['setInterval', 'clearInterval', 'Date'] });
     const kept = tmpFile();
     const lost = tmpFile();

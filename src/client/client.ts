@@ -30,7 +30,7 @@ export interface SimulatorControlOptions {
  * Given the address of a proxy in front of N shards (docs/scaling.md), it finds the shards from
  * health (`shard.count`) the first time the proxy refuses a call that names no account (421
  * `sharded_global_call`), and from then on sends such calls to every shard (`/shards/I`) and merges
- * the answers (control/shards.ts); a call that names an account goes through the proxy once.
+ * the answers (client/shards.ts); a call that names an account goes through the proxy once.
  */
 export class SimulatorControl implements ControlMethods<true> {
   readonly baseUrl: string;

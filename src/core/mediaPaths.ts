@@ -61,8 +61,13 @@ export function cdnUrlIn(url: string, kind: MediaKind, id: string): string | und
   return url.endsWith(tail) ? url.slice(0, -tail.length) : undefined;
 }
 
+/** Each media file's path below the CDN address, `{id}` standing for its id: `{ image: 'images/{id}.png', ... }`. */
+export const MEDIA_FORMS: Readonly<Record<MediaKind, string>> = Object.fromEntries(
+  (Object.keys(MEDIA_FILES) as MediaKind[]).map((kind) => [kind, mediaFilePath(kind, '{id}')]),
+) as Record<MediaKind, string>;
+
 /** Every form, as a message lists them: `/cdn/videos/{id}.mp4, /cdn/thumbnails/{id}.png and /cdn/images/{id}.png`. */
 export function mediaUrlForms(): string {
-  const forms = (Object.keys(MEDIA_FILES) as MediaKind[]).map((kind) => `${MEDIA_ROOT}/${mediaFilePath(kind, '{id}')}`);
+  const forms = Object.values(MEDIA_FORMS).map((form) => `${MEDIA_ROOT}/${form}`);
   return `${forms.slice(0, -1).join(', ')} and ${forms.at(-1)}`;
 }

@@ -7,7 +7,7 @@
  * parts, one concept each (docs/architecture.md lists where each rule of the interface document
  * is): the endpoints in `videos.ts` and `image.ts`, authentication in `auth.ts`, the state machine
  * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `store.ts`, the
- * control views and live control in `control.ts`.
+ * control views and live control in `generationControl.ts`.
  */
 import { Account, accountTag } from './account.js';
 import type { Accounts } from './accounts.js';

@@ -36,7 +36,7 @@ export interface NginxOptions {
  * two busy shards; a worker more than that only spends CPU waking up (on 2 cores, 2 shards behind
  * `worker_processes auto` cost 15-20% more CPU per poll than behind one worker).
  */
-export function defaultWorkers(shards: number): number {
+function defaultWorkers(shards: number): number {
   return Math.max(1, Math.ceil(shards / 2));
 }
 
@@ -92,6 +92,8 @@ export function nginxConfig(options: NginxOptions): string {
   const addresses = options.shards.map(shardAddress);
   const listen = checkListen(options.listen);
   const workers = options.workers ?? defaultWorkers(addresses.length);
+  const workersComment =
+    options.workers === undefined ? '# One worker per two shards (--workers): a worker proxies a request in about half the CPU a\n# shard takes to answer it.\n' : '';
   const n = addresses.length;
   const last = n - 1;
   const everyShard = `/shards/0/_sim/...${n > 1 ? ` to /shards/${last}/_sim/...` : ''}`;
@@ -116,9 +118,7 @@ export function nginxConfig(options: NginxOptions): string {
 # Keys are hashed to shards with a consistent hash over this fixed list: changing the list moves
 # keys to shards that do not hold their state (a redeploy; see docs/scaling.md).
 
-# One worker per two shards (--workers): a worker proxies a request in about half the CPU a
-# shard takes to answer it.
-worker_processes ${workers};
+${workersComment}worker_processes ${workers};
 pid nginx.pid;
 error_log error.log warn;
 

@@ -7,15 +7,12 @@
 import type { Router } from 'express';
 import { fileURLToPath } from 'node:url';
 import { CONTROL_ENDPOINTS } from '../client/api.js';
-import { MEDIA_FILES, MEDIA_ROOT, mediaFilePath, type MediaKind } from '../core/mediaPaths.js';
+import { MEDIA_FORMS, MEDIA_ROOT } from '../core/mediaPaths.js';
 import { loadExpress } from './express.js';
 
 export const DASHBOARD_DIR: string = fileURLToPath(new URL('../../assets/dashboard/', import.meta.url));
 /** Where the build writes the dashboard's generated file: dist/generated/dashboard/ beside the compiled code, src/generated/dashboard/ for the sources. */
-export const GENERATED_DASHBOARD_DIR: string = fileURLToPath(new URL('../generated/dashboard/', import.meta.url));
-
-/** Each media file's path below the CDN address, `{id}` standing for its id: `{ image: 'images/{id}.png', ... }`. */
-const MEDIA_FORMS = Object.fromEntries((Object.keys(MEDIA_FILES) as MediaKind[]).map((kind) => [kind, mediaFilePath(kind, '{id}')]));
+const GENERATED_DASHBOARD_DIR: string = fileURLToPath(new URL('../generated/dashboard/', import.meta.url));
 
 /**
  * The dashboard's `ui/addresses.js`: each control endpoint's method and path (below `/_sim/`), where
