@@ -67,7 +67,9 @@ export function readJsonBody(
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
-  return value.split(';')[0]?.trim().toLowerCase() === 'application/json';
+  if (value === 'application/json') return true;
+  const semicolon = value.indexOf(';');
+  return (semicolon < 0 ? value : value.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
 }
 
 /**

@@ -162,9 +162,14 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   // the CORS headers of the answer, when they are not set on `res` already (see `handle`).
   const answerRequest = (req: IncomingMessage, res: ServerResponse, cors: readonly string[]): Promise<void> | void => {
     if (takesNoBody(req.method)) return respond(req, res, null, cors);
-    return readRawBody(req).then((body) => {
+    readRawBody(req, (body) => {
       // A half-sent request is no request: it is not handled, so it leaves no trace.
-      if (body !== ABORTED) return respond(req, res, body, cors);
+      if (body === ABORTED) return;
+      try {
+        respond(req, res, body, cors)?.catch((err: unknown) => fail(req, res, err, cors));
+      } catch (err) {
+        fail(req, res, err, cors);
+      }
     });
   };
   const respond = (req: IncomingMessage, res: ServerResponse, body: RawBody, cors: readonly string[]): Promise<void> | void => {
@@ -368,41 +373,40 @@ function takesNoBody(method: string | undefined): boolean {
 }
 
 /**
- * The request's body, up to 1 MiB: its bytes, null when it has none, 'too_large' (the rest is not
- * read: the connection is closed after the answer), or ABORTED when the client went away before
- * the body was complete (GET, HEAD and OPTIONS bodies are not read: see `takesNoBody`). Behind `express.raw()` (the
- * app mounted in another server), the body it read is taken as is.
+ * Reads the request's body, up to 1 MiB, and calls `then` once with it: its bytes, null when it
+ * has none, 'too_large' (the rest is not read: the connection is closed after the answer), or
+ * ABORTED when the client went away before the body was complete (GET, HEAD and OPTIONS bodies
+ * are not read: see `takesNoBody`). Behind `express.raw()` (the app mounted in another server),
+ * the body it read is taken as is. No promise: a create is answered as its body ends.
  */
-function readRawBody(req: IncomingMessage): Promise<RawBody | typeof ABORTED> {
+function readRawBody(req: IncomingMessage, then: (body: RawBody | typeof ABORTED) => void): void {
   // Mounted behind a raw body parser (express.raw()), the body has been read already.
   const read = (req as { body?: unknown }).body;
-  if (Buffer.isBuffer(read)) return Promise.resolve(read.length > BODY_LIMIT_BYTES ? 'too_large' : read.length === 0 ? null : read);
+  if (Buffer.isBuffer(read)) return then(read.length > BODY_LIMIT_BYTES ? 'too_large' : read.length === 0 ? null : read);
   const declared = Number(req.headers['content-length']);
-  if (declared > BODY_LIMIT_BYTES) return Promise.resolve('too_large');
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const done = (value: RawBody | typeof ABORTED): void => {
-      req.removeListener('data', onData);
-      req.removeListener('end', onEnd);
-      req.removeListener('error', onAborted);
-      req.removeListener('close', onAborted);
-      resolve(value);
-    };
-    const onData = (chunk: Buffer): void => {
-      length += chunk.length;
-      if (length > BODY_LIMIT_BYTES) {
-        req.pause();
-        return done('too_large');
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => done(length === 0 ? null : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length));
-    // 'error' (ECONNRESET, "aborted") or 'close' before 'end': the body will never be complete.
-    const onAborted = (): void => done(ABORTED);
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onAborted);
-    req.on('close', onAborted);
-  });
+  if (declared > BODY_LIMIT_BYTES) return then('too_large');
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const done = (value: RawBody | typeof ABORTED): void => {
+    req.removeListener('data', onData);
+    req.removeListener('end', onEnd);
+    req.removeListener('error', onAborted);
+    req.removeListener('close', onAborted);
+    then(value);
+  };
+  const onData = (chunk: Buffer): void => {
+    length += chunk.length;
+    if (length > BODY_LIMIT_BYTES) {
+      req.pause();
+      return done('too_large');
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = (): void => done(length === 0 ? null : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length));
+  // 'error' (ECONNRESET, "aborted") or 'close' before 'end': the body will never be complete.
+  const onAborted = (): void => done(ABORTED);
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onAborted);
+  req.on('close', onAborted);
 }
