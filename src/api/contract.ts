@@ -121,45 +121,56 @@ function templateOf(route: { segments: Segment[] }): string {
  */
 export function matchRoute(method: string, path: string): (Omit<MatchedRoute, 'params'> & { params: Record<string, string> | null }) | undefined {
   const wanted = method === 'HEAD' ? 'GET' : method;
-  const parts = path.split('/');
-  const routes = ROUTES_BY_LENGTH.get(parts.length - 1);
+  // The path's segments are what follows each slash (what comes before the first is not one).
+  const first = path.indexOf('/');
+  let count = 0;
+  for (let at = first; at >= 0; at = path.indexOf('/', at + 1)) count++;
+  const routes = ROUTES_BY_LENGTH.get(count);
   if (routes === undefined) return undefined;
   for (const route of routes) {
-    if (!fits(route, parts)) continue;
+    if (!fits(route, path, first)) continue;
     const operation = route.byMethod.get(wanted);
     if (!operation) return undefined;
-    return { operation, params: paramsOf(route, parts) };
+    return { operation, params: paramsOf(route, path, first) };
   }
   return undefined;
 }
 
-/** Whether the path's parts (`parts[0]` the empty text before the first slash) fit the route: each literal equal, each parameter not empty. */
-function fits(route: RouteMatcher, parts: string[]): boolean {
-  const { literals } = route;
-  for (let i = 0; i < literals.length; i++) {
-    const literal = literals[i];
-    const part = parts[i + 1] as string;
-    if (literal === null ? part === '' : literal !== part) return false;
+/**
+ * Whether the path's segments (after the slash at `first`) fit the route's, of the same number:
+ * each literal equal, each parameter not empty. Nothing is cut out of the path for it.
+ */
+function fits(route: RouteMatcher, path: string, first: number): boolean {
+  let start = first + 1;
+  for (const literal of route.literals) {
+    let end = path.indexOf('/', start);
+    if (end < 0) end = path.length;
+    if (literal === null ? end === start : end - start !== literal.length || !path.startsWith(literal, start)) return false;
+    start = end + 1;
   }
   return true;
 }
 
-/** The path parameters of parts that fit the route, percent-decoded; null when one's percent-encoding is malformed. */
-function paramsOf(route: RouteMatcher, parts: string[]): Record<string, string> | null {
+/** The path parameters of a path that fits the route, percent-decoded; null when one's percent-encoding is malformed. */
+function paramsOf(route: RouteMatcher, path: string, first: number): Record<string, string> | null {
   const params: Record<string, string> = {};
-  for (let i = 0; i < route.segments.length; i++) {
-    const segment = route.segments[i] as Segment;
-    if ('literal' in segment) continue;
-    const part = parts[i + 1] as string;
-    // Without a percent sign there is nothing to decode.
-    if (!part.includes('%')) params[segment.param] = part;
-    else {
-      try {
-        params[segment.param] = decodeURIComponent(part);
-      } catch {
-        return null;
+  let start = first + 1;
+  for (const segment of route.segments) {
+    let end = path.indexOf('/', start);
+    if (end < 0) end = path.length;
+    if ('param' in segment) {
+      const part = path.slice(start, end);
+      // Without a percent sign there is nothing to decode.
+      if (!part.includes('%')) params[segment.param] = part;
+      else {
+        try {
+          params[segment.param] = decodeURIComponent(part);
+        } catch {
+          return null;
+        }
       }
     }
+    start = end + 1;
   }
   return params;
 }
