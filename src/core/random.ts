@@ -37,7 +37,7 @@ const TWO_POW_MINUS_32 = 2.3283064365386963e-10;
  * seed string: number for number the sequence of `seedrandom.alea(seed)` (a test compares them).
  * Written out here, without closures, with Mash's two truncations as `Math.floor` (each value they
  * truncate is at least 0 and below 2^32, where `x >>> 0` and `Math.floor(x)` agree): V8 compiles
- * those `>>> 0` of fractional values into far slower code, and seeding took microseconds.
+ * `>>> 0` of a fractional value into far slower code, and seeding a stream would cost microseconds.
  */
 class AleaStream implements RandomStream {
   private s0: number;
