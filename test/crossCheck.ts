@@ -90,6 +90,19 @@ export function crossChecked<T extends SimulatorHandle>(sim: T): T {
   const forward: RequestHandler = (req, res) => {
     const verdict = (req as Checked)[VERDICT];
     req.body = (req as Checked)[RAW];
+    const writeHead = res.writeHead;
+    // The simulator sends an answer's status and headers at once, `res.writeHead(status, [name,
+    // value, ...])`: they are set one by one instead (in the same order), so that the answer
+    // reaches res.json below as set. Any other call (Node's own, when a body is written) goes
+    // through.
+    res.writeHead = function (this: typeof res, status: number, ...rest: unknown[]) {
+      res.writeHead = writeHead;
+      const [headers] = rest;
+      if (rest.length !== 1 || !Array.isArray(headers)) return (writeHead as (...args: unknown[]) => typeof res).call(this, status, ...rest);
+      res.statusCode = status;
+      for (let i = 0; i < headers.length; i += 2) res.setHeader(String(headers[i]), headers[i + 1] as string);
+      return res;
+    } as typeof res.writeHead;
     const end = res.end;
     // The simulator writes its JSON answer with res.end; it is handed to res.json instead, which
     // express-openapi-validator hooks to validate the response before it is sent.

@@ -1,7 +1,7 @@
 /**
- * The edges of HTTP: a request whose client leaves mid-body is no request, and every error answer
+ * The edges of HTTP: a request whose client leaves mid-body is no request, every error answer
  * outside the JSON API (dashboard and media files, an unmet `Expect`, `CONNECT`, an error inside
- * a router) is in the service's error shape.
+ * a router) is in the service's error shape, and an answer's headers go out in one order.
  */
 import express from 'express';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -264,5 +264,44 @@ describe('CONNECT', () => {
     expect(answer.headers.connection).toBe('close');
     // The simulator is still serving.
     expect((await createVideo(sim)).status).toBe(200);
+  });
+});
+
+describe("an answer's headers", () => {
+  /** The names of the headers of a raw answer, in the order they were sent. */
+  const headerNames = (text: string): string[] =>
+    (text.split('\r\n\r\n')[0] ?? '')
+      .split('\r\n')
+      .slice(1)
+      .map((line) => line.slice(0, line.indexOf(':')));
+  const get = (path: string, key = 'sk_test_alice'): string =>
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`;
+  const rateLimit = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+  const cors = ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers'];
+
+  it("go out in one order: CORS, the request id, the rate-limit headers, Retry-After, the content type and length, then Node's own", async () => {
+    const sim = createSimulator({ scenario: 'rate-limited', clock: 'manual' });
+    open.push(sim);
+    const port = Number(new URL(await sim.listen(0)).port);
+    const first = await exchangeRaw(port, get('/v1/videos'));
+    expect(headerNames(first)).toEqual([...cors, 'X-Request-Id', ...rateLimit, 'Content-Type', 'Content-Length', 'Date', 'Connection']);
+    for (let i = 0; i < 9; i++) await exchangeRaw(port, get('/v1/videos'));
+    const refused = await exchangeRaw(port, get('/v1/videos'));
+    expect(refused).toMatch(/^HTTP\/1\.1 429 /);
+    expect(headerNames(refused)).toEqual([...cors, 'X-Request-Id', ...rateLimit, 'Retry-After', 'Content-Type', 'Content-Length', 'Date', 'Connection']);
+    const control = await exchangeRaw(port, get('/_sim/health'));
+    expect(headerNames(control)).toEqual(['X-Request-Id', 'Content-Type', 'Content-Length', 'Date', 'Connection']);
+  });
+
+  it('put the Connection: close of a body too large right after the CORS headers', async () => {
+    const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
+    open.push(sim);
+    const port = Number(new URL(await sim.listen(0)).port);
+    const text = await exchangeRaw(
+      port,
+      `POST /v1/videos HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk_test_alice\r\nContent-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n{`,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(headerNames(text)).toEqual([...cors, 'Connection', 'X-Request-Id', ...rateLimit, 'Content-Type', 'Content-Length', 'Date']);
   });
 });

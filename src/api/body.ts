@@ -65,7 +65,9 @@ export function readJsonBody(
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
-  return value.split(';')[0]?.trim().toLowerCase() === JSON_MEDIA_TYPE;
+  if (value === JSON_MEDIA_TYPE) return true;
+  const semicolon = value.indexOf(';');
+  return (semicolon < 0 ? value : value.slice(0, semicolon)).trim().toLowerCase() === JSON_MEDIA_TYPE;
 }
 
 /**

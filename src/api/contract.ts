@@ -49,6 +49,30 @@ const compiled = createRequire(import.meta.url)('../generated/contract.cjs') as 
 
 export const OPERATIONS: readonly Operation[] = compiled.operations;
 
+/** An operation's compiled validators, looked up once. */
+interface OperationValidators {
+  params: CompiledValidator;
+  body: CompiledValidator | undefined;
+  /** By documented status: the body's validator (undefined for a response without a JSON body). */
+  responses: Map<number, CompiledValidator | undefined>;
+}
+
+const VALIDATORS = new Map<Operation, OperationValidators>(OPERATIONS.map((operation) => [operation, validatorsOf(operation)]));
+
+function validatorsOf(operation: Operation): OperationValidators {
+  const { operationId } = operation;
+  return {
+    params: compiled[`${operationId}_params`] as CompiledValidator,
+    body: compiled[`${operationId}_body`],
+    responses: new Map(operation.statuses.map((status) => [status, compiled[`${operationId}_${status}`]])),
+  };
+}
+
+/** The validators of an operation of openapi.yaml (one described by hand is looked up by its id). */
+function validators(operation: Operation): OperationValidators {
+  return VALIDATORS.get(operation) ?? validatorsOf(operation);
+}
+
 /** A route matched to its operation, with its path parameters (percent-decoded). */
 export interface MatchedRoute {
   operation: Operation;
@@ -59,6 +83,8 @@ type Segment = { literal: string } | { param: string };
 
 interface RouteMatcher {
   segments: Segment[];
+  /** Segment by segment: its literal text, or null where it is a parameter. */
+  literals: (string | null)[];
   byMethod: Map<string, Operation>;
 }
 
@@ -66,19 +92,25 @@ const ROUTES: RouteMatcher[] = [];
 for (const operation of OPERATIONS) {
   let route = ROUTES.find((r) => templateOf(r) === operation.path);
   if (!route) {
-    route = {
-      segments: operation.path
-        .split('/')
-        .slice(1)
-        .map((s) => (s.startsWith('{') ? { param: s.slice(1, -1) } : { literal: s })),
-      byMethod: new Map(),
-    };
+    const segments: Segment[] = operation.path
+      .split('/')
+      .slice(1)
+      .map((s) => (s.startsWith('{') ? { param: s.slice(1, -1) } : { literal: s }));
+    route = { segments, literals: segments.map((s) => ('literal' in s ? s.literal : null)), byMethod: new Map() };
     ROUTES.push(route);
   }
   route.byMethod.set(operation.method, operation);
 }
 
-function templateOf(route: RouteMatcher): string {
+/** The routes by their number of segments, each list in the contract's order. */
+const ROUTES_BY_LENGTH = new Map<number, RouteMatcher[]>();
+for (const route of ROUTES) {
+  const same = ROUTES_BY_LENGTH.get(route.segments.length);
+  if (same) same.push(route);
+  else ROUTES_BY_LENGTH.set(route.segments.length, [route]);
+}
+
+function templateOf(route: { segments: Segment[] }): string {
   return `/${route.segments.map((s) => ('param' in s ? `{${s.param}}` : s.literal)).join('/')}`;
 }
 
@@ -89,40 +121,58 @@ function templateOf(route: RouteMatcher): string {
  */
 export function matchRoute(method: string, path: string): (Omit<MatchedRoute, 'params'> & { params: Record<string, string> | null }) | undefined {
   const wanted = method === 'HEAD' ? 'GET' : method;
-  const parts = path.split('/');
-  for (const route of ROUTES) {
-    if (route.segments.length !== parts.length - 1) continue;
-    const params: Record<string, string> = {};
-    let malformed = false;
-    let matches = true;
-    for (let i = 0; i < route.segments.length; i++) {
-      const segment = route.segments[i] as Segment;
-      const part = parts[i + 1] as string;
-      if ('literal' in segment) {
-        if (segment.literal !== part) {
-          matches = false;
-          break;
-        }
-      } else if (part === '') {
-        matches = false;
-        break;
-      } else if (!part.includes('%')) {
-        // Without a percent sign there is nothing to decode.
-        params[segment.param] = part;
-      } else {
+  // The path's segments are what follows each slash (what comes before the first is not one).
+  const first = path.indexOf('/');
+  let count = 0;
+  for (let at = first; at >= 0; at = path.indexOf('/', at + 1)) count++;
+  const routes = ROUTES_BY_LENGTH.get(count);
+  if (routes === undefined) return undefined;
+  for (const route of routes) {
+    if (!fits(route, path, first)) continue;
+    const operation = route.byMethod.get(wanted);
+    if (!operation) return undefined;
+    return { operation, params: paramsOf(route, path, first) };
+  }
+  return undefined;
+}
+
+/**
+ * Whether the path's segments (after the slash at `first`) fit the route's, of the same number:
+ * each literal equal, each parameter not empty. Nothing is cut out of the path for it.
+ */
+function fits(route: RouteMatcher, path: string, first: number): boolean {
+  let start = first + 1;
+  for (const literal of route.literals) {
+    let end = path.indexOf('/', start);
+    if (end < 0) end = path.length;
+    if (literal === null ? end === start : end - start !== literal.length || !path.startsWith(literal, start)) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+/** The path parameters of a path that fits the route, percent-decoded; null when one's percent-encoding is malformed. */
+function paramsOf(route: RouteMatcher, path: string, first: number): Record<string, string> | null {
+  const params: Record<string, string> = {};
+  let start = first + 1;
+  for (const segment of route.segments) {
+    let end = path.indexOf('/', start);
+    if (end < 0) end = path.length;
+    if ('param' in segment) {
+      const part = path.slice(start, end);
+      // Without a percent sign there is nothing to decode.
+      if (!part.includes('%')) params[segment.param] = part;
+      else {
         try {
           params[segment.param] = decodeURIComponent(part);
         } catch {
-          malformed = true;
+          return null;
         }
       }
     }
-    if (!matches) continue;
-    const operation = route.byMethod.get(wanted);
-    if (!operation) return undefined;
-    return { operation, params: malformed ? null : params };
+    start = end + 1;
   }
-  return undefined;
+  return params;
 }
 
 /**
@@ -204,11 +254,10 @@ export function checkRequest(
     const value = parts.headers[name.toLowerCase()];
     if (value !== undefined) headers[name.toLowerCase()] = value;
   }
-  const validateParams = compiled[`${operation.operationId}_params`] as CompiledValidator;
+  const { params: validateParams, body: validateBody } = validators(operation);
   if (!validateParams({ path: parts.params, query, headers })) {
     for (const issue of ownIssues(validateParams.errors)) problems.push(describe(issue, operation));
   }
-  const validateBody = compiled[`${operation.operationId}_body`];
   if (validateBody && body !== undefined && !validateBody(body)) {
     for (const issue of ownIssues(validateBody.errors)) problems.push(describe(issue, operation, 'body'));
   }
@@ -428,12 +477,16 @@ export function checkResponse(
   headers: Record<string, string>,
   body: unknown,
 ): string | undefined {
-  if (!operation.statuses.includes(status)) {
+  const { responses } = validators(operation);
+  if (!responses.has(status)) {
     return `status ${status} is not documented for ${operation.method} ${operation.path}`;
   }
-  const missing = (operation.responseHeaders[status] ?? []).filter((h) => headers[h] === undefined);
-  if (missing.length > 0) return `the ${status} response lacks the header${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`;
-  const validate = compiled[`${operation.operationId}_${status}`];
+  const required = operation.responseHeaders[status];
+  if (required !== undefined && required.some((h) => headers[h] === undefined)) {
+    const missing = required.filter((h) => headers[h] === undefined);
+    return `the ${status} response lacks the header${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`;
+  }
+  const validate = responses.get(status);
   if (validate && !validate(body)) {
     return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}`).join('; ');
   }

@@ -396,7 +396,9 @@ class RequestContext implements OperationInput, HandledRequest {
 
   /** A catalogue error as the answer. */
   refuse(e: SimError): Draft {
-    return { status: e.status, headers: { ...this.headers, ...e.headers }, contentType: JSON_TYPE, value: e.toBody() };
+    // The error's own headers (a Retry-After) join the answer's, after them.
+    for (const name in e.headers) this.headers[name] = e.headers[name] as string;
+    return { status: e.status, headers: this.headers, contentType: JSON_TYPE, value: e.toBody() };
   }
 
   /** What an operation threw as the answer: a catalogue error, or the simulator's bug (logged, 500). */

@@ -31,8 +31,9 @@ export function checkClaimLinking(
       throw rejected(rule.message ?? `The prompt was rejected by claim linking (it matches the scenario rule /${rule.pattern}/i).`);
     }
   }
+  if (!(probability > 0)) return;
   const normalised = content.map((text) => (text ?? '').trim().replace(/\s+/g, ' ').toLowerCase());
-  if (probability > 0 && createStream(seed, accountKey, 'claim_linking', ...normalised).next() < probability) {
+  if (createStream(seed, accountKey, 'claim_linking', ...normalised).next() < probability) {
     throw rejected(`The prompt was rejected by claim linking (injected by scenario '${scenario.name}', probability ${probability}).`);
   }
 }

@@ -148,10 +148,22 @@ export function spendToken(
   const limit = buckets.bucketFor(method, path, nowMs).take(nowMs);
   setHeaders(headers, limit.limit, limit.remaining, limit.resetSeconds);
   if (limit.allowed) return undefined;
-  return fail('rate_limit_exceeded', {
-    message: `Rate limit of ${limit.limit} requests exceeded. Retry after ${limit.retryAfterSeconds} s (of virtual time).`,
-    headers: { 'Retry-After': String(limit.retryAfterSeconds) },
-  });
+  return refusal(limit.limit, limit.retryAfterSeconds as number);
+}
+
+/** The last refusal made: an empty bucket refuses request after request with the same one. */
+let lastRefusal: { limit: number; retryAfterSeconds: number; error: SimError } | undefined;
+
+/** The 429 of an empty bucket of `limit` tokens, full enough again in `retryAfterSeconds`. */
+function refusal(limit: number, retryAfterSeconds: number): SimError {
+  if (lastRefusal?.limit !== limit || lastRefusal.retryAfterSeconds !== retryAfterSeconds) {
+    const error = fail('rate_limit_exceeded', {
+      message: `Rate limit of ${limit} requests exceeded. Retry after ${retryAfterSeconds} s (of virtual time).`,
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    });
+    lastRefusal = { limit, retryAfterSeconds, error };
+  }
+  return lastRefusal.error;
 }
 
 /**

@@ -25,7 +25,7 @@ import { bearerCredential } from '../core/auth.js';
 import { fail, type ErrorCode } from '../core/errors.js';
 import { isLoopbackHostName } from '../hostNames.js';
 import { sendError } from './errorAnswers.js';
-import { corsHeaders, isControlPath, pathOf } from './paths.js';
+import { corsHeaders, isControlPath, isOpenControlPath, pathOf } from './paths.js';
 
 /** What the checks accept; read at every request, so the owner may change it (at `listen`). */
 export interface AccessPolicy {
@@ -112,8 +112,7 @@ export function createAccessGuard(
 
 /** What needs no control token: the health check and the dashboard's own static files. */
 function isOpenControlFile(method: string, path: string): boolean {
-  if (method !== 'GET' && method !== 'HEAD') return false;
-  return path === '/_sim/health' || path === '/_sim' || path === '/_sim/' || path.startsWith('/_sim/ui/');
+  return (method === 'GET' || method === 'HEAD') && isOpenControlPath(path);
 }
 
 /** The credential of an `Authorization` header; a header of another form is a wrong credential, not a missing one. */

@@ -22,7 +22,7 @@ import type { StateStatus } from '../persistence/store.js';
 import { createAccessGuard, type AccessPolicy } from './accessGuard.js';
 import { answerInternalError } from './errorAnswers.js';
 import { loseAnswer, type NetworkHooks } from './network.js';
-import { allowsCors, pathOf } from './paths.js';
+import { allowsCors, isApiPath, pathOf } from './paths.js';
 
 export interface ApiOptions {
   /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
@@ -126,6 +126,9 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   });
 
   const exposedHeaders = [...EXPOSED_HEADERS, 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(',');
+  // The two headers `cors` would set on any answer but a preflight (any origin, the exposed
+  // headers), as name, value pairs.
+  const corsHead: readonly string[] = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', exposedHeaders];
   const preflight = cors({
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
@@ -134,12 +137,11 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
-  // Any other request gets the two headers `cors` would set for it (any origin, the exposed
-  // headers), set here directly: the middleware copies its options and makes closures per request.
+  // Any other request gets the two headers `cors` would set for it, set here directly: the
+  // middleware copies its options and makes closures per request.
   const allowCors: Admission = (req, res, next) => {
     if (req.method?.toUpperCase() === 'OPTIONS') return preflight(req, res, next);
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
+    setHeaders(res, corsHead);
     next();
   };
   const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
@@ -155,15 +157,21 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   };
 
   // One plain request in, one plain answer out. A request without a body to read (GET, HEAD,
-  // OPTIONS) is answered at once, without a promise; injected latency waits in any case.
-  const answerRequest = (req: IncomingMessage, res: ServerResponse): Promise<void> | void => {
-    if (takesNoBody(req.method)) return respond(req, res, null);
-    return readRawBody(req).then((body) => {
+  // OPTIONS) is answered at once, without a promise; injected latency waits in any case. `cors`:
+  // the CORS headers of the answer, when they are not set on `res` already (see `handle`).
+  const answerRequest = (req: IncomingMessage, res: ServerResponse, cors: readonly string[]): Promise<void> | void => {
+    if (takesNoBody(req.method)) return respond(req, res, null, cors);
+    readRawBody(req, (body) => {
       // A half-sent request is no request: it is not handled, so it leaves no trace.
-      if (body !== ABORTED) return respond(req, res, body);
+      if (body === ABORTED) return;
+      try {
+        respond(req, res, body, cors)?.catch((err: unknown) => fail(req, res, err, cors));
+      } catch (err) {
+        fail(req, res, err, cors);
+      }
     });
   };
-  const respond = (req: IncomingMessage, res: ServerResponse, body: RawBody): Promise<void> | void => {
+  const respond = (req: IncomingMessage, res: ServerResponse, body: RawBody, cors: readonly string[]): Promise<void> | void => {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const queryAt = url.indexOf('?');
@@ -174,13 +182,13 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       headers: req.headers as Record<string, string | undefined>,
       body,
     });
-    if (answer.delayMs > 0) return wait(answer.delayMs).then(() => deliver(res, method, body, answer));
-    deliver(res, method, body, answer);
+    if (answer.delayMs > 0) return wait(answer.delayMs).then(() => deliver(res, method, body, answer, cors));
+    deliver(res, method, body, answer, cors);
   };
-  const deliver = (res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer): void => {
-    if (body === 'too_large' || drain.signal.aborted) res.setHeader('Connection', 'close');
-    if (answer.network) return sendLost(res, method, answer, networkHooks());
-    send(res, method, answer);
+  const deliver = (res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer, cors: readonly string[]): void => {
+    const close = body === 'too_large' || drain.signal.aborted;
+    if (answer.network) return sendLost(res, method, answer, cors, close, networkHooks());
+    send(res, method, answer, cors, close);
     if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
   };
   // Answered without a socket (`answer`): a network hang holds no connection.
@@ -207,21 +215,34 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     if (queued.latencyMs > 0) void wait(queued.latencyMs).then(go);
     else go();
   };
-  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => answerInternalError(req, res, err, log);
+  // `cors`: the CORS headers the answer would have had, which the error answer keeps.
+  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, cors: readonly string[] = NO_HEADERS): void => {
+    if (!res.headersSent) setHeaders(res, cors);
+    answerInternalError(req, res, err, log);
+  };
+
+  const answer = (req: IncomingMessage, res: ServerResponse, cors: readonly string[]): void => {
+    try {
+      answerRequest(req, res, cors)?.catch((err: unknown) => fail(req, res, err, cors));
+    } catch (err) {
+      fail(req, res, err, cors);
+    }
+  };
+  // `admit` for an API path, but for the CORS headers of an answer the request path makes: they
+  // go out with the answer's own headers, all at once (see `send`).
+  const admitApi = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!allowsCors(pathOf(req.url))) return answer(req, res, NO_HEADERS);
+    if (req.method?.toUpperCase() !== 'OPTIONS') return answer(req, res, corsHead);
+    res.setHeader('X-Request-Id', requestId());
+    preflight(req, res, () => answer(req, res, NO_HEADERS));
+  };
 
   const handle: RequestHandler = (req, res) => {
-    const answer = (): void => {
-      try {
-        answerRequest(req, res)?.catch((err: unknown) => fail(req, res, err));
-      } catch (err) {
-        fail(req, res, err);
-      }
-    };
     try {
       // A file path reaches this only from the Express app, when no file router answered it:
       // the app admitted it already.
-      if (isApiPath(pathOf(req.url))) admit(req, res, answer);
-      else answer();
+      if (isApiPath(pathOf(req.url))) guard(req, res, () => admitApi(req, res));
+      else answer(req, res, NO_HEADERS);
     } catch (err) {
       fail(req, res, err);
     }
@@ -244,17 +265,6 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   };
 }
 
-/**
- * Paths the JSON API answers: all but the files, which the Express app serves (media under `/cdn`;
- * the dashboard at `/_sim`, `/_sim/` and under `/_sim/ui`). Letter case counts, as in the app's routes.
- */
-export function isApiPath(path: string): boolean {
-  if (path.startsWith('/cdn')) return path.length > 4 && path[4] !== '/';
-  if (path === '/_sim' || path === '/_sim/') return false;
-  if (path.startsWith('/_sim/ui')) return path.length > 8 && path[8] !== '/';
-  return true;
-}
-
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
@@ -267,27 +277,52 @@ function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function send(res: ServerResponse, method: string, answer: ApiAnswer): void {
+const NO_HEADERS: readonly string[] = [];
+
+/**
+ * Sends an answer: its status and every header at once (`cors` first, then `Connection: close`
+ * when `close`, the answer's own headers, its content type and length), then its body.
+ */
+function send(res: ServerResponse, method: string, answer: ApiAnswer, cors: readonly string[], close: boolean): void {
   if (res.headersSent || res.destroyed) {
     // The client has gone (a timeout, a dropped connection): it got no answer.
     if (answer.journaled) answer.journaled.undelivered = true;
     return;
   }
-  setHead(res, answer);
+  const head = answerHead(answer, cors, close);
+  head.push('Content-Length', String(answer.stream ? answer.stream.length : Buffer.byteLength(answer.body)));
+  writeHead(res, answer.status, head);
   if (answer.stream) {
-    res.setHeader('Content-Length', answer.stream.length);
     if (method === 'HEAD') return void res.end();
     // A read that fails part-way cuts the answer short (the client sees fewer bytes than announced).
     return void pipeline(answer.stream.open(), res, () => {});
   }
-  res.setHeader('Content-Length', Buffer.byteLength(answer.body));
   res.end(method === 'HEAD' ? undefined : answer.body);
 }
 
-function setHead(res: ServerResponse, answer: ApiAnswer): void {
-  res.statusCode = answer.status;
-  for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
-  res.setHeader('Content-Type', answer.contentType);
+/** The headers of an answer but its length, as name, value pairs, in the order they are sent. */
+function answerHead(answer: ApiAnswer, cors: readonly string[], close: boolean): string[] {
+  const head = cors.slice();
+  if (close) head.push('Connection', 'close');
+  for (const name in answer.headers) head.push(name, answer.headers[name] as string);
+  head.push('Content-Type', answer.contentType);
+  return head;
+}
+
+/**
+ * Sets `status` and `head` on `res`. With no header set on it before, by one `writeHead` (which
+ * checks each header as `setHeader` would, without keeping them in a map of its own); else one
+ * header after the other, as `setHeader` keeps them (one set again keeps its place).
+ */
+function writeHead(res: ServerResponse, status: number, head: readonly string[]): void {
+  if (res.getHeaderNames().length === 0) return void res.writeHead(status, head as string[]);
+  res.statusCode = status;
+  setHeaders(res, head);
+}
+
+/** Sets the headers of `head` (name, value pairs) on `res`, one after the other. */
+function setHeaders(res: ServerResponse, head: readonly string[]): void {
+  for (let i = 0; i < head.length; i += 2) res.setHeader(head[i] as string, head[i + 1] as string);
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -303,11 +338,17 @@ function toBuffer(chunk: unknown, encoding: unknown): Buffer {
  * An answer a network fault loses: the service's answer set on the response (when the request
  * reached it), then the fault carried out on the socket. (`/v1` answers are never streamed.)
  */
-function sendLost(res: ServerResponse, method: string, answer: ApiAnswer, hooks: NetworkHooks): void {
+function sendLost(res: ServerResponse, method: string, answer: ApiAnswer, cors: readonly string[], close: boolean, hooks: NetworkHooks): void {
   const { fault } = answer.network as NonNullable<ApiAnswer['network']>;
   const body = method === 'HEAD' ? Buffer.alloc(0) : Buffer.from(answer.body);
-  if (fault.phase === 'after' && !res.headersSent) {
-    setHead(res, answer);
+  if (res.headersSent) return loseAnswer(res, fault, body, hooks);
+  // A gateway's page keeps the CORS headers set on the response.
+  if (fault.phase !== 'after') {
+    setHeaders(res, cors);
+    if (close) res.setHeader('Connection', 'close');
+  } else {
+    res.statusCode = answer.status;
+    setHeaders(res, answerHead(answer, cors, close));
     res.setHeader('Content-Length', Buffer.byteLength(answer.body));
   }
   loseAnswer(res, fault, body, hooks);
@@ -319,41 +360,40 @@ function takesNoBody(method: string | undefined): boolean {
 }
 
 /**
- * The request's body, up to 1 MiB: its bytes, null when it has none, 'too_large' (the rest is not
- * read: the connection is closed after the answer), or ABORTED when the client went away before
- * the body was complete (GET, HEAD and OPTIONS bodies are not read: see `takesNoBody`). Behind `express.raw()` (the
- * app mounted in another server), the body it read is taken as is.
+ * Reads the request's body, up to 1 MiB, and calls `then` once with it: its bytes, null when it
+ * has none, 'too_large' (the rest is not read: the connection is closed after the answer), or
+ * ABORTED when the client went away before the body was complete (GET, HEAD and OPTIONS bodies
+ * are not read: see `takesNoBody`). Behind `express.raw()` (the app mounted in another server),
+ * the body it read is taken as is. No promise: a create is answered as its body ends.
  */
-function readRawBody(req: IncomingMessage): Promise<RawBody | typeof ABORTED> {
+function readRawBody(req: IncomingMessage, then: (body: RawBody | typeof ABORTED) => void): void {
   // Mounted behind a raw body parser (express.raw()), the body has been read already.
   const read = (req as { body?: unknown }).body;
-  if (Buffer.isBuffer(read)) return Promise.resolve(read.length > BODY_LIMIT_BYTES ? 'too_large' : read.length === 0 ? null : read);
+  if (Buffer.isBuffer(read)) return then(read.length > BODY_LIMIT_BYTES ? 'too_large' : read.length === 0 ? null : read);
   const declared = Number(req.headers['content-length']);
-  if (declared > BODY_LIMIT_BYTES) return Promise.resolve('too_large');
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const done = (value: RawBody | typeof ABORTED): void => {
-      req.removeListener('data', onData);
-      req.removeListener('end', onEnd);
-      req.removeListener('error', onAborted);
-      req.removeListener('close', onAborted);
-      resolve(value);
-    };
-    const onData = (chunk: Buffer): void => {
-      length += chunk.length;
-      if (length > BODY_LIMIT_BYTES) {
-        req.pause();
-        return done('too_large');
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => done(length === 0 ? null : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length));
-    // 'error' (ECONNRESET, "aborted") or 'close' before 'end': the body will never be complete.
-    const onAborted = (): void => done(ABORTED);
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onAborted);
-    req.on('close', onAborted);
-  });
+  if (declared > BODY_LIMIT_BYTES) return then('too_large');
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const done = (value: RawBody | typeof ABORTED): void => {
+    req.removeListener('data', onData);
+    req.removeListener('end', onEnd);
+    req.removeListener('error', onAborted);
+    req.removeListener('close', onAborted);
+    then(value);
+  };
+  const onData = (chunk: Buffer): void => {
+    length += chunk.length;
+    if (length > BODY_LIMIT_BYTES) {
+      req.pause();
+      return done('too_large');
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = (): void => done(length === 0 ? null : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length));
+  // 'error' (ECONNRESET, "aborted") or 'close' before 'end': the body will never be complete.
+  const onAborted = (): void => done(ABORTED);
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onAborted);
+  req.on('close', onAborted);
 }

@@ -8,8 +8,8 @@
 import type { Express } from 'express';
 import { MEDIA_ROOT } from '../core/mediaPaths.js';
 import type { Simulator } from '../core/simulator.js';
-import { isApiPath, type Api } from './api.js';
-import { pathOf } from './paths.js';
+import type { Api } from './api.js';
+import { isApiPath, pathOf } from './paths.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorShapeHandler } from './errorAnswers.js';
 import { loadExpress } from './express.js';

@@ -3,6 +3,8 @@
  * whether its answers carry CORS headers. The access checks (accessGuard.ts), the API's handler
  * (api.ts) and the error answers made outside it (errorAnswers.ts) all ask here.
  */
+import { CONTROL_ROOT, controlPath } from '../client/api.js';
+import { MEDIA_ROOT } from '../core/mediaPaths.js';
 
 /** The path of a request target, without its query string. */
 export function pathOf(url: string | undefined = '/'): string {
@@ -10,9 +12,33 @@ export function pathOf(url: string | undefined = '/'): string {
   return at < 0 ? url : url.slice(0, at);
 }
 
+
+/** The dashboard's page (`/_sim`, which redirects, and `/_sim/`) and the folder of its files. */
+const DASHBOARD_PAGES: readonly string[] = [CONTROL_ROOT, `${CONTROL_ROOT}/`];
+const DASHBOARD_FILES = `${CONTROL_ROOT}/ui`;
+const HEALTH = controlPath('simHealth');
+
+/** Whether `path` is `root` or below it: `/cdn` and `/cdn/x`, not `/cdnx`. Letter case counts, as in the app's routes. */
+function atOrBelow(path: string, root: string): boolean {
+  return path.startsWith(root) && (path.length === root.length || path[root.length] === '/');
+}
+
 /** The control API and the dashboard: `/_sim` and everything under it. */
 export function isControlPath(path: string): boolean {
-  return path === '/_sim' || path.startsWith('/_sim/');
+  return atOrBelow(path, CONTROL_ROOT);
+}
+
+/**
+ * Paths the JSON API answers: all but the files, which the Express app serves (media under `/cdn`;
+ * the dashboard at `/_sim`, `/_sim/` and under `/_sim/ui`).
+ */
+export function isApiPath(path: string): boolean {
+  return !atOrBelow(path, MEDIA_ROOT) && !DASHBOARD_PAGES.includes(path) && !atOrBelow(path, DASHBOARD_FILES);
+}
+
+/** What a control token does not guard: health, the dashboard's page and its files (they hold no state). */
+export function isOpenControlPath(path: string): boolean {
+  return path === HEALTH || DASHBOARD_PAGES.includes(path) || path.startsWith(`${DASHBOARD_FILES}/`);
 }
 
 /**

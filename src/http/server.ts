@@ -16,9 +16,8 @@
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
-import { isApiPath } from './api.js';
 import type { SimulatorApp } from './app.js';
-import { pathOf } from './paths.js';
+import { isApiPath, pathOf } from './paths.js';
 import { answerConnect, answerExpectation, answerMalformed } from './errorAnswers.js';
 
 /** A server that can stop gracefully: see `drain`. */
@@ -37,21 +36,25 @@ export type AppServer = Server & {
  * the service's error shape; `requestId` gives those answers their `X-Request-Id`.
  */
 export function createAppServer(app: Express | SimulatorApp | RequestListener, requestId: () => string = () => 'req_malformed'): AppServer {
-  const server = createServer(listenerFor(app));
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectation(req, res, requestId));
-  server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket, requestId));
   // Answers sent in full while draining: a request in progress when the drain begins is counted
   // when its answer is out (`finish`; a cut connection never finishes), so each response is
-  // watched, by one shared listener. It is added as the request arrives, before the API adds its
-  // own once the body is read (the one that begins the drain after POST /_sim/shutdown is
-  // answered: that answer is not one drained).
+  // watched, by one shared listener. It is added as the request arrives, before the app sees it
+  // (and so before the API adds its own, the one that begins the drain after POST /_sim/shutdown
+  // is answered: that answer is not one drained). One 'request' listener does both: Node copies
+  // the list of listeners of an event that has more than one, at every request.
   let draining = false;
   let answered = 0;
   function finished(): void {
     if (draining) answered++;
   }
-  server.on('request', (_req: IncomingMessage, res: ServerResponse) => res.on('finish', finished));
+  const listener = listenerFor(app);
+  const server = createServer((req, res) => {
+    res.on('finish', finished);
+    listener(req, res);
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectation(req, res, requestId));
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket, requestId));
   let drained: Promise<number> | undefined;
   return Object.assign(server, {
     drain: (graceMs: number): Promise<number> => {
