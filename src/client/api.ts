@@ -111,6 +111,11 @@ export type SimulatorControlApi = ControlMethods<boolean>;
 /** Where the control API is: every control path begins with it. */
 export const CONTROL_ROOT = '/_sim';
 
+/** Whether a path (without its query) is the control API's or the dashboard's: `/_sim` and everything under it, not `/_simx`. */
+export function isControlPath(path: string): boolean {
+  return path.startsWith(CONTROL_ROOT) && (path.length === CONTROL_ROOT.length || path[CONTROL_ROOT.length] === '/');
+}
+
 /**
  * Every control endpoint, by its `operationId` in openapi.yaml: its method and its path below
  * `CONTROL_ROOT` (`{id}`: a generation's id). The one place a client writes them: the methods

@@ -18,6 +18,7 @@
  * as any user: the pid file, temporary files and logs are inside the prefix DIR.
  */
 import { fail } from '../core/errors.js';
+import { KEEP_ALIVE_TIMEOUT_MS } from '../http/server.js';
 import { hostInUrl } from '../hostNames.js';
 import { JSON_TYPE } from '../jsonType.js';
 
@@ -105,11 +106,10 @@ export function nginxConfig(options: NginxOptions): string {
     `Media of a sharded deployment are served under /shards/I/cdn/...: start each shard with --cdn-url ending in /shards/I/cdn, and follow the URLs its answers carry.`,
   );
   const server = (address: string) => `        server ${address} max_fails=0;`;
-  // Idle connections to a shard are dropped by nginx before the shard drops them (Node closes an
-  // idle keep-alive connection after 5 s): a request sent on a connection the shard is closing
-  // would be a 502, and nothing retries it.
+  // Idle connections to a shard are dropped by nginx a second before the shard drops them: a
+  // request sent on a connection the shard is closing would be a 502, and nothing retries it.
   const keepalive = (connections: number) =>
-    `        keepalive ${connections};\n        keepalive_timeout 4s;\n        keepalive_requests 100000;`;
+    `        keepalive ${connections};\n        keepalive_timeout ${KEEP_ALIVE_TIMEOUT_MS / 1000 - 1}s;\n        keepalive_requests 100000;`;
   return `# nginx in front of ${n} simulator shard${n === 1 ? '' : 's'}, written by \`sim deploy nginx\`
 # (video-service-sim). Regenerate it rather than edit it:
 #   sim deploy nginx --shards ${options.shards.join(',')} --listen ${listen}${options.workers === undefined ? '' : ` --workers ${workers}`}

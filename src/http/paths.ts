@@ -3,7 +3,7 @@
  * whether its answers carry CORS headers. The access checks (accessGuard.ts), the API's handler
  * (api.ts) and the error answers made outside it (errorAnswers.ts) all ask here.
  */
-import { CONTROL_ROOT, controlPath } from '../client/api.js';
+import { CONTROL_ROOT, controlPath, isControlPath } from '../client/api.js';
 import { MEDIA_ROOT } from '../core/mediaPaths.js';
 
 /** The path of a request target, without its query string. */
@@ -23,10 +23,7 @@ function atOrBelow(path: string, root: string): boolean {
   return path.startsWith(root) && (path.length === root.length || path[root.length] === '/');
 }
 
-/** The control API and the dashboard: `/_sim` and everything under it. */
-export function isControlPath(path: string): boolean {
-  return atOrBelow(path, CONTROL_ROOT);
-}
+export { isControlPath };
 
 /**
  * Paths the JSON API answers: all but the files, which the Express app serves (media under `/cdn`;

@@ -35,6 +35,12 @@ export type AppServer = Server & {
  * A `node:http` server for `app` that answers malformed HTTP, an unmet `Expect` and `CONNECT` in
  * the service's error shape; `requestId` gives those answers their `X-Request-Id`.
  */
+/**
+ * How long an idle keep-alive connection stays open (Node's default, stated here because a proxy in
+ * front must drop its idle connections to a shard first: src/deploy/nginx.ts).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
 export function createAppServer(app: Express | SimulatorApp | RequestListener, requestId: () => string = () => 'req_malformed'): AppServer {
   // Answers sent in full while draining: a request in progress when the drain begins is counted
   // when its answer is out (`finish`; a cut connection never finishes), so each response is
@@ -52,6 +58,7 @@ export function createAppServer(app: Express | SimulatorApp | RequestListener, r
     res.on('finish', finished);
     listener(req, res);
   });
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectation(req, res, requestId));
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket, requestId));

@@ -25,7 +25,7 @@ import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
-import { CONTROL_ROOT, controlCall, controlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/api.js';
+import { controlCall, controlPath, isControlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/api.js';
 import { cdnUrlIn, defaultCdnUrl } from '../core/mediaPaths.js';
 import type { Scenario } from '../core/scenario.js';
 import type { NetworkKind, NetworkPhase } from '../core/network.js';
@@ -96,7 +96,7 @@ async function replay(target: Target, transcript: Pick<TranscriptReading, 'heade
       continue;
     }
     const answer = await target.send(line);
-    const isControl = line.path.startsWith(`${CONTROL_ROOT}/`);
+    const isControl = isControlPath(line.path);
     const body = isControl ? withRecordedClockSettings(line, answer.body) : answer.body;
     compareAnswer(report, line, answer.status, sentBody(line.method, body));
     // A control request may have moved the clock (an advance, a reset).
@@ -400,7 +400,7 @@ class Target {
   private request(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer | null): Promise<Answer> {
     const prefix = this.url.pathname.replace(/\/+$/, '');
     const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const sent = this.controlToken !== undefined && path.startsWith(CONTROL_ROOT) ? { ...headers, authorization: `Bearer ${this.controlToken}` } : headers;
+    const sent = this.controlToken !== undefined && isControlPath(path.split('?')[0] as string) ? { ...headers, authorization: `Bearer ${this.controlToken}` } : headers;
     return new Promise((resolve, reject) => {
       const req = send(
         {
