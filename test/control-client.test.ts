@@ -187,6 +187,8 @@ describe('The control endpoints of src/client/api.ts', () => {
       CONTROL_ENDPOINTS,
       MEDIA_ROOT: '/cdn',
       MEDIA_FORMS: { video: 'videos/{id}.mp4', thumbnail: 'thumbnails/{id}.png', image: 'images/{id}.png' },
+      CONTROL_ROOT: '/_sim',
+      SHARD_PREFIX: '/shards/{i}',
     });
   });
 

@@ -9,7 +9,7 @@
 // reads every shard through <base>/shards/I/_sim/ and merges the answers into one view, each
 // generation carrying the `shard` that holds it; a call for one account goes through the proxy,
 // which routes it by `api_key`; an action on a generation goes to its shard.
-import { CONTROL_ENDPOINTS, MEDIA_FORMS, MEDIA_ROOT } from './addresses.js';
+import { CONTROL_ENDPOINTS, CONTROL_ROOT, MEDIA_FORMS, MEDIA_ROOT, SHARD_PREFIX } from './addresses.js';
 import { askForToken, controlToken } from './token.js';
 
 const SIM = new URL('./', window.location.href); // .../_sim/
@@ -90,7 +90,9 @@ const sharded = async () => {
   return shardCount > 1;
 };
 /** The control API of shard `i`, through the proxy. */
-const shardBase = (i) => new URL(`../shards/${i}/_sim/`, SIM);
+/** Shard `i`'s prefix behind the proxy, from the root: `../shards/1` (SIM is the control root's folder). */
+const shardRoot = (i) => `..${SHARD_PREFIX.replace('{i}', String(i))}`;
+const shardBase = (i) => new URL(`${shardRoot(i)}${CONTROL_ROOT}/`, SIM);
 /** The shard of every generation seen (an action on it goes there). */
 const shardOf = new Map();
 /** For a merged page's last generation: the last generation of each shard shown up to it (the next page goes on from there). */
@@ -265,7 +267,7 @@ export function learnCdn(generation) {
  * built in the form of an image's (behind the proxy in front of shards, under the prefix of the shard that holds it).
  */
 export function keyframeUrl(imageId, shard) {
-  const base = shard === undefined ? cdnBase : new URL(`../shards/${shard}${MEDIA_ROOT}/`, SIM).href;
+  const base = shard === undefined ? cdnBase : new URL(`${shardRoot(shard)}${MEDIA_ROOT}/`, SIM).href;
   return mediaUrl(`${base}${filled(MEDIA_FORMS.image, imageId)}`);
 }
 

@@ -28,7 +28,7 @@ export interface AppParts {
   /** What `GET /_sim/health` shows of the recording, or undefined when recording is off. */
   recording?(): RecordingStatus | undefined;
   /** The state as a compacted state file (NDJSON), or undefined where there is none (a restore's own request path). */
-  state?(): StreamedBody | undefined;
+  snapshot?(): StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the state file, or undefined when state is off. */
   stateStatus?(): StateStatus | undefined;
   /** The bundled scenarios, by name, each with its purpose in one line (read from the scenario files). */
@@ -169,7 +169,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     return new StreamAnswer(stream, JSON_LINES_TYPE);
   },
   simState({ app }) {
-    const stream = app.state?.();
+    const stream = app.snapshot?.();
     if (stream === undefined) {
       throw fail('unknown_route', { message: 'GET /_sim/state is not served here.' });
     }

@@ -111,6 +111,14 @@ export type SimulatorControlApi = ControlMethods<boolean>;
 /** Where the control API is: every control path begins with it. */
 export const CONTROL_ROOT = '/_sim';
 
+/** Where a proxy in front of shards reaches one shard alone, `{i}` standing for its index: the prefix it strips before passing a request on. */
+export const SHARD_PREFIX = '/shards/{i}';
+
+/** Shard `i`'s prefix behind the proxy: `/shards/1`. */
+export function shardPrefix(i: number): string {
+  return SHARD_PREFIX.replace('{i}', String(i));
+}
+
 /** Whether a path (without its query) is the control API's or the dashboard's: `/_sim` and everything under it, not `/_simx`. */
 export function isControlPath(path: string): boolean {
   return path.startsWith(CONTROL_ROOT) && (path.length === CONTROL_ROOT.length || path[CONTROL_ROOT.length] === '/');

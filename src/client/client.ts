@@ -9,7 +9,7 @@
  * ```
  */
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
-import { controlCall, controlMethods, queryString, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
+import { controlCall, controlMethods, queryString, shardPrefix, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
 import { SimulatorControlError } from './controlError.js';
 import { mergeHealth, sendToEveryShard, type ShardedHealth } from './shards.js';
 
@@ -62,12 +62,12 @@ export class SimulatorControl implements ControlMethods<true> {
     const count = health.shard?.count ?? 1;
     if (count <= 1) return health;
     this.shardCount = count;
-    return mergeHealth((await sendToEveryShard(count, controlCall('simHealth'), (i, c) => this.sendTo(`/shards/${i}`, c))) as SimHealth[]);
+    return mergeHealth((await sendToEveryShard(count, controlCall('simHealth'), (i, c) => this.sendTo(shardPrefix(i), c))) as SimHealth[]);
   }
 
   /** The control API of shard `i` alone, through the proxy (`BASE/shards/i`). */
   shard(i: number): SimulatorControl {
-    return new SimulatorControl({ baseUrl: `${this.baseUrl}/shards/${i}`, token: this.token, fetch: this.fetch });
+    return new SimulatorControl({ baseUrl: `${this.baseUrl}${shardPrefix(i)}`, token: this.token, fetch: this.fetch });
   }
 
   /** `POST /_sim/reset`; behind a proxy in front of shards, a global reset reaches every shard and answers every shard's health under `shards`. */
@@ -100,7 +100,7 @@ export class SimulatorControl implements ControlMethods<true> {
   }
 
   private toEveryShard(call: ControlCall): Promise<unknown> {
-    return sendToEveryShard(this.shardCount as number, call, (i, c) => this.sendTo(`/shards/${i}`, c));
+    return sendToEveryShard(this.shardCount as number, call, (i, c) => this.sendTo(shardPrefix(i), c));
   }
 
   private async sendTo(prefix: string, call: ControlCall): Promise<unknown> {

@@ -17,6 +17,7 @@
  * It runs as `nginx -p DIR -c FILE -e stderr -g 'daemon off;'` with Debian's nginx 1.22 or later,
  * as any user: the pid file, temporary files and logs are inside the prefix DIR.
  */
+import { CONTROL_ROOT, shardPrefix } from '../client/api.js';
 import { fail } from '../core/errors.js';
 import { KEEP_ALIVE_TIMEOUT_MS } from '../http/server.js';
 import { hostInUrl } from '../hostNames.js';
@@ -97,7 +98,7 @@ export function nginxConfig(options: NginxOptions): string {
     options.workers === undefined ? '# One worker per two shards (--workers): a worker proxies a request in about half the CPU a\n# shard takes to answer it.\n' : '';
   const n = addresses.length;
   const last = n - 1;
-  const everyShard = `/shards/0/_sim/...${n > 1 ? ` to /shards/${last}/_sim/...` : ''}`;
+  const everyShard = `${shardPrefix(0)}${CONTROL_ROOT}/...${n > 1 ? ` to ${shardPrefix(last)}${CONTROL_ROOT}/...` : ''}`;
   const globalCall = errorBody(
     `This deployment has ${n} shard${n === 1 ? '' : 's'} and this control call names no account, so the proxy cannot choose a shard. ` +
       `Send it to every shard (${everyShard}; SimulatorControl does), or name the account with ?api_key=.`,
@@ -215,7 +216,7 @@ ${keepalive(8)}
 ${addresses
   .map(
     (_, i) => `
-        location /shards/${i}/ {
+        location ${shardPrefix(i)}/ {
             proxy_pass http://sim_shard_${i}/;
         }`,
   )

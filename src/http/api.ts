@@ -119,7 +119,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     app: {
       transcript: options.transcript,
       recording: options.recording,
-      state: options.snapshot,
+      snapshot: options.snapshot,
       stateStatus: options.stateStatus,
       scenarios: listBundledScenarios,
     },
