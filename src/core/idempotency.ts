@@ -170,13 +170,10 @@ export class IdempotencyStore {
     };
   }
 
-  /**
-   * Puts back what `toState` gave, for the ledger's `restore` to place; `text` maps each stored
-   * body (a restore on another media address rewrites it).
-   */
-  fromState(entries: readonly IdempotencyEntryState[], text: (body: string) => string = (body) => body): void {
+  /** Puts back what `toState` gave, for the ledger's `restore` to place. */
+  fromState(entries: readonly IdempotencyEntryState[]): void {
     this.byKey = new Map(
-      entries.map((e) => [e.key, { filed: e.key, fingerprint: e.fingerprint, status: e.status, text: text(e.text), expiresAt: e.expires_at, seq: e.seq ?? -1, owner: this, slot: -1 }]),
+      entries.map((e) => [e.key, { filed: e.key, fingerprint: e.fingerprint, status: e.status, text: e.text, expiresAt: e.expires_at, seq: e.seq ?? -1, owner: this, slot: -1 }]),
     );
   }
 

@@ -31,13 +31,11 @@ export interface OpenSettings {
   overrides?: { seed?: number; clock?: ClockMode; speed?: number };
   /** Resolves a scenario a reset names; default: none (a reset that names one is refused). */
   loadScenario?: (name: string) => Scenario;
-  /** The media address; default: the header's. */
-  cdnUrl?: string;
   /** The shard (null: none); default: the header's. */
   shard?: ShardSpec | null;
 }
 
-/** The simulator of the run `header` describes: its scenario, its seed in use, its clock, its address and shard, unless `settings` says otherwise. */
+/** The simulator of the run `header` describes: its scenario, its seed in use, its clock, its media address and shard, unless `settings` says otherwise. */
 export function openSimulator(header: RunHeader, settings: OpenSettings): Simulator {
   const { overrides = {} } = settings;
   return new Simulator({
@@ -48,7 +46,7 @@ export function openSimulator(header: RunHeader, settings: OpenSettings): Simula
     speed: overrides.speed,
     runSeed: header.seed,
     wallClock: settings.wallClock,
-    cdnUrl: settings.cdnUrl ?? header.cdn_url,
+    cdnUrl: header.cdn_url,
     shard: settings.shard !== undefined ? settings.shard : (header.shard ?? null),
   });
 }

@@ -122,8 +122,8 @@ export class Simulator {
 
   /**
    * Gives the answers stored under Idempotency-Keys on the media address `from` the address in use
-   * now, as if they had been answered on it: a restored state's answers, once the address the
-   * simulator listens on is known (see `readdressed`).
+   * now, as if they had been answered on it: a restored state's answers, once the address it is
+   * restored for is known (see `readdressed`).
    */
   readdressStoredAnswers(from: string): void {
     const text = readdressed(withoutTrailingSlash(from), this.mediaUrl);
@@ -387,11 +387,10 @@ export class Simulator {
 
   /**
    * Replaces the state with one `toState` gave, keeping the clock (made for the run: its start and
-   * wall-clock anchor) and moving it by the state's advances. `storedText` maps each body stored
-   * under an Idempotency-Key (a restore on another media address rewrites the address in it).
+   * wall-clock anchor) and moving it by the state's advances.
    */
-  fromState(data: CoreState, storedText?: (body: string) => string): void {
-    this.state = SimulatorState.fromState(data, this.state.clock, this.scenario, this.seed, storedText);
+  fromState(data: CoreState): void {
+    this.state = SimulatorState.fromState(data, this.state.clock, this.scenario, this.seed);
   }
 
   /**
@@ -417,10 +416,10 @@ export class Simulator {
 
   /**
    * Replaces the state, once `finish` is called, with the one whose head is `head` and whose rows
-   * are added one by one (see `fromState` for the clock and `storedText`).
+   * are added one by one (see `fromState` for the clock).
    */
-  loadState(head: StateHead, storedText?: (body: string) => string): { add(row: StateRow): void; finish(): void } {
-    const loader = SimulatorState.loader(head, this.state.clock, this.scenario, this.seed, storedText);
+  loadState(head: StateHead): { add(row: StateRow): void; finish(): void } {
+    const loader = SimulatorState.loader(head, this.state.clock, this.scenario, this.seed);
     return {
       add: (row) => loader.add(row),
       finish: () => {

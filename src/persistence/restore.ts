@@ -18,12 +18,12 @@
  *
  * The file is opened and read once, a row at a time, each row loaded or replayed as it comes:
  * memory holds the state being restored and one row, whatever the file's size, and the time is
- * linear in it. The answers stored under Idempotency-Keys hold the media address they were answered
- * on: restored on the file's (or the one given), they take the address the simulator listens on
- * when it listens on another (`Simulator.readdressStoredAnswers`), without a second pass.
+ * linear in it. The state is restored on the file's media address (its header's `cdn_url`); then
+ * the simulator takes its own (the one given, at once, else the one it listens on, at `listening`)
+ * and the answers stored under Idempotency-Keys take it too, once
+ * (`Simulator.readdressStoredAnswers`), without a second pass.
  */
 import { handleRequest, requestPathDeps } from '../api/handleRequest.js';
-import { readdressed } from '../core/idempotency.js';
 import { openSimulator } from '../core/openSimulator.js';
 import type { Scenario } from '../core/scenario.js';
 import type { Simulator } from '../core/simulator.js';
@@ -63,7 +63,7 @@ export interface StateOpening {
   overrides: StateHeader['overrides'];
   /** The host's wall clock. */
   wallClock: () => number;
-  /** The media address given explicitly; default: the file's. */
+  /** The media address given explicitly; default: the file's until the simulator listens, then the adapter's (`Simulator.configure`). */
   cdnUrl?: string;
   /** How a core restored from the file resolves a scenario a reset names, given the scenario it runs; default: none. */
   resetScenarios?: (scenario: Scenario) => (name: string) => Scenario;
@@ -77,7 +77,7 @@ export interface DurableState {
   store: StateStore;
   /** Requests restored from the file (those its snapshot stands for included); undefined: a new state. */
   restored: number | undefined;
-  /** Once the port is bound and the addresses known: stored answers take the media address if it moved, then the file is taken. */
+  /** Once the port is bound and the addresses known (the adapter has set the media address): stored answers take it if it moved, then the file is taken. */
   listening(): void;
 }
 
@@ -107,7 +107,6 @@ export function openState(path: string, opening: StateOpening): DurableState {
       wallClock: wall.now,
       overrides: { seed: asked.seed ?? fileOverrides.seed, clock: asked.clock ?? fileOverrides.clock, speed: asked.speed ?? fileOverrides.speed },
       loadScenario: opening.resetScenarios?.(scenario),
-      cdnUrl: opening.cdnUrl,
       shard: asked.shard,
     },
   );
@@ -126,7 +125,13 @@ export function openState(path: string, opening: StateOpening): DurableState {
   }
   if (divergences.length > DIVERGENCES_SHOWN) log(`state: ${path}: and ${divergences.length - DIVERGENCES_SHOWN} more lines answered differently`);
   if (restored.torn !== undefined) log(`state: ${path}: line ${restored.torn} was cut short (the simulator was stopped while writing it): dropped`);
+  // Restored on the file's media address: the stored answers take the simulator's own once it is
+  // known, the one given now, or the one it listens on at `listening`.
   const restoredOn = core.cdnUrl;
+  if (opening.cdnUrl !== undefined) {
+    core.configure({ cdnUrl: opening.cdnUrl });
+    core.readdressStoredAnswers(restoredOn);
+  }
   const store = new StateStore({
     file: path,
     core,
@@ -149,8 +154,7 @@ export function openState(path: string, opening: StateOpening): DurableState {
     store,
     restored: restored.requests,
     listening() {
-      // The answers stored under Idempotency-Keys carry the address clients reach.
-      core.readdressStoredAnswers(restoredOn);
+      if (opening.cdnUrl === undefined) core.readdressStoredAnswers(restoredOn);
       store.open();
     },
   };
@@ -185,7 +189,7 @@ interface Restored {
  * state is damaged.
  */
 function restoreRows(core: Simulator, file: OpenedStateFile, wall: HeldWall, log: (line: string) => void): Restored {
-  const { header, reading } = file;
+  const { reading } = file;
   const deps = requestPathDeps(core, { app: { scenarios: listBundledScenarios }, log });
   const result: Restored = { requests: 0, lines: 0, lastSeq: 0, lastIds: 0, snapshotBytes: 0, compactedAt: null, wholeBytes: 0, divergences: [] };
   let snapshotSeq = 0;
@@ -208,11 +212,9 @@ function restoreRows(core: Simulator, file: OpenedStateFile, wall: HeldWall, log
         result.lastSeq = snapshot.seq;
         result.lastIds = snapshot.state.requests;
         result.compactedAt = snapshot.compacted_at;
-        // The stored answers of a snapshot hold the file's media address: they take the core's.
-        const storedText = readdressed(header.cdn_url, core.cdnUrl);
         try {
-          if ('snapshot' in entry) loading = core.loadState(entry.snapshot.state, storedText);
-          else core.fromState(entry.singleLine.state, storedText);
+          if ('snapshot' in entry) loading = core.loadState(entry.snapshot.state);
+          else core.fromState(entry.singleLine.state);
         } catch (e) {
           throw damaged(entry.row, e);
         }
