@@ -56,20 +56,25 @@ export class HeldWall {
   }
 }
 
-export interface StateOpening {
+/** What restoring a state file is given beside it. */
+export interface RestoreOpening {
   /** What was asked for explicitly: a file's that differs is refused, and what was not asked for is the file's. */
   asked: AskedState;
-  /** The overrides a new file records (a restored file keeps its own). */
-  overrides: StateHeader['overrides'];
   /** The host's wall clock. */
   wallClock: () => number;
   /** The media address given explicitly; default: the file's until the simulator listens, then the adapter's (`Simulator.configure`). */
   cdnUrl?: string;
   /** How a core restored from the file resolves a scenario a reset names, given the scenario it runs; default: none. */
   resetScenarios?: (scenario: Scenario) => (name: string) => Scenario;
+  log: (line: string) => void;
+}
+
+/** What opening a state file is given beside it: what restoring it is, and what a new state begins with. */
+export interface StateOpening extends RestoreOpening {
+  /** The overrides a new file records (a restored file keeps its own). */
+  overrides: StateHeader['overrides'];
   /** The core of a new state (no file to restore), made on the wall clock given. */
   newCore: (wallClock: () => number) => Simulator;
-  log: (line: string) => void;
 }
 
 export interface DurableState {
@@ -82,22 +87,35 @@ export interface DurableState {
 }
 
 /**
- * Opens the simulator kept in the state file `path`, restoring what the file holds (see above).
- * Throws `StateRefusedError` or `FileLockedError` (open.ts), or a `StateRefusedError` naming the
- * row that is not what the format says or a snapshot whose state is damaged.
+ * Opens the simulator kept in the state file `path`: restored from what the file holds (see
+ * `restoreState`), or a new state, which the file begins with, when it holds none.
  */
 export function openState(path: string, opening: StateOpening): DurableState {
-  const { asked, log } = opening;
+  return restoreState(path, opening) ?? newState(path, opening);
+}
+
+/** A new state kept in `path`: the core `newCore` makes, on the wall held at the file's anchor. */
+function newState(path: string, opening: StateOpening): DurableState {
   const wall = new HeldWall(opening.wallClock);
+  const anchor = opening.wallClock();
+  wall.hold(anchor);
+  const core = opening.newCore(wall.now);
+  wall.release();
+  const store = new StateStore({ file: path, core, overrides: opening.overrides, anchor, warn: opening.log });
+  return { core, store, restored: undefined, listening: () => store.open() };
+}
+
+/**
+ * Restores the simulator kept in the state file `path` (see above), or undefined when the file
+ * holds no state to restore (none, an empty one, a header cut short). Throws `StateRefusedError`
+ * or `FileLockedError` (open.ts), or a `StateRefusedError` naming the row that is not what the
+ * format says or a snapshot whose state is damaged.
+ */
+export function restoreState(path: string, opening: RestoreOpening): DurableState | undefined {
+  const { asked, log } = opening;
   const file = openStateFile(path, asked, log);
-  if (!file) {
-    const anchor = opening.wallClock();
-    wall.hold(anchor);
-    const core = opening.newCore(wall.now);
-    wall.release();
-    const store = new StateStore({ file: path, core, overrides: opening.overrides, anchor, warn: log });
-    return { core, store, restored: undefined, listening: () => store.open() };
-  }
+  if (!file) return undefined;
+  const wall = new HeldWall(opening.wallClock);
   const { header, scenario } = file;
   const fileOverrides = header.overrides;
   wall.hold(header.clock.anchor);
