@@ -191,8 +191,9 @@ export class StateStore {
         refuseForeignFile(file);
         this.fd = openSync(file, 'w');
         const header = `${formatStateHeader(this.header())}\n`;
-        writeRows(this.fd, header);
-        this.bytes = Buffer.byteLength(header);
+        const bytes = Buffer.byteLength(header);
+        writeRows(this.fd, header, bytes);
+        this.bytes = bytes;
         this.compactAt = compactionBound(this.bytes);
       }
     } catch (e) {
@@ -241,16 +242,17 @@ export class StateStore {
     }
     if (this.pending === '') return;
     const text = this.pending;
+    const bytes = Buffer.byteLength(text);
     const lines = this.pendingLines;
     this.pending = '';
     this.pendingLines = 0;
     try {
-      writeRows(this.fd as number, text);
+      writeRows(this.fd as number, text, bytes);
     } catch (e) {
       this.fail(e);
       return;
     }
-    this.bytes += Buffer.byteLength(text);
+    this.bytes += bytes;
     this.lines += lines;
     if (this.bytes >= this.compactAt && this.options.core.hostTimeMs() >= this.retryAt) this.startCompaction(true);
   }
@@ -474,15 +476,16 @@ export class StateStore {
     // The reset's own id was given before it: the core's count restarted after it.
     this.idsKept = 0;
     const header = `${formatStateHeader(this.header())}\n`;
+    const bytes = Buffer.byteLength(header);
     try {
-      replaceFile(file, header);
+      replaceFile(file, header, bytes);
       closeSync(this.fd as number);
       this.fd = openSync(file, 'a');
     } catch (e) {
       this.fail(e);
       return;
     }
-    this.bytes = Buffer.byteLength(header);
+    this.bytes = bytes;
     this.compactAt = compactionBound(this.bytes);
     this.lines = 0;
     this.compactedAt = null;
@@ -510,17 +513,17 @@ export class StateStore {
 }
 
 /**
- * Replaces `file` with `text` atomically: written to a temporary file beside it (`FILE.PID.tmp`),
- * flushed to the disk, then renamed over it; a crash at any moment leaves the old file or the new
- * one (and perhaps the temporary file). Throws the error of a step that fails, the temporary file
- * removed.
+ * Replaces `file` with `text` (`bytes` long in UTF-8) atomically: written to a temporary file
+ * beside it (`FILE.PID.tmp`), flushed to the disk, then renamed over it; a crash at any moment
+ * leaves the old file or the new one (and perhaps the temporary file). Throws the error of a step
+ * that fails, the temporary file removed.
  */
-function replaceFile(file: string, text: string): void {
+function replaceFile(file: string, text: string, bytes: number): void {
   const temporary = `${file}.${process.pid}.tmp`;
   try {
     const fd = openSync(temporary, 'w');
     try {
-      writeRows(fd, text);
+      writeRows(fd, text, bytes);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
