@@ -36,7 +36,7 @@ import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime, type VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { acquireFileLock, type FileLock } from '../fileLock.js';
-import { cutFile, readFileBytes, writeRowBytes, writeRows } from '../fileRows.js';
+import { cutFile, readFileBytes, writeRowBytes, writeRowBytesAsync, writeRows } from '../fileRows.js';
 import { globalIdNumber } from '../core/requestIds.js';
 import { formatIds, formatStateLine } from './format.js';
 import { formatStateHeader, type StateHeader } from './header.js';
@@ -312,7 +312,8 @@ export class StateStore {
       let written = 0;
       for (const chunk of chunksOf(lines, COMPACT_CHUNK_BYTES, true)) {
         if (stop()) return undefined;
-        written += await writeFully(handle, chunk);
+        await writeRowBytesAsync(handle, chunk);
+        written += chunk.length;
       }
       reader = await open(file, 'r');
       let copied = from.bytes;
@@ -320,7 +321,7 @@ export class StateStore {
       while (!stop() && this.bytes - copied > CATCH_UP_BYTES) {
         const { bytesRead } = await reader.read(buffer, 0, CATCH_UP_BYTES, copied);
         if (bytesRead === 0) throw new Error(`${file} is shorter than the lines written to it`);
-        await writeFully(handle, buffer.subarray(0, bytesRead));
+        await writeRowBytesAsync(handle, buffer.subarray(0, bytesRead));
         copied += bytesRead;
       }
       await handle.sync();
@@ -582,11 +583,5 @@ function removeQuietly(file: string): void {
   } catch {
     // never made, or already gone
   }
-}
-
-/** Writes all of `bytes` at the file's position; answers how many. */
-async function writeFully(handle: FileHandle, bytes: Buffer): Promise<number> {
-  for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
-  return bytes.length;
 }
 
