@@ -40,7 +40,7 @@ import { StateStore } from './store.js';
 const DIVERGENCES_SHOWN = 10;
 
 /** The wall clock a simulator with state reads: the real one, or a reading held while it is opened. */
-export class HeldWall {
+class HeldWall {
   private held: number | undefined;
 
   constructor(private readonly real: () => number) {}
