@@ -10,12 +10,15 @@
  * length) throws a `RowTooLongError`; a row is refused as soon as it is known to be too long, before
  * it is read whole. The file is closed once the rows are read, or the reader stops.
  *
- * Writing: the one writer of rows to such a file (`writeRows`), with one synchronous write (a
- * partial write, on a full disk, goes on from the bytes that went out); a write that fails throws
- * the system's error (ENOSPC, EDQUOT, EIO...), which the format's owner judges, cutting the file
- * back to its whole rows (`cutFile`) so that it never ends with a row written in part.
+ * Writing: the one writer of rows to such a file (`writeRows`, and `writeRowBytes` for rows held as
+ * bytes), with one synchronous write (a partial write, on a full disk, goes on from the bytes that
+ * went out); a write that fails throws the system's error (ENOSPC, EDQUOT, EIO...), which the
+ * format's owner judges, cutting the file back to its whole rows (`cutFile`) so that it never ends
+ * with a row written in part. `writeRowBytesAsync` is the same writer for a file written while
+ * requests are answered (a compaction's new file), which must not hold the event loop.
  */
 import { closeSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 
 const CHUNK_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
@@ -126,6 +129,14 @@ export function writeRowBytes(fd: number, bytes: Uint8Array, from = 0, at: FileO
     done += more;
     if (at !== null) at.offset += more;
   }
+}
+
+/**
+ * Writes `bytes` to `handle` at its position, all of them, as `writeRowBytes` does but without
+ * holding the event loop. Rejects with the error of a write that fails.
+ */
+export async function writeRowBytesAsync(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+  for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
 }
 
 /**

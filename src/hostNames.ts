@@ -1,6 +1,6 @@
 /**
  * Host names and addresses: which are loopback ones (the Host check, the default base URL, whether
- * a control token is needed), and a host as it stands in a URL.
+ * a control token is needed), a host as it stands in a URL, and which addresses are http(s) URLs.
  */
 
 /** The addresses that listen on every interface (`''`: no host given). */
@@ -39,4 +39,14 @@ function isLoopbackIPv4(name: string): boolean {
 /** A host as it stands in a URL, before `:PORT`: an IPv6 address in brackets (once), anything else as it is. */
 export function hostInUrl(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** Whether `value` is an http(s) URL: what a base or media address written into responses must be. */
+export function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol } = new URL(value);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
 }

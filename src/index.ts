@@ -19,7 +19,7 @@ import { Simulator } from './core/simulator.js';
 import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { controlTokenProblem, type AccessPolicy } from './http/accessGuard.js';
-import { hostInUrl, isLoopbackAddress, isWildcardAddress } from './hostNames.js';
+import { hostInUrl, isHttpUrl, isLoopbackAddress, isWildcardAddress } from './hostNames.js';
 import { JSON_MEDIA_TYPE } from './jsonType.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
 import { hostWallClock, logToStderr } from './host.js';
@@ -78,9 +78,9 @@ export interface CreateSimulatorOptions {
    * timers are advanced.
    */
   now?: () => number;
-  /** The base address written into responses. Default `http://localhost:PORT` once listening. */
+  /** The base address written into responses, an http(s) URL (else a RangeError). Default `http://localhost:PORT` once listening. */
   baseUrl?: string;
-  /** The media address written into responses. Default: the base URL plus `/cdn`. */
+  /** The media address written into responses, an http(s) URL (else a RangeError). Default: the base URL plus `/cdn`. */
   cdnUrl?: string;
   /** Where the simulator's own errors are logged. Default: stderr. */
   log?: (line: string) => void;
@@ -202,6 +202,10 @@ export const DEFAULT_DRAIN_GRACE_MS = 3000;
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
   const tokenProblem = options.controlToken === undefined ? undefined : controlTokenProblem(options.controlToken);
   if (tokenProblem !== undefined) throw new RangeError(`controlToken ${tokenProblem}`);
+  for (const field of ['baseUrl', 'cdnUrl'] as const) {
+    const address = options[field];
+    if (address !== undefined && !isHttpUrl(address)) throw new RangeError(`${field} must be an http(s) URL, got ${JSON.stringify(address)}`);
+  }
   const log = options.log ?? logToStderr;
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? defaultCdnUrl(options.baseUrl) : undefined);
   const overrides = definedOnly({ seed: options.seed, clock: options.clock, speed: options.speed });

@@ -5,7 +5,8 @@
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROMPT, bearer, createVideo, expectError, fastWith, makeSim } from './helpers.js';
+import { readdressed } from '../src/core/idempotency.js';
+import { PROMPT, advance, bearer, createVideo, expectError, fastWith, makeSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -360,5 +361,26 @@ describe('POST /v1/videos with Idempotency-Key: limits.max_idempotency_keys', ()
     expect(stored?.fingerprint).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     // The answer itself holds the prompt once.
     expect(JSON.stringify(stored).split('p'.repeat(3000)).length - 1).toBe(1);
+  });
+});
+
+describe('stored answers on another media address (readdressed)', () => {
+  it('rewrites a succeeded video\'s output URLs and an image\'s URL, and leaves a prompt that reads like one as sent', async () => {
+    const sim = makeSim();
+    const lookalike = 'http://localhost/cdn/videos/x.mp4';
+    const created = await createVideo(sim, { prompt: lookalike, negative_prompt: lookalike, duration_seconds: 4 });
+    await advance(sim, 60);
+    const video = await request(sim.app).get(`/v1/videos/${created.body.id}`).set(bearer());
+    expect(video.body.status).toBe('succeeded');
+    const image = await request(sim.app).post('/v1/images').set(bearer()).send({ prompt: lookalike });
+    const moved = readdressed('http://localhost/cdn', 'https://media.example.test/cdn') as (body: string) => string;
+    const to = (url: string) => url.replace('http://localhost/cdn/', 'https://media.example.test/cdn/');
+
+    expect(JSON.parse(moved(video.text))).toEqual({
+      ...video.body,
+      output: { url: to(video.body.output.url), thumbnail_url: to(video.body.output.thumbnail_url) },
+    });
+    expect(JSON.parse(moved(image.text))).toEqual({ ...image.body, url: to(image.body.url) });
+    expect(readdressed('http://localhost/cdn', 'http://localhost/cdn')).toBeUndefined();
   });
 });

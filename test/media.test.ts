@@ -8,6 +8,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { cdnUrlIn, defaultCdnUrl, mediaFileName, mediaIdOf, mediaUrl } from '../src/core/mediaPaths.js';
+import { createSimulator } from '../src/index.js';
 import { createMediaRouter, parseByteRange, type MediaCatalog } from '../src/http/media.js';
 import { loopClip, Mp4Error, parseClip } from '../src/media/mp4.js';
 import { advance, createVideo, getVideo, makeSim } from './helpers.js';
@@ -766,6 +767,17 @@ describe('media paths', () => {
     ]);
     expect(cdnUrlIn(`${cdn}/videos/vid_2.mp4`, 'video', 'vid_1')).toBeUndefined();
     expect(defaultCdnUrl('http://localhost:8080//')).toBe('http://localhost:8080/cdn');
+  });
+});
+
+describe('the addresses createSimulator is given', () => {
+  it('refuses a base or media address that is not an http(s) URL with a RangeError naming it', () => {
+    expect(() => createSimulator({ scenario: 'fast', cdnUrl: 'media.example.test/cdn' })).toThrow(
+      new RangeError('cdnUrl must be an http(s) URL, got "media.example.test/cdn"'),
+    );
+    expect(() => createSimulator({ scenario: 'fast', baseUrl: 'ftp://sim.example.test' })).toThrow(
+      new RangeError('baseUrl must be an http(s) URL, got "ftp://sim.example.test"'),
+    );
   });
 });
 

@@ -9,7 +9,7 @@ import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StateRefusedError } from '../src/persistence/open.js';
 import { parseStateText } from './stateFiles.js';
-import { VALID_IMAGE, bearer, createVideo, getVideo, makeSim } from './helpers.js';
+import { VALID_IMAGE, VALID_VIDEO, bearer, createVideo, getVideo, makeSim } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sim-state-inprocess-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -122,6 +122,30 @@ describe('createSimulator({ state })', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.text).toBe(image.text.replace('"http://localhost/cdn/', `"${url}/cdn/`));
     expect((await request(second.app).get(new URL(again.body.url as string).pathname)).status).toBe(200);
+    await second.close();
+  });
+
+  it('gives a restored answer the new media address in its URLs only: a prompt that reads like one comes back as sent', async () => {
+    const file = stateFile();
+    const first = makeSim({ state: file });
+    const lookalike = 'http://localhost/cdn/x';
+    const video = { ...VALID_VIDEO, prompt: lookalike, negative_prompt: `${lookalike}/blurry` };
+    const image = { prompt: lookalike };
+    const createdVideo = await request(first.app).post('/v1/videos').set(bearer()).set('Idempotency-Key', 'video-once').send(video);
+    const createdImage = await request(first.app).post('/v1/images').set(bearer()).set('Idempotency-Key', 'image-once').send(image);
+    expect(createdImage.body.url).toMatch(/^http:\/\/localhost\/cdn\/images\/img_/);
+    await first.close();
+
+    const second = makeSim({ state: file });
+    const url = await second.listen(0);
+    const againVideo = await request(second.app).post('/v1/videos').set(bearer()).set('Idempotency-Key', 'video-once').send(video);
+    const againImage = await request(second.app).post('/v1/images').set(bearer()).set('Idempotency-Key', 'image-once').send(image);
+    expect(againVideo.headers['idempotent-replayed']).toBe('true');
+    expect(againVideo.text).toBe(createdVideo.text);
+    expect(againVideo.body).toMatchObject({ prompt: lookalike, negative_prompt: `${lookalike}/blurry` });
+    expect(againImage.headers['idempotent-replayed']).toBe('true');
+    expect(againImage.body).toEqual({ ...createdImage.body, url: createdImage.body.url.replace('http://localhost/cdn/', `${url}/cdn/`) });
+    expect(againImage.body.prompt).toBe(lookalike);
     await second.close();
   });
 

@@ -5,6 +5,7 @@
 import { InvalidArgumentError } from 'commander';
 import { hostname } from 'node:os';
 import { parseShard, ShardSpecError, type ShardSpec } from '../core/shard.js';
+import { isHttpUrl } from '../hostNames.js';
 
 /** Exit status of a usage error: a bad flag, a bad value, an invalid scenario file. */
 export const EXIT_USAGE = 2;
@@ -26,12 +27,7 @@ export function positiveNumber(value: string): number {
 
 /** An http(s) URL, without trailing slashes. */
 export function url(value: string): string {
-  try {
-    const parsed = new URL(value);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
-  } catch {
-    throw new InvalidArgumentError(`must be an http(s) URL, got '${value}'.`);
-  }
+  if (!isHttpUrl(value)) throw new InvalidArgumentError(`must be an http(s) URL, got '${value}'.`);
   return value.replace(/\/+$/, '');
 }
 

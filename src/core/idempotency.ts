@@ -12,6 +12,7 @@
  * path), not the request itself, so that an answer costs its own text and little more.
  */
 import { clip, fail, type SimError } from './errors.js';
+import { MEDIA_URL_FIELDS } from './mediaPaths.js';
 import { SlotList } from './paging.js';
 import { sameBodyText } from './sameRequest.js';
 
@@ -169,13 +170,10 @@ export class IdempotencyStore {
     };
   }
 
-  /**
-   * Puts back what `toState` gave, for the ledger's `restore` to place; `text` maps each stored
-   * body (a restore on another media address rewrites it).
-   */
-  fromState(entries: readonly IdempotencyEntryState[], text: (body: string) => string = (body) => body): void {
+  /** Puts back what `toState` gave, for the ledger's `restore` to place. */
+  fromState(entries: readonly IdempotencyEntryState[]): void {
     this.byKey = new Map(
-      entries.map((e) => [e.key, { filed: e.key, fingerprint: e.fingerprint, status: e.status, text: text(e.text), expiresAt: e.expires_at, seq: e.seq ?? -1, owner: this, slot: -1 }]),
+      entries.map((e) => [e.key, { filed: e.key, fingerprint: e.fingerprint, status: e.status, text: e.text, expiresAt: e.expires_at, seq: e.seq ?? -1, owner: this, slot: -1 }]),
     );
   }
 
@@ -195,14 +193,19 @@ export class IdempotencyStore {
 
 /**
  * A stored answer's body as it would have been answered on the media address `to` rather than
- * `from` (its `output.url`, `thumbnail_url` and image `url` begin with the address), or undefined
- * when the two are the same. In JSON text `:"` opens a value (inside a string a quote is escaped):
- * only values that begin with the address are rewritten.
+ * `from`, or undefined when the two are the same: the value of each media URL field
+ * (`MEDIA_URL_FIELDS`) that begins with `from` takes `to` instead; every other value (a prompt that
+ * reads like a media URL included) stays as sent. In the compact JSON text of an answer a member
+ * reads `"url":"...`; within a string every quote is escaped, so that text begins only a member
+ * named so, never a part of a value.
  */
 export function readdressed(from: string, to: string): ((body: string) => string) | undefined {
-  const was = `:${JSON.stringify(`${from}/`).slice(0, -1)}`;
-  const now = `:${JSON.stringify(`${to}/`).slice(0, -1)}`;
-  return was === now ? undefined : (body: string) => body.replaceAll(was, now);
+  if (from === to) return undefined;
+  const replacements = MEDIA_URL_FIELDS.map((field) => {
+    const member = (address: string) => `${JSON.stringify(field)}:${JSON.stringify(`${address}/`).slice(0, -1)}`;
+    return [member(from), member(to)] as const;
+  });
+  return (body: string) => replacements.reduce((text, [was, now]) => text.replaceAll(was, now), body);
 }
 
 /** A request under an Idempotency-Key: what its stored answer is filed and matched under. */

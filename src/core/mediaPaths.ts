@@ -42,6 +42,13 @@ export function mediaFilePath(kind: MediaKind, id: string): string {
   return `${MEDIA_FILES[kind].folder}/${mediaFileName(kind, id)}`;
 }
 
+/**
+ * The fields of the answers whose value is a media URL (`mediaUrl`): a video's `output.url` and
+ * `output.thumbnail_url` (`videoView`), an image's `url` (`imageView`). No other field of an answer
+ * is named so, and none of these holds anything else.
+ */
+export const MEDIA_URL_FIELDS = ['url', 'thumbnail_url'] as const;
+
 /** The URL of a file on the CDN at `cdnUrl`: `{cdnUrl}/videos/{id}.mp4`. */
 export function mediaUrl(cdnUrl: string, kind: MediaKind, id: string): string {
   return `${cdnUrl}/${mediaFilePath(kind, id)}`;

@@ -43,7 +43,7 @@ export interface SimulatorOptions {
   runSeed?: number;
   /** Wall-clock milliseconds, for realtime mode. */
   wallClock: () => number;
-  /** The address written into `output.url`, `thumbnail_url` and image `url` (see `configure`). */
+  /** The address written into `output.url`, `thumbnail_url` and image `url`, an http(s) URL (see `configure`). */
   cdnUrl: string;
   /** Which shard of N this simulator is (null: the only one). Kept across resets. */
   shard?: ShardSpec | null;
@@ -105,25 +105,16 @@ export class Simulator {
   /**
    * Sets what the adapter learns only after the simulator is made: the media address (`cdnUrl`, an
    * http(s) URL; a trailing slash is dropped), known once the server listens. Answers stored under
-   * Idempotency-Keys keep the address they were sent with (see `readdressStoredAnswers`). Throws a
-   * RangeError, naming the field, for an address that is not an http(s) URL.
+   * Idempotency-Keys keep the address they were sent with (see `readdressStoredAnswers`).
    */
   configure(settings: { cdnUrl: string }): void {
-    const { cdnUrl } = settings;
-    let protocol: string | undefined;
-    try {
-      protocol = new URL(cdnUrl).protocol;
-    } catch {
-      // not a URL: refused below
-    }
-    if (protocol !== 'http:' && protocol !== 'https:') throw new RangeError(`cdnUrl must be an http(s) URL, got ${JSON.stringify(cdnUrl)}`);
-    this.mediaUrl = withoutTrailingSlash(cdnUrl);
+    this.mediaUrl = withoutTrailingSlash(settings.cdnUrl);
   }
 
   /**
    * Gives the answers stored under Idempotency-Keys on the media address `from` the address in use
-   * now, as if they had been answered on it: a restored state's answers, once the address the
-   * simulator listens on is known (see `readdressed`).
+   * now, as if they had been answered on it: a restored state's answers, once the address it is
+   * restored for is known (see `readdressed`).
    */
   readdressStoredAnswers(from: string): void {
     const text = readdressed(withoutTrailingSlash(from), this.mediaUrl);
@@ -387,11 +378,10 @@ export class Simulator {
 
   /**
    * Replaces the state with one `toState` gave, keeping the clock (made for the run: its start and
-   * wall-clock anchor) and moving it by the state's advances. `storedText` maps each body stored
-   * under an Idempotency-Key (a restore on another media address rewrites the address in it).
+   * wall-clock anchor) and moving it by the state's advances.
    */
-  fromState(data: CoreState, storedText?: (body: string) => string): void {
-    this.state = SimulatorState.fromState(data, this.state.clock, this.scenario, this.seed, storedText);
+  fromState(data: CoreState): void {
+    this.state = SimulatorState.fromState(data, this.state.clock, this.scenario, this.seed);
   }
 
   /**
@@ -417,10 +407,10 @@ export class Simulator {
 
   /**
    * Replaces the state, once `finish` is called, with the one whose head is `head` and whose rows
-   * are added one by one (see `fromState` for the clock and `storedText`).
+   * are added one by one (see `fromState` for the clock).
    */
-  loadState(head: StateHead, storedText?: (body: string) => string): { add(row: StateRow): void; finish(): void } {
-    const loader = SimulatorState.loader(head, this.state.clock, this.scenario, this.seed, storedText);
+  loadState(head: StateHead): { add(row: StateRow): void; finish(): void } {
+    const loader = SimulatorState.loader(head, this.state.clock, this.scenario, this.seed);
     return {
       add: (row) => loader.add(row),
       finish: () => {

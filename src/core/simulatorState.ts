@@ -196,11 +196,10 @@ export class SimulatorState {
    * Puts back a state from its head and its rows, on `clock` (moved by the state's advances). Each
    * account's in-flight generations are scheduled again in the order their current stages end,
    * ties in the order of their latest change: a generation's stage end is scheduled with the change
-   * that enters the stage, so that is the order they were scheduled in. `storedText` maps each
-   * stored answer's body (a restore on another media address rewrites it). A row that is not what
-   * the state holds throws as it is added.
+   * that enters the stage, so that is the order they were scheduled in. A row that is not what the
+   * state holds throws as it is added.
    */
-  static loader(head: StateHead, clock: VirtualClock, scenario: Scenario, seed: number, storedText?: (body: string) => string): StateLoader {
+  static loader(head: StateHead, clock: VirtualClock, scenario: Scenario, seed: number): StateLoader {
     const controlRequests: [string, number][] = [];
     const accounts: Account[] = [];
     const answers = new Map<string, IdempotencyEntryState[]>();
@@ -234,7 +233,7 @@ export class SimulatorState {
         clock.advancedMs = head.clock_advanced_ms;
         state.requestCount = head.requests;
         for (const [key, count] of controlRequests) state.controlRequests.set(key, count);
-        for (const account of accounts) account.idempotency.fromState(answers.get(account.key) ?? [], storedText);
+        for (const account of accounts) account.idempotency.fromState(answers.get(account.key) ?? []);
         state.accounts.restore(accounts, head.evicted_accounts);
         state.idempotencyKeys.restore(accounts.map((account) => account.idempotency));
         state.store.restore(head.store, generations, images, accountChanges);
@@ -259,7 +258,7 @@ export class SimulatorState {
   }
 
   /** The state `toState` gave, on `clock` (see `loader`). */
-  static fromState(data: CoreState, clock: VirtualClock, scenario: Scenario, seed: number, storedText?: (body: string) => string): SimulatorState {
+  static fromState(data: CoreState, clock: VirtualClock, scenario: Scenario, seed: number): SimulatorState {
     const loader = SimulatorState.loader(
       {
         clock_advanced_ms: data.clock_advanced_ms,
@@ -270,7 +269,6 @@ export class SimulatorState {
       clock,
       scenario,
       seed,
-      storedText,
     );
     for (const [key, count] of Object.entries(data.control_requests ?? {})) loader.add({ control_requests: { key, count } });
     for (const { idempotency, scheduled: _scheduled, ...account } of data.accounts) {

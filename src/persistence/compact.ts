@@ -6,7 +6,7 @@
  */
 import { hostWallClock } from '../host.js';
 import { StateRefusedError } from './open.js';
-import { openState } from './restore.js';
+import { restoreState } from './restore.js';
 
 export interface CompactedFile {
   /** The file's size before and after, in bytes. */
@@ -26,15 +26,8 @@ export class CompactionFailedError extends StateRefusedError {}
  * host's, which a realtime clock follows and the snapshot's time is read from.
  */
 export async function compactStateFile(path: string, warn: (line: string) => void, wallClock: () => number = hostWallClock): Promise<CompactedFile> {
-  const durable = openState(path, {
-    asked: {},
-    overrides: {},
-    wallClock,
-    log: warn,
-    newCore: () => {
-      throw new StateRefusedError(`${path} holds no state to compact (no such file, or an empty one)`);
-    },
-  });
+  const durable = restoreState(path, { asked: {}, wallClock, log: warn });
+  if (!durable) throw new StateRefusedError(`${path} holds no state to compact (no such file, or an empty one)`);
   // Takes the file (its lock): refused when a simulator started on it since it was read.
   durable.listening();
   try {

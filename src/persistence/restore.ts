@@ -18,12 +18,12 @@
  *
  * The file is opened and read once, a row at a time, each row loaded or replayed as it comes:
  * memory holds the state being restored and one row, whatever the file's size, and the time is
- * linear in it. The answers stored under Idempotency-Keys hold the media address they were answered
- * on: restored on the file's (or the one given), they take the address the simulator listens on
- * when it listens on another (`Simulator.readdressStoredAnswers`), without a second pass.
+ * linear in it. The state is restored on the file's media address (its header's `cdn_url`); then
+ * the simulator takes its own (the one given, at once, else the one it listens on, at `listening`)
+ * and the answers stored under Idempotency-Keys take it too, once
+ * (`Simulator.readdressStoredAnswers`), without a second pass.
  */
 import { handleRequest, requestPathDeps } from '../api/handleRequest.js';
-import { readdressed } from '../core/idempotency.js';
 import { openSimulator } from '../core/openSimulator.js';
 import type { Scenario } from '../core/scenario.js';
 import type { Simulator } from '../core/simulator.js';
@@ -40,7 +40,7 @@ import { StateStore } from './store.js';
 const DIVERGENCES_SHOWN = 10;
 
 /** The wall clock a simulator with state reads: the real one, or a reading held while it is opened. */
-export class HeldWall {
+class HeldWall {
   private held: number | undefined;
 
   constructor(private readonly real: () => number) {}
@@ -56,20 +56,25 @@ export class HeldWall {
   }
 }
 
-export interface StateOpening {
+/** What restoring a state file is given beside it. */
+export interface RestoreOpening {
   /** What was asked for explicitly: a file's that differs is refused, and what was not asked for is the file's. */
   asked: AskedState;
-  /** The overrides a new file records (a restored file keeps its own). */
-  overrides: StateHeader['overrides'];
   /** The host's wall clock. */
   wallClock: () => number;
-  /** The media address given explicitly; default: the file's. */
+  /** The media address given explicitly; default: the file's until the simulator listens, then the adapter's (`Simulator.configure`). */
   cdnUrl?: string;
   /** How a core restored from the file resolves a scenario a reset names, given the scenario it runs; default: none. */
   resetScenarios?: (scenario: Scenario) => (name: string) => Scenario;
+  log: (line: string) => void;
+}
+
+/** What opening a state file is given beside it: what restoring it is, and what a new state begins with. */
+export interface StateOpening extends RestoreOpening {
+  /** The overrides a new file records (a restored file keeps its own). */
+  overrides: StateHeader['overrides'];
   /** The core of a new state (no file to restore), made on the wall clock given. */
   newCore: (wallClock: () => number) => Simulator;
-  log: (line: string) => void;
 }
 
 export interface DurableState {
@@ -77,27 +82,40 @@ export interface DurableState {
   store: StateStore;
   /** Requests restored from the file (those its snapshot stands for included); undefined: a new state. */
   restored: number | undefined;
-  /** Once the port is bound and the addresses known: stored answers take the media address if it moved, then the file is taken. */
+  /** Once the port is bound and the addresses known (the adapter has set the media address): stored answers take it if it moved, then the file is taken. */
   listening(): void;
 }
 
 /**
- * Opens the simulator kept in the state file `path`, restoring what the file holds (see above).
- * Throws `StateRefusedError` or `FileLockedError` (open.ts), or a `StateRefusedError` naming the
- * row that is not what the format says or a snapshot whose state is damaged.
+ * Opens the simulator kept in the state file `path`: restored from what the file holds (see
+ * `restoreState`), or a new state, which the file begins with, when it holds none.
  */
 export function openState(path: string, opening: StateOpening): DurableState {
-  const { asked, log } = opening;
+  return restoreState(path, opening) ?? newState(path, opening);
+}
+
+/** A new state kept in `path`: the core `newCore` makes, on the wall held at the file's anchor. */
+function newState(path: string, opening: StateOpening): DurableState {
   const wall = new HeldWall(opening.wallClock);
+  const anchor = opening.wallClock();
+  wall.hold(anchor);
+  const core = opening.newCore(wall.now);
+  wall.release();
+  const store = new StateStore({ file: path, core, overrides: opening.overrides, anchor, warn: opening.log });
+  return { core, store, restored: undefined, listening: () => store.open() };
+}
+
+/**
+ * Restores the simulator kept in the state file `path` (see above), or undefined when the file
+ * holds no state to restore (none, an empty one, a header cut short). Throws `StateRefusedError`
+ * or `FileLockedError` (open.ts), or a `StateRefusedError` naming the row that is not what the
+ * format says or a snapshot whose state is damaged.
+ */
+export function restoreState(path: string, opening: RestoreOpening): DurableState | undefined {
+  const { asked, log } = opening;
   const file = openStateFile(path, asked, log);
-  if (!file) {
-    const anchor = opening.wallClock();
-    wall.hold(anchor);
-    const core = opening.newCore(wall.now);
-    wall.release();
-    const store = new StateStore({ file: path, core, overrides: opening.overrides, anchor, warn: log });
-    return { core, store, restored: undefined, listening: () => store.open() };
-  }
+  if (!file) return undefined;
+  const wall = new HeldWall(opening.wallClock);
   const { header, scenario } = file;
   const fileOverrides = header.overrides;
   wall.hold(header.clock.anchor);
@@ -107,7 +125,6 @@ export function openState(path: string, opening: StateOpening): DurableState {
       wallClock: wall.now,
       overrides: { seed: asked.seed ?? fileOverrides.seed, clock: asked.clock ?? fileOverrides.clock, speed: asked.speed ?? fileOverrides.speed },
       loadScenario: opening.resetScenarios?.(scenario),
-      cdnUrl: opening.cdnUrl,
       shard: asked.shard,
     },
   );
@@ -126,7 +143,13 @@ export function openState(path: string, opening: StateOpening): DurableState {
   }
   if (divergences.length > DIVERGENCES_SHOWN) log(`state: ${path}: and ${divergences.length - DIVERGENCES_SHOWN} more lines answered differently`);
   if (restored.torn !== undefined) log(`state: ${path}: line ${restored.torn} was cut short (the simulator was stopped while writing it): dropped`);
+  // Restored on the file's media address: the stored answers take the simulator's own once it is
+  // known, the one given now, or the one it listens on at `listening`.
   const restoredOn = core.cdnUrl;
+  if (opening.cdnUrl !== undefined) {
+    core.configure({ cdnUrl: opening.cdnUrl });
+    core.readdressStoredAnswers(restoredOn);
+  }
   const store = new StateStore({
     file: path,
     core,
@@ -149,8 +172,7 @@ export function openState(path: string, opening: StateOpening): DurableState {
     store,
     restored: restored.requests,
     listening() {
-      // The answers stored under Idempotency-Keys carry the address clients reach.
-      core.readdressStoredAnswers(restoredOn);
+      if (opening.cdnUrl === undefined) core.readdressStoredAnswers(restoredOn);
       store.open();
     },
   };
@@ -185,7 +207,7 @@ interface Restored {
  * state is damaged.
  */
 function restoreRows(core: Simulator, file: OpenedStateFile, wall: HeldWall, log: (line: string) => void): Restored {
-  const { header, reading } = file;
+  const { reading } = file;
   const deps = requestPathDeps(core, { app: { scenarios: listBundledScenarios }, log });
   const result: Restored = { requests: 0, lines: 0, lastSeq: 0, lastIds: 0, snapshotBytes: 0, compactedAt: null, wholeBytes: 0, divergences: [] };
   let snapshotSeq = 0;
@@ -208,11 +230,9 @@ function restoreRows(core: Simulator, file: OpenedStateFile, wall: HeldWall, log
         result.lastSeq = snapshot.seq;
         result.lastIds = snapshot.state.requests;
         result.compactedAt = snapshot.compacted_at;
-        // The stored answers of a snapshot hold the file's media address: they take the core's.
-        const storedText = readdressed(header.cdn_url, core.cdnUrl);
         try {
-          if ('snapshot' in entry) loading = core.loadState(entry.snapshot.state, storedText);
-          else core.fromState(entry.singleLine.state, storedText);
+          if ('snapshot' in entry) loading = core.loadState(entry.snapshot.state);
+          else core.fromState(entry.singleLine.state);
         } catch (e) {
           throw damaged(entry.row, e);
         }

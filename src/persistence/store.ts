@@ -36,7 +36,7 @@ import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime, type VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { acquireFileLock, type FileLock } from '../fileLock.js';
-import { cutFile, readFileBytes, writeRowBytes, writeRows } from '../fileRows.js';
+import { cutFile, readFileBytes, writeRowBytes, writeRowBytesAsync, writeRows } from '../fileRows.js';
 import { globalIdNumber } from '../core/requestIds.js';
 import { formatIds, formatStateLine } from './format.js';
 import { formatStateHeader, type StateHeader } from './header.js';
@@ -191,8 +191,9 @@ export class StateStore {
         refuseForeignFile(file);
         this.fd = openSync(file, 'w');
         const header = `${formatStateHeader(this.header())}\n`;
-        writeRows(this.fd, header);
-        this.bytes = Buffer.byteLength(header);
+        const bytes = Buffer.byteLength(header);
+        writeRows(this.fd, header, bytes);
+        this.bytes = bytes;
         this.compactAt = compactionBound(this.bytes);
       }
     } catch (e) {
@@ -241,16 +242,17 @@ export class StateStore {
     }
     if (this.pending === '') return;
     const text = this.pending;
+    const bytes = Buffer.byteLength(text);
     const lines = this.pendingLines;
     this.pending = '';
     this.pendingLines = 0;
     try {
-      writeRows(this.fd as number, text);
+      writeRows(this.fd as number, text, bytes);
     } catch (e) {
       this.fail(e);
       return;
     }
-    this.bytes += Buffer.byteLength(text);
+    this.bytes += bytes;
     this.lines += lines;
     if (this.bytes >= this.compactAt && this.options.core.hostTimeMs() >= this.retryAt) this.startCompaction(true);
   }
@@ -310,7 +312,8 @@ export class StateStore {
       let written = 0;
       for (const chunk of chunksOf(lines, COMPACT_CHUNK_BYTES, true)) {
         if (stop()) return undefined;
-        written += await writeFully(handle, chunk);
+        await writeRowBytesAsync(handle, chunk);
+        written += chunk.length;
       }
       reader = await open(file, 'r');
       let copied = from.bytes;
@@ -318,7 +321,7 @@ export class StateStore {
       while (!stop() && this.bytes - copied > CATCH_UP_BYTES) {
         const { bytesRead } = await reader.read(buffer, 0, CATCH_UP_BYTES, copied);
         if (bytesRead === 0) throw new Error(`${file} is shorter than the lines written to it`);
-        await writeFully(handle, buffer.subarray(0, bytesRead));
+        await writeRowBytesAsync(handle, buffer.subarray(0, bytesRead));
         copied += bytesRead;
       }
       await handle.sync();
@@ -474,15 +477,16 @@ export class StateStore {
     // The reset's own id was given before it: the core's count restarted after it.
     this.idsKept = 0;
     const header = `${formatStateHeader(this.header())}\n`;
+    const bytes = Buffer.byteLength(header);
     try {
-      replaceFile(file, header);
+      replaceFile(file, header, bytes);
       closeSync(this.fd as number);
       this.fd = openSync(file, 'a');
     } catch (e) {
       this.fail(e);
       return;
     }
-    this.bytes = Buffer.byteLength(header);
+    this.bytes = bytes;
     this.compactAt = compactionBound(this.bytes);
     this.lines = 0;
     this.compactedAt = null;
@@ -510,17 +514,17 @@ export class StateStore {
 }
 
 /**
- * Replaces `file` with `text` atomically: written to a temporary file beside it (`FILE.PID.tmp`),
- * flushed to the disk, then renamed over it; a crash at any moment leaves the old file or the new
- * one (and perhaps the temporary file). Throws the error of a step that fails, the temporary file
- * removed.
+ * Replaces `file` with `text` (`bytes` long in UTF-8) atomically: written to a temporary file
+ * beside it (`FILE.PID.tmp`), flushed to the disk, then renamed over it; a crash at any moment
+ * leaves the old file or the new one (and perhaps the temporary file). Throws the error of a step
+ * that fails, the temporary file removed.
  */
-function replaceFile(file: string, text: string): void {
+function replaceFile(file: string, text: string, bytes: number): void {
   const temporary = `${file}.${process.pid}.tmp`;
   try {
     const fd = openSync(temporary, 'w');
     try {
-      writeRows(fd, text);
+      writeRows(fd, text, bytes);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -579,11 +583,5 @@ function removeQuietly(file: string): void {
   } catch {
     // never made, or already gone
   }
-}
-
-/** Writes all of `bytes` at the file's position; answers how many. */
-async function writeFully(handle: FileHandle, bytes: Buffer): Promise<number> {
-  for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
-  return bytes.length;
 }
 

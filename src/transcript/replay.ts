@@ -23,24 +23,14 @@ export interface ReplayOptions {
 }
 
 /**
- * Replays `transcript` (its header's scenario already checked) and reports every difference.
- *
- * The recording simulator's overrides (a `--seed`, `--clock` or `--speed` that a reset keeps) are
- * not written in the header as such: a header value that differs from its scenario's was one.
+ * Replays `transcript` (its header's scenario already checked) and reports every difference. The
+ * recording simulator's overrides (a `--seed`, `--clock` or `--speed` that a reset keeps) are the
+ * ones its header shows (`openSimulator`).
  */
 export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 'lines'>, options: ReplayOptions): ReplayReport {
   const { header } = transcript;
-  const { scenario } = header;
   const standingWallMs = Date.parse(header.clock.start);
-  const sim = openSimulator(header, {
-    wallClock: () => standingWallMs,
-    loadScenario: options.loadScenario,
-    overrides: {
-      seed: header.seed === scenario.seed ? undefined : header.seed,
-      clock: header.clock.mode === scenario.clock.mode ? undefined : header.clock.mode,
-      speed: header.clock.speed === scenario.clock.speed ? undefined : header.clock.speed,
-    },
-  });
+  const sim = openSimulator(header, { wallClock: () => standingWallMs, loadScenario: options.loadScenario });
   const deps = requestPathDeps(sim, { app: { scenarios: listBundledScenarios }, log: options.log ?? (() => {}) });
   const report = emptyReport();
   for (const line of transcript.lines) {
