@@ -8,6 +8,7 @@
  * await control.generations.fail('vid_...', 'render_failed');
  * ```
  */
+import { isHttpUrl } from '../hostNames.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import { controlCall, controlMethods, queryString, shardPrefix, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
 import { SimulatorControlError } from './controlError.js';
@@ -117,15 +118,5 @@ export class SimulatorControl implements ControlMethods<true> {
     const text = await res.text();
     if (res.status !== 200) throw new SimulatorControlError(res.status, text, `${call.method} ${prefix}${call.path}`);
     return call.text ? text : JSON.parse(text);
-  }
-}
-
-/** Whether `value` is an http(s) URL, as `fetch` reads one (`HTTP://host` and `http:host` included). */
-function isHttpUrl(value: string): boolean {
-  try {
-    const { protocol, host } = new URL(value);
-    return (protocol === 'http:' || protocol === 'https:') && host !== '';
-  } catch {
-    return false;
   }
 }
