@@ -80,13 +80,21 @@ describe('createSimulator({ state })', () => {
     await sim.close();
   });
 
-  it('says which line answered otherwise than when it was written', async () => {
+  /**
+   * A state file of one create that says it was answered 402, as if another simulator had refused
+   * it. Never listening, the simulator that wrote it answered with the address http://localhost/cdn.
+   */
+  async function fileAnsweredOtherwise(): Promise<string> {
     const file = stateFile();
     const first = makeSim({ state: file });
     await createVideo(first);
     await first.close();
-    // As if another simulator had refused it.
     writeFileSync(file, readFileSync(file, 'utf8').replace('"status":200}', '"status":402}'));
+    return file;
+  }
+
+  it('says which line answered otherwise than when it was written', async () => {
+    const file = await fileAnsweredOtherwise();
     const second = makeSim({ state: file });
     expect(second.logs).toEqual([
       `state: ${file}: line 2 (POST /v1/videos): answered 402 when first handled, 200 now (the state was written by a simulator that answers differently: version 0.1.0)`,
@@ -95,13 +103,7 @@ describe('createSimulator({ state })', () => {
   });
 
   it('replays the file once, also when the simulator then listens on another address than the file names', async () => {
-    const file = stateFile();
-    // Never listening, it writes its answers with the address http://localhost/cdn.
-    const first = makeSim({ state: file });
-    await createVideo(first);
-    await first.close();
-    writeFileSync(file, readFileSync(file, 'utf8').replace('"status":200}', '"status":402}'));
-    const second = makeSim({ state: file });
+    const second = makeSim({ state: await fileAnsweredOtherwise() });
     await second.listen(0);
     // Every replay of the line says it answered otherwise.
     expect(second.logs.filter((line) => line.includes('line 2 (POST /v1/videos): answered 402 when first handled'))).toHaveLength(1);
