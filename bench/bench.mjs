@@ -22,6 +22,7 @@ import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   acHeaders,
+  afterGc,
   autocannon,
   BENCH_DIR,
   CLI,
@@ -624,15 +625,6 @@ async function settledRss(pid) {
   return median(samples);
 }
 
-/** VmRSS and V8 heap figures after a full GC in the simulator (see gc-on-signal.mjs). */
-async function afterGc(server) {
-  const before = server.stderr.length;
-  process.kill(server.pid, 'SIGUSR2');
-  for (let i = 0; i < 100 && !server.stderr.slice(before).includes('bench-gc '); i++) await sleep(50);
-  const line = /bench-gc (\{.*\})/.exec(server.stderr.slice(before));
-  const heap = line ? JSON.parse(line[1]) : {};
-  return { rss: await settledRss(server.pid), heapUsed: heap.heapUsed, heapTotal: heap.heapTotal };
-}
 
 /**
  * A fresh simulator: VmRSS at rest and after storing `n` resolved generations in two halves (the
@@ -651,7 +643,7 @@ async function storeAndMeasure(n) {
     const h = await request(`${sim.url}/_sim/health`);
     if (h.status !== 200) throw new Error(`health: ${h.status}`);
     m.rest = await settledRss(sim.pid);
-    m.restGc = await afterGc(sim);
+    m.restGc = await afterGc(sim, settledRss);
     await createMany(sim.url, key, half);
     await advance(sim.url, 30, key);
     m.halfway = await settledRss(sim.pid);
@@ -660,7 +652,7 @@ async function storeAndMeasure(n) {
     if ((await inFlight(sim.url, key)) !== 0) throw new Error('memory: generations still in flight');
     m.loaded = await settledRss(sim.pid);
     m.peak = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${sim.pid}/status`, 'utf8'))?.[1]) * 1024;
-    m.loadedGc = await afterGc(sim);
+    m.loadedGc = await afterGc(sim, settledRss);
   } finally {
     await stopServer(sim);
   }

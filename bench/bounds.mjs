@@ -39,7 +39,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BENCH_DIR, CLI, fmtBytes, log, now, option, request, requireBuilt, rssBytes, sleep, startServer, stopServer } from './lib.mjs';
+import { afterGc, BENCH_DIR, CLI, fmtBytes, log, now, option, peakRssBytes, request, requireBuilt, rssBytes, sleep, startServer, stopServer } from './lib.mjs';
 
 const RUNS = ['costs', 'fill', 'keys', 'bodies'];
 const TEXTS = ['ascii', 'emoji'];
@@ -241,16 +241,6 @@ function rawRequest(method, path, { key, body, headers = {} } = {}) {
   return payload ? Buffer.concat([head, payload]) : head;
 }
 
-/** VmHWM: the most resident memory the process has had since it started. */
-function peakRssBytes(pid) {
-  try {
-    const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
 async function runFill(kind) {
   const sim = await startServer(SIM, SIM_ARGS, { name: 'sim', nodeArgs: NODE_ARGS });
   const failures = [];
@@ -337,14 +327,6 @@ async function runFill(kind) {
 
 // ---- what one more stored thing costs ----------------------------------------------------------------
 
-/** Resident memory and live heap after a full collection in the server (see gc-on-signal.mjs). */
-async function afterGc(server) {
-  const before = server.stderr.length;
-  process.kill(server.pid, 'SIGUSR2');
-  for (let i = 0; i < 200 && !server.stderr.slice(before).includes('bench-gc '); i++) await sleep(50);
-  const line = /bench-gc (\{.*\})/.exec(server.stderr.slice(before));
-  return { rss: await settledRss(server.pid), heap: line ? JSON.parse(line[1]).heapUsed : Number.NaN };
-}
 
 /** `count` things made by `requestOf(i)` (each answered `status`) in a fresh process: resident memory and live heap per thing. */
 async function costOf(name, scenarioPath, count, requestOf, status) {
@@ -364,10 +346,10 @@ async function costOf(name, scenarioPath, count, requestOf, status) {
       });
     // The same requests first (other keys, other ids), so that compiled code and young space are in both readings.
     await send(200, (i) => requestOf(count + i, 'sk_test_warmup'), status);
-    const before = await afterGc(sim);
+    const before = await afterGc(sim, settledRss);
     await send(count, (i) => requestOf(i, 'sk_test_cost'), status);
-    const after = await afterGc(sim);
-    const cost = { name, count, rssBytes: (after.rss - before.rss) / count, heapBytes: (after.heap - before.heap) / count };
+    const after = await afterGc(sim, settledRss);
+    const cost = { name, count, rssBytes: (after.rss - before.rss) / count, heapBytes: (after.heapUsed - before.heapUsed) / count };
     log(`  ${name}: ${fmtBytes(cost.rssBytes)} resident, ${fmtBytes(cost.heapBytes)} of live heap each`);
     return { ...cost, unexpected };
   } finally {

@@ -186,14 +186,33 @@ export function runToExit(script, args = [], { env = {}, timeoutMs = 60_000 } = 
   });
 }
 
-/** Resident set size of a process in bytes (VmRSS of /proc/PID/status), or null when unreadable. */
-export function rssBytes(pid) {
+/** A memory figure of /proc/PID/status in bytes (`VmRSS`, `VmHWM`, ...), or null when unreadable. */
+function statusBytes(pid, field) {
   try {
-    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : null;
   } catch {
     return null;
   }
+}
+
+/** Resident set size of a process in bytes (VmRSS), or null when unreadable. */
+export const rssBytes = (pid) => statusBytes(pid, 'VmRSS');
+
+/** The most resident memory the process has had since it started (VmHWM), or null when unreadable. */
+export const peakRssBytes = (pid) => statusBytes(pid, 'VmHWM');
+
+/**
+ * Resident memory (read by `settledRss(pid)`) and V8's heap figures after a full collection in a
+ * server started with bench/gc-on-signal.mjs, which answers SIGUSR2 with a `bench-gc {...}` line.
+ */
+export async function afterGc(server, settledRss) {
+  const before = server.stderr.length;
+  process.kill(server.pid, 'SIGUSR2');
+  for (let i = 0; i < 200 && !server.stderr.slice(before).includes('bench-gc '); i++) await sleep(50);
+  const line = /bench-gc (\{.*\})/.exec(server.stderr.slice(before));
+  const heap = line ? JSON.parse(line[1]) : {};
+  return { rss: await settledRss(server.pid), heapUsed: heap.heapUsed ?? Number.NaN, heapTotal: heap.heapTotal ?? Number.NaN };
 }
 
 /**
