@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 import { VirtualClock, isoTime, secondsToMs } from '../src/core/clock.js';
 import { IdempotencyLedger, IdempotencyStore, requestFingerprint } from '../src/core/idempotency.js';
-import { Journal, type JournalEntry, type JournalRecord } from '../src/core/journal.js';
+import { Journal, type JournalEntry, type SettledRecord } from '../src/core/journal.js';
 import { journalRecord } from './helpers.js';
 import { drawFate, type FateRequest } from '../src/core/fate.js';
 import { createStream } from '../src/core/random.js';
@@ -352,7 +352,7 @@ describe('requestFingerprint', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-function record(n: number, account: string | null, extra: Partial<JournalRecord> = {}): JournalRecord {
+function record(n: number, account: string | null, extra: Partial<SettledRecord> = {}): SettledRecord {
   return journalRecord({ path: `/v1/videos?n=${n}`, account, atMs: START + n, request_id: `req_${n}`, ...extra });
 }
 

@@ -4,7 +4,7 @@
 import request from 'supertest';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { createSimulator, loadScenario, type CreateSimulatorOptions, type Scenario, type SimulatorHandle } from '../src/index.js';
-import type { JournalRecord } from '../src/core/journal.js';
+import type { SettledRecord } from '../src/core/journal.js';
 import { crossChecked } from './crossCheck.js';
 
 /** A generation as GET /_sim/generations answers it (the video object plus account and stages). */
@@ -175,7 +175,7 @@ export function withFreshSim(take: (sim: ReturnType<typeof makeSim>) => void): v
 }
 
 /** A journal record of a plain list request (the fields given replace the defaults), for the core's tests. */
-export function journalRecord(fields: Partial<JournalRecord> = {}): JournalRecord {
+export function journalRecord(fields: Partial<SettledRecord> = {}): SettledRecord {
   return {
     method: 'GET',
     path: '/v1/videos',

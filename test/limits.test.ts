@@ -325,6 +325,18 @@ describe('the journal without bodies', () => {
     expect(records[0]?.bodyFingerprint).toBe(bodyFingerprint(Buffer.from(big)));
   });
 
+  it('makes a small body\'s fingerprint only when its record is read: the report and a snapshot get the digest of that body', async () => {
+    const sim = makeSim();
+    const body = JSON.stringify({ model: 'video-3.2', prompt: PROMPT, negative_prompt: null });
+    expect((await request(sim.app).post('/v1/videos').set(bearer()).set('Content-Type', 'application/json').send(body)).status).toBe(200);
+    const expected = bodyFingerprint(Buffer.from(body));
+    expect(expected).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    const [snapshotted] = sim.core.journal.toState();
+    expect(snapshotted?.bodyFingerprint).toBe(expected);
+    const [reported] = sim.core.journal.recordsOf('sk_test_alice');
+    expect(reported?.bodyFingerprint).toBe(expected);
+  });
+
   it('still finds a repeat by its body: the same JSON value in another key order is the same request, another value is not', async () => {
     const sim = makeSim();
     const send = (body: string) => request(sim.app).post('/v1/videos').set(bearer()).set('Content-Type', 'application/json').send(body);

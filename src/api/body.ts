@@ -6,6 +6,7 @@ import { hash } from 'node:crypto';
 import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
 import { clip, fail, type SimError } from '../core/errors.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
+import type { PendingFingerprint } from '../core/journal.js';
 import type { RawBody } from './exchange.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -81,6 +82,21 @@ export function bodyFingerprint(raw: RawBody, parsed?: Record<string, unknown>):
   const identity = (parsed !== undefined && raw.length > 0 ? jsonIdentity(parsed) : undefined) ?? bodyIdentity(raw);
   return digest(identity);
 }
+
+/**
+ * `bodyFingerprint` as the journal takes it: for a parsed body of at most
+ * `PENDING_FINGERPRINT_BYTES`, how to make it, made only if the record is read (few are). Until
+ * then the record keeps the body's value, which for a typical create is no larger than the digest
+ * (its prompt is the stored generation's own string); a larger body's digest is made at once.
+ */
+export function journalFingerprint(raw: RawBody, parsed?: Record<string, unknown>): string | null | PendingFingerprint {
+  if (parsed === undefined || raw === null || raw === 'too_large' || raw.length === 0 || raw.length > PENDING_FINGERPRINT_BYTES) return bodyFingerprint(raw, parsed);
+  // A body this small is never nested too deep to walk: its JSON identity is always made.
+  return () => digest(jsonIdentity(parsed) as string);
+}
+
+/** The largest body whose parsed value the journal keeps instead of its digest, until the digest is read. */
+export const PENDING_FINGERPRINT_BYTES = 1024;
 
 /** A SHA-256 digest of a text (base64, 44 characters): what is kept of a request to recognise it again. */
 export function digest(text: string): string {

@@ -34,11 +34,11 @@ import { SimError, clip, errorObject, fail } from '../core/errors.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
 import { drawInjection } from '../core/injection.js';
-import { journalRecord, type HandledRequest } from '../core/journal.js';
+import { journalRecord, type HandledRequest, type PendingFingerprint } from '../core/journal.js';
 import { bodyBytesSent, type NetworkFault } from '../core/network.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
-import { bodyFingerprint, digest, readJsonBody } from './body.js';
+import { digest, journalFingerprint, readJsonBody } from './body.js';
 import { JSON_TYPE } from '../jsonType.js';
 import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
 import type { ApiAnswer, ApiRequest, Exchange, StreamedBody } from './exchange.js';
@@ -389,9 +389,9 @@ class RequestContext implements OperationInput, HandledRequest {
     return this.read;
   }
 
-  /** The body's fingerprint for the journal, from the value already read when there is one. */
-  bodyFingerprint(): string | null {
-    return bodyFingerprint(this.request.body, this.read?.value);
+  /** The body's fingerprint for the journal (or how to make it), from the value already read when there is one. */
+  bodyFingerprint(): string | null | PendingFingerprint {
+    return journalFingerprint(this.request.body, this.read?.value);
   }
 
   /** A catalogue error as the answer. */

@@ -67,13 +67,13 @@
  * Each finding counts its occurrences and gives the request ids of the first five.
  */
 import type { ClockMode } from './clock.js';
-import type { JournalRecord } from './journal.js';
+import type { SettledRecord } from './journal.js';
 import { CANCELABLE_STATUSES, RESOLVED_STATUSES, inWords } from './pipeline.js';
 import { sameBodyText } from './sameRequest.js';
 
 /** What the report reads of a journal record. */
 export type ReportedRequest = Pick<
-  JournalRecord,
+  SettledRecord,
   | 'method'
   | 'path'
   | 'status'

@@ -52,10 +52,11 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
   idempotencyKey: string | undefined;
   /**
    * A digest of the request body as the client report compares bodies (see `bodyIdentity` in
-   * clientReport.ts), null when none. Never the body itself: a record stays small whatever the
-   * body's size, so the journal's memory is bounded by its entry count.
+   * clientReport.ts), null when none; or, for a small body, how to make it, made when the record is
+   * first read (`settledFingerprint`): few records ever are. Never a large body: a record stays
+   * small whatever the body's size, so the journal's memory is bounded by its entry count.
    */
-  bodyFingerprint: string | null;
+  bodyFingerprint: string | null | PendingFingerprint;
   /** The answer's Retry-After (seconds), if any. */
   retryAfter: number | undefined;
   /** The network fault that lost (or slowed) the answer, if any. */
@@ -79,6 +80,19 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
   undelivered: boolean;
 };
 
+/** A body fingerprint still to be made (from a small body's parsed value). */
+export type PendingFingerprint = () => string | null;
+
+/** A record as it is read: its body fingerprint made. */
+export type SettledRecord = Omit<JournalRecord, 'bodyFingerprint'> & { bodyFingerprint: string | null };
+
+/** The record's body fingerprint, made now (and kept) if it was still to be made. */
+export function settledFingerprint(record: JournalRecord): string | null {
+  const fingerprint = record.bodyFingerprint;
+  if (typeof fingerprint !== 'function') return fingerprint;
+  return (record.bodyFingerprint = fingerprint());
+}
+
 /** What the journal reads of a /v1 request as it was handled. */
 export interface HandledRequest {
   readonly method: string;
@@ -97,8 +111,8 @@ export interface HandledRequest {
   readonly performed: boolean;
   /** The body as the operation read it. */
   readonly body: Record<string, unknown>;
-  /** The body's fingerprint (`bodyFingerprint` in the HTTP layer), null when there is none. */
-  bodyFingerprint(): string | null;
+  /** The body's fingerprint, or how to make it (`bodyFingerprint` in the request path), null when there is none. */
+  bodyFingerprint(): string | null | PendingFingerprint;
 }
 
 /** What the journal reads of the answer: its status and headers, and its JSON value when it was built from one. */
@@ -210,11 +224,13 @@ export class Journal {
   }
 
   /** The records kept of one account's requests, oldest first (for the client report). */
-  recordsOf(account: string): JournalRecord[] {
-    const out: JournalRecord[] = [];
+  recordsOf(account: string): SettledRecord[] {
+    const out: SettledRecord[] = [];
     for (let i = this.start; i < this.entries.length; i++) {
       const e = this.entries[i] as JournalRecord;
-      if (e.account === account && this.isVisible(e, i)) out.push(e);
+      if (e.account !== account || !this.isVisible(e, i)) continue;
+      settledFingerprint(e);
+      out.push(e as SettledRecord);
     }
     return out;
   }
@@ -236,7 +252,7 @@ export class Journal {
   }
 
   /** The records shown, oldest first (a snapshot: hidden ones are never shown again). */
-  toState(): JournalRecord[] {
+  toState(): SettledRecord[] {
     return [...this.capture().records()];
   }
 
@@ -244,7 +260,7 @@ export class Journal {
    * The records shown now, oldest first, each made as plain data as it is read: a record changes
    * only its `undelivered` (an answer that could not be sent), which is kept as it is now.
    */
-  capture(): { count: number; records(): Generator<JournalRecord, void, undefined> } {
+  capture(): { count: number; records(): Generator<SettledRecord, void, undefined> } {
     const shown: JournalRecord[] = [];
     const undelivered: boolean[] = [];
     for (let i = this.start; i < this.entries.length; i++) {
@@ -257,7 +273,10 @@ export class Journal {
       count: shown.length,
       *records() {
         // `undelivered` is left out when false (nearly always).
-        for (let i = 0; i < shown.length; i++) yield { ...(shown[i] as JournalRecord), undelivered: (undelivered[i] || undefined) as boolean };
+        for (let i = 0; i < shown.length; i++) {
+          const record = shown[i] as JournalRecord;
+          yield { ...record, bodyFingerprint: settledFingerprint(record), undelivered: (undelivered[i] || undefined) as boolean };
+        }
       },
     };
   }
