@@ -286,9 +286,7 @@ describe('a create repeated after no answer', () => {
 
   /** A create the client gives up on after 200 ms while the simulator holds it for 600 ms, then sends again. */
   async function timedOutCreate(retryKey: string | undefined): Promise<{ report: ClientReport; retryId: string }> {
-    // The server keeps counting the connection the client gave up on (Node does) until a stop's
-    // grace cuts it: a short grace, so that closing does not wait 3 s for it.
-    sim = makeSim({ drainGraceMs: 100 });
+    sim = makeSim();
     const url = await sim.listen(0);
     await fetch(`${url}/_sim/health`).then((r) => r.text());
     await queueFault(sim, { path: '/v1/videos', method: 'POST', latency_ms: 600 });

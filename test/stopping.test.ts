@@ -71,6 +71,23 @@ describe('close() of an in-process simulator', () => {
     await expect(fetch(`${url}/_sim/health`)).rejects.toThrow();
   });
 
+  it('is not held by a connection that has sent nothing yet (a spare a client opened ahead of a request): it is closed', async () => {
+    // A grace the test's timeout cannot outlast: close() resolves only if nothing waits for it.
+    const sim = makeSim({ drainGraceMs: 600_000 });
+    await sim.listen(0);
+    const spare = connect(sim.port as number, '127.0.0.1');
+    await new Promise((resolve) => spare.once('connect', resolve));
+    const closed = new Promise((resolve) => spare.once('close', resolve));
+    let received = '';
+    spare.on('data', (chunk: Buffer) => (received += chunk.toString()));
+
+    await sim.close();
+
+    await closed;
+    expect(received).toBe('');
+    expect(sim.stopped).toEqual({ drained: 0 });
+  });
+
   it('sends a waiting answer with Connection: close, then closes its connection', async () => {
     const waits = endlessSleeps(1);
     const sim = makeSim({ sleep: waits.sleep });

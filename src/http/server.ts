@@ -14,6 +14,7 @@
  * would give it.
  */
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { SimulatorApp } from './app.js';
@@ -24,9 +25,10 @@ import { answerConnect, answerExpectation, answerMalformed } from './errorAnswer
 export type AppServer = Server & {
   /**
    * Stops accepting connections, lets every request in progress get its answer (each answer from
-   * now on closes its connection; idle keep-alive connections are closed at once), and resolves
-   * once the last connection has closed, with how many answers were sent meanwhile (the requests
-   * drained). Connections still open after `graceMs` are cut.
+   * now on closes its connection; idle keep-alive connections, and those that have sent nothing
+   * yet, are closed at once), and resolves once the last connection has closed, with how many
+   * answers were sent meanwhile (the requests drained). Connections still open after `graceMs` are
+   * cut.
    */
   drain(graceMs: number): Promise<number>;
 };
@@ -59,6 +61,7 @@ export function createAppServer(app: Express | SimulatorApp | RequestListener, r
     listener(req, res);
   });
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  const sockets = openSockets(server);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(err, socket, requestId));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectation(req, res, requestId));
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket, requestId));
@@ -66,7 +69,7 @@ export function createAppServer(app: Express | SimulatorApp | RequestListener, r
   return Object.assign(server, {
     drain: (graceMs: number): Promise<number> => {
       draining = true;
-      return (drained ??= drain(server, graceMs).then(() => answered));
+      return (drained ??= drain(server, sockets, graceMs).then(() => answered));
     },
   });
 }
@@ -85,15 +88,44 @@ export function apiFirst(api: RequestListener, filesApp: () => RequestListener):
 const IDLE_SWEEP_MS = 20;
 
 /**
+ * The server's open connections, each from when it is accepted until it closes (once per
+ * connection: nothing per request).
+ */
+function openSockets(server: Server): ReadonlySet<Socket> {
+  const open = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  return open;
+}
+
+/**
  * Nothing is tracked per request before a drain: Node knows which connections are idle, and a
  * request in progress makes its connection idle once answered, so sweeping the idle ones until
- * none is left closes each as soon as its last answer is out.
+ * none is left closes each as soon as its last answer is out. Node does not count as idle a
+ * connection that has sent nothing yet (a client's spare, opened ahead of a request: fetch opens
+ * them): one that has still sent nothing at the next sweep, a turn of the event loop later, is
+ * closed as well.
  */
-function drain(server: Server, graceMs: number): Promise<void> {
+function drain(server: Server, sockets: ReadonlySet<Socket>, graceMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     // Requests that arrive on open connections from now on are answered, with `Connection: close`.
     server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('Connection', 'close'));
-    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    let silent = new Set<Socket>();
+    const closeSilent = (): void => {
+      const now = new Set<Socket>();
+      for (const socket of sockets) {
+        if (socket.bytesRead > 0) continue;
+        if (silent.has(socket)) socket.destroy();
+        else now.add(socket);
+      }
+      silent = now;
+    };
+    const sweep = setInterval(() => {
+      server.closeIdleConnections();
+      closeSilent();
+    }, IDLE_SWEEP_MS);
     const cut = setTimeout(() => server.closeAllConnections(), graceMs);
     sweep.unref();
     cut.unref();
@@ -103,5 +135,6 @@ function drain(server: Server, graceMs: number): Promise<void> {
       resolve();
     });
     server.closeIdleConnections();
+    closeSilent();
   });
 }
