@@ -105,8 +105,8 @@ function openSockets(server: Server): ReadonlySet<Socket> {
  * request in progress makes its connection idle once answered, so sweeping the idle ones until
  * none is left closes each as soon as its last answer is out. Node does not count as idle a
  * connection that has sent nothing yet (a client's spare, opened ahead of a request: fetch opens
- * them): one that has still sent nothing at the next sweep, a turn of the event loop later, is
- * closed as well.
+ * them): one that has still sent nothing at the next sweep is closed as well (the sweeps are
+ * event-loop turns apart, so whatever it had sent by then would have been read).
  */
 function drain(server: Server, sockets: ReadonlySet<Socket>, graceMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
