@@ -9,7 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { bodyFingerprint } from '../src/api/body.js';
+import { PENDING_FINGERPRINT_BYTES, bodyFingerprint, journalFingerprint } from '../src/api/body.js';
 import { Journal } from '../src/core/journal.js';
 import type { Scenario } from '../src/index.js';
 import { PROMPT, advanceOk, bearer, createMany, createVideo, expectError, fastWith, getVideo, journalRecord, listVideos, makeSim } from './helpers.js';
@@ -335,6 +335,21 @@ describe('the journal without bodies', () => {
     expect(snapshotted?.bodyFingerprint).toBe(expected);
     const [reported] = sim.core.journal.recordsOf('sk_test_alice');
     expect(reported?.bodyFingerprint).toBe(expected);
+  });
+
+  it('defers only the digest of a small flat body: a nested body or one over 1 KiB is digested at once, all to the same digest', () => {
+    const fingerprintOf = (value: Record<string, unknown>) => {
+      const raw = Buffer.from(JSON.stringify(value));
+      const kept = journalFingerprint(raw, JSON.parse(raw.toString()) as Record<string, unknown>);
+      return { kept, expected: bodyFingerprint(raw) };
+    };
+    const flat = fingerprintOf({ model: 'video-3.2', prompt: PROMPT, negative_prompt: null });
+    expect(typeof flat.kept).toBe('function');
+    expect((flat.kept as () => string)()).toBe(flat.expected);
+    for (const value of [{ model: 'video-3.2', prompt: PROMPT, extra: { nested: [1, 2] } }, { model: 'video-3.2', prompt: 'x'.repeat(PENDING_FINGERPRINT_BYTES) }]) {
+      const { kept, expected } = fingerprintOf(value);
+      expect(kept).toBe(expected);
+    }
   });
 
   it('still finds a repeat by its body: the same JSON value in another key order is the same request, another value is not', async () => {

@@ -84,15 +84,26 @@ export function bodyFingerprint(raw: RawBody, parsed?: Record<string, unknown>):
 }
 
 /**
- * `bodyFingerprint` as the journal takes it: for a parsed body of at most
- * `PENDING_FINGERPRINT_BYTES`, how to make it, made only if the record is read (few are). Until
- * then the record keeps the body's value, which for a typical create is no larger than the digest
- * (its prompt is the stored generation's own string); a larger body's digest is made at once.
+ * `bodyFingerprint` as the journal takes it: for a flat parsed body (no value an object or an
+ * array) of at most `PENDING_FINGERPRINT_BYTES`, how to make it, made only if the record is read
+ * (few are). Until then the record keeps the body's value: no larger than its text, at most a few
+ * KB, and for a typical create no larger than the digest (its prompt is the stored generation's own
+ * string). Any other body's digest is made at once.
  */
 export function journalFingerprint(raw: RawBody, parsed?: Record<string, unknown>): string | null | PendingFingerprint {
-  if (parsed === undefined || raw === null || raw === 'too_large' || raw.length === 0 || raw.length > PENDING_FINGERPRINT_BYTES) return bodyFingerprint(raw, parsed);
-  // A body this small is never nested too deep to walk: its JSON identity is always made.
+  if (parsed === undefined || raw === null || raw === 'too_large' || raw.length === 0 || raw.length > PENDING_FINGERPRINT_BYTES || !isFlat(parsed)) {
+    return bodyFingerprint(raw, parsed);
+  }
   return () => digest(jsonIdentity(parsed) as string);
+}
+
+/** Whether no value of `body` is an object or an array (its JSON identity is then always made). */
+function isFlat(body: Record<string, unknown>): boolean {
+  for (const key in body) {
+    const value = body[key];
+    if (typeof value === 'object' && value !== null) return false;
+  }
+  return true;
 }
 
 /** The largest body whose parsed value the journal keeps instead of its digest, until the digest is read. */
