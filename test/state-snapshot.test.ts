@@ -5,6 +5,7 @@
  * without --state; snapshots refused.
  */
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { get as httpGet, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -293,6 +294,40 @@ describe('GET /_sim/state', () => {
     const restored = makeSim({ scenario: undefined, state: file });
     await expectSameState(sim, restored);
     await restored.close();
+  });
+
+  it('sends a large state as the client reads it: chunked, the state as it was when asked, other requests answered meanwhile', async () => {
+    const sim = makeBulkSim({ scenario: 'fast' });
+    const url = await sim.listen(0, '127.0.0.1');
+    // About 3 MB of state: a few chunks of 1 MiB.
+    const prompt = 'a lighthouse at dawn '.repeat(150);
+    const create = () =>
+      fetch(`${url}/v1/videos`, { method: 'POST', headers: { Authorization: 'Bearer sk_test_big', 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'video-3.2', prompt }) });
+    for (let i = 0; i < 1000; i++) expect((await create()).status).toBe(200);
+
+    // The first chunk read, then the download left unread while other requests come.
+    const res = await new Promise<IncomingMessage>((resolve, reject) => httpGet(`${url}/_sim/state`, resolve).on('error', reject));
+    expect(res.headers['content-length']).toBeUndefined();
+    expect(res.headers['transfer-encoding']).toBe('chunked');
+    const chunks: Buffer[] = [];
+    await new Promise<void>((resolve) =>
+      res.once('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        res.pause();
+        resolve();
+      }),
+    );
+    expect((await create()).status).toBe(200);
+    expect((await fetch(`${url}/_sim/health`)).status).toBe(200);
+    const ended = new Promise((resolve) => res.on('end', resolve));
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.resume();
+    await ended;
+    const text = Buffer.concat(chunks).toString('utf8');
+    expect(Buffer.byteLength(text)).toBeGreaterThan(2 * 1024 * 1024);
+    // The 1,000 generations stored when it was asked for, not the one created while it was read.
+    expect(parseStateText(text).items.filter((item) => 'generation' in item)).toHaveLength(1000);
+    await sim.close();
   });
 
   it('with --state answers the header and a snapshot of the state now, and leaves the file as it is', async () => {

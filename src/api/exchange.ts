@@ -25,7 +25,8 @@ export interface ApiRequest {
 
 /** A body sent from a stream (the transcript: it may not fit in a string): its length in bytes, and its bytes. */
 export interface StreamedBody {
-  readonly length: number;
+  /** Its length in bytes; undefined when it is made as it is sent (it is then sent chunked). */
+  readonly length: number | undefined;
   open(): Readable;
   /** All of it as text, read at once (for the in-process API). */
   text(): string;

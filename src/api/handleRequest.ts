@@ -270,7 +270,8 @@ function send(ctx: RequestContext, draft: Draft): ApiAnswer {
     journaled: undefined,
   };
   if (ctx.network !== null) {
-    const length = sent.stream ? sent.stream.length : ctx.method === 'HEAD' ? 0 : Buffer.byteLength(sent.body);
+    // (A /v1 answer, the only kind a network fault loses, is never streamed.)
+    const length = sent.stream ? (sent.stream.length ?? 0) : ctx.method === 'HEAD' ? 0 : Buffer.byteLength(sent.body);
     sent.network = { fault: ctx.network, bodyBytes: bodyBytesSent(ctx.network, length) };
   }
   const value = 'value' in checked ? checked.value : undefined;

@@ -290,7 +290,9 @@ function send(res: ServerResponse, method: string, answer: ApiAnswer, cors: read
     return;
   }
   const head = answerHead(answer, cors, close);
-  head.push('Content-Length', String(answer.stream ? answer.stream.length : Buffer.byteLength(answer.body)));
+  // A body made as it is sent has no length yet: Node sends it chunked.
+  const length = answer.stream ? answer.stream.length : Buffer.byteLength(answer.body);
+  if (length !== undefined) head.push('Content-Length', String(length));
   writeHead(res, answer.status, head);
   if (answer.stream) {
     if (method === 'HEAD') return void res.end();

@@ -553,18 +553,23 @@ function removeStaleTemporaryFiles(file: string): void {
 }
 
 /**
- * The core's state now as a compacted state file (header and snapshot), as a body held in memory in
- * chunks (never one string): what `GET /_sim/state` answers, with or without `--state`. `anchor`:
+ * The core's state now as a compacted state file (header and snapshot), as a body made as it is
+ * sent: what `GET /_sim/state` answers, with or without `--state`. `anchor`:
  * the wall-clock reading its clock began at; `seq`: the requests a state file has recorded in this
  * run (0 without one).
  */
 export function compactedBody(core: Simulator, overrides: StateHeader['overrides'], anchor: number, seq: number): StreamedBody {
-  const lines = compactedLines(stateHeaderOf(core, overrides, anchor), core.captureState(), seq, core.hostTimeMs());
-  const chunks = [...chunksOf(lines, COMPACT_CHUNK_BYTES, false)];
+  // The state is captured now, as a compaction captures it; its lines are made as the client
+  // reads them, a chunk at a time, so that a large state holds neither the event loop nor a copy
+  // of itself in memory (its length is not known before: the answer is sent chunked).
+  const header = stateHeaderOf(core, overrides, anchor);
+  const capture = core.captureState();
+  const wallMs = core.hostTimeMs();
+  const lines = (): Generator<string, void, undefined> => compactedLines(header, capture, seq, wallMs);
   return {
-    length: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
-    open: () => Readable.from(chunks),
-    text: () => Buffer.concat(chunks).toString('utf8'),
+    length: undefined,
+    open: () => Readable.from(chunksOf(lines(), COMPACT_CHUNK_BYTES, false)),
+    text: () => [...lines()].join(''),
   };
 }
 
