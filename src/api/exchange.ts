@@ -23,7 +23,7 @@ export interface ApiRequest {
   body: RawBody;
 }
 
-/** A body sent from a stream (the transcript: it may not fit in a string): its length in bytes, and its bytes. */
+/** A body sent from a stream (a transcript, the state: it may not fit in a string): its length in bytes, and its bytes. */
 export interface StreamedBody {
   /** Its length in bytes; undefined when it is made as it is sent (it is then sent chunked). */
   readonly length: number | undefined;
