@@ -833,8 +833,11 @@ async function benchTests() {
   });
   const seconds = (now() - t0) / 1000;
   const plain = output.replace(/\u001b\[[0-9;]*m/g, '');
-  raw.tests = { seconds, exitCode: code, tail: plain.trimEnd().split('\n').slice(-6).join('\n') };
-  if (code !== 0) log(`  npm test exited ${code}; its last lines:\n${raw.tests.tail}`);
+  const lines = plain.trimEnd().split('\n');
+  // A failed run keeps what failed (vitest's FAIL lines and the errors' first lines), not only its summary.
+  const failures = code === 0 ? [] : lines.filter((line) => /^\s*(FAIL|×|(\w*Error|Unhandled\w*)\b)/.test(line)).slice(0, 40);
+  raw.tests = { seconds, exitCode: code, tail: lines.slice(-6).join('\n'), ...(failures.length > 0 && { failures }) };
+  if (code !== 0) log(`  npm test exited ${code}; what failed:\n${failures.join('\n')}\n  its last lines:\n${raw.tests.tail}`);
   figure({
     id: 'npm_test_wall',
     figure: 'npm test wall time',
