@@ -34,15 +34,15 @@ export type AppServer = Server & {
 };
 
 /**
- * A `node:http` server for `app` that answers malformed HTTP, an unmet `Expect` and `CONNECT` in
- * the service's error shape; `requestId` gives those answers their `X-Request-Id`.
- */
-/**
  * How long an idle keep-alive connection stays open (Node's default, stated here because a proxy in
  * front must drop its idle connections to a shard first: src/deploy/nginx.ts).
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
+/**
+ * A `node:http` server for `app` that answers malformed HTTP, an unmet `Expect` and `CONNECT` in
+ * the service's error shape; `requestId` gives those answers their `X-Request-Id`.
+ */
 export function createAppServer(app: Express | SimulatorApp | RequestListener, requestId: () => string = () => 'req_malformed'): AppServer {
   // Answers sent in full while draining: a request in progress when the drain begins is counted
   // when its answer is out (`finish`; a cut connection never finishes), so each response is
