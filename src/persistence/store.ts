@@ -403,7 +403,9 @@ export class StateStore {
       lines: this.lines + this.pendingLines,
       compacted_at: this.compactedAt,
       ...(this.writeFailed !== undefined && { write_failed: this.writeFailed }),
-      ...(this.compaction !== undefined && { compacting: true as const }),
+      // Over once the compacted file has taken the file's place (and `compacted_at` says so), though
+      // its file handles are still being closed.
+      ...(this.compaction !== undefined && !this.compaction.renamed && { compacting: true as const }),
       ...(this.compactionError !== undefined && { compaction_failed: this.compactionError, compaction_retry_at: isoTime(this.retryAt) }),
     };
   }
