@@ -157,6 +157,24 @@ describe("under vitest's fake timers", () => {
     vi.setTimerTickMode('nextTimerAsync');
     await expectPollingClientDrivesGeneration();
   });
+
+  it('timers that never move (setImmediate faked too): concurrent requests are still answered, each its own answer', async () => {
+    vi.useFakeTimers(); // no tick mode: a faked setTimeout or setImmediate never fires
+    const sim = createSimulator({ scenario: 'fast', clock: 'manual' });
+    try {
+      const url = await withinRealTime(sim.listen(0), 5_000, 'sim.listen(0)');
+      const headers = { Authorization: 'Bearer sk_test_frozen_timers', 'Content-Type': 'application/json' };
+      const create = (prompt: string) => fetch(`${url}/v1/videos`, { method: 'POST', headers, body: JSON.stringify({ model: 'video-3.2', prompt }) });
+      const answers = await withinRealTime(Promise.all([create('first'), create('second'), create('third')]), 5_000, 'three creates');
+      const videos = await Promise.all(answers.map((res) => res.json() as Promise<Video>));
+      expect(answers.map((res) => res.status)).toEqual([200, 200, 200]);
+      expect(videos.map((video) => video.prompt)).toEqual(['first', 'second', 'third']);
+      const polled = await withinRealTime(fetch(`${url}/v1/videos/${videos[1]!.id}`, { headers }), 5_000, 'a poll');
+      expect(((await polled.json()) as Video).prompt).toBe('second');
+    } finally {
+      await withinRealTime(sim.close(), 5_000, 'sim.close()');
+    }
+  });
 });
 
 describe('under @sinonjs/fake-timers', () => {

@@ -22,6 +22,7 @@ import type { StateStatus } from '../persistence/store.js';
 import { createAccessGuard, type AccessPolicy } from './accessGuard.js';
 import { answerInternalError } from './errorAnswers.js';
 import { loseAnswer, type NetworkHooks } from './network.js';
+import { writeAtEndOfTurn } from './turnWrites.js';
 import { allowsCors, isApiPath, pathOf } from './paths.js';
 
 export interface ApiOptions {
@@ -182,14 +183,22 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       headers: req.headers as Record<string, string | undefined>,
       body,
     });
-    if (answer.delayMs > 0) return wait(answer.delayMs).then(() => deliver(res, method, body, answer, cors));
-    deliver(res, method, body, answer, cors);
+    if (answer.delayMs > 0) return wait(answer.delayMs).then(() => deliver(req, res, method, body, answer, cors));
+    deliver(req, res, method, body, answer, cors);
   };
-  const deliver = (res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer, cors: readonly string[]): void => {
-    const close = body === 'too_large' || drain.signal.aborted;
-    if (answer.network) return sendLost(res, method, answer, cors, close, networkHooks());
-    send(res, method, answer, cors, close);
+  // An answer is sent with the others of its event-loop turn (turnWrites.ts says why); one a
+  // network fault loses is carried out at once.
+  const deliver = (req: IncomingMessage, res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer, cors: readonly string[]): void => {
+    const close = (): boolean => body === 'too_large' || drain.signal.aborted;
+    if (answer.network) return sendLost(res, method, answer, cors, close(), networkHooks());
     if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
+    writeAtEndOfTurn(() => {
+      try {
+        send(res, method, answer, cors, close());
+      } catch (err) {
+        fail(req, res, err, cors);
+      }
+    });
   };
   // Answered without a socket (`answer`): a network hang holds no connection.
   const socketless: RequestPathDeps = { ...deps, sockets: false };
