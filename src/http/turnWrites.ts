@@ -5,9 +5,9 @@
  * one as each is answered, every answer wakes its client again: the client has handled the last
  * one and gone back to waiting by the time the next is written, and waking a waiting process costs
  * both sides, most of all on a virtual machine (a CPU that went idle is woken through the host).
- * Written together once the turn's reads are handled, a turn's answers wake the client once.
- * Measured beside bare `node:http` on 2 CPUs (bench/README.md, "Answers written per turn"), this
- * took a create from about 95 to about 70 µs of the server's CPU and a poll from about 45 to 37.
+ * Written together once the turn's reads are handled, a turn's answers wake the client once. On
+ * 2 CPUs under 32 connections this took a third off the server's CPU time per create and a
+ * quarter off a poll's (bench/README.md, "Answers written per turn").
  *
  * The turn ends with a message on a `MessageChannel`, not `setImmediate`: test runners' fake
  * timers fake `setImmediate` (vitest's and @sinonjs/fake-timers' by default), and a simulator in
