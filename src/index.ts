@@ -29,6 +29,7 @@ import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } f
 import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './client/api.js';
 import { SimulatorControlError } from './client/client.js';
 import type { Exchange } from './api/handleRequest.js';
+import type { MediaFaultTaken } from './persistence/format.js';
 import type { StateHeader } from './persistence/header.js';
 import { openState, type DurableState } from './persistence/restore.js';
 import { compactedBody, type StateStore } from './persistence/store.js';
@@ -247,6 +248,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     onShutdown: () => void close().then(() => options.onShutdown?.(stopped as Stopped)),
     // Recording and state off: no hook at all on the request path.
     onExchange: exchangeHook(recording, durable?.store),
+    ...(durable && { onMediaFault: (download: MediaFaultTaken) => durable.store.recordMediaFault(download) }),
     ...(recording && {
       transcript: () => recording.transcript(),
       recording: () => recording.status(),

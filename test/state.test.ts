@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readStateRows } from '../src/persistence/format.js';
 import { StateRefusedError } from '../src/persistence/open.js';
 import { parseStateText } from './stateFiles.js';
 import { VALID_IMAGE, VALID_VIDEO, bearer, createVideo, getVideo, makeSim } from './helpers.js';
@@ -53,6 +54,47 @@ describe('createSimulator({ state })', () => {
     expect({ clock: second.clock.get('sk_test_alice'), faults: second.faults.list(), video: (await getVideo(second, created.body.id)).body }).toEqual(before);
     expect((await createVideo(second)).status).toBe(500);
     await second.close();
+  });
+
+  it('keeps a download’s take of a queued media fault: after a restart the fault has the shots it had left', async () => {
+    const file = stateFile();
+    const first = makeSim({ state: file });
+    const created = await createVideo(first);
+    await request(first.app).post(`/_sim/generations/${created.body.id}/finish`).expect(200);
+    await first.faults.queue({ path: '/cdn/videos/*', network: 'slow', bytes_per_second: 10_485_760, times: 2 });
+    const video = `/cdn/videos/${created.body.id}.mp4`;
+    await request(first.app).get(video).expect(200);
+    const left = await first.faults.list();
+    expect(left.faults.map((f) => f.times_left)).toEqual([1]);
+    await first.close();
+    const takes = [...readStateRows(readFileSync(file, 'utf8').split('\n')).entries].flatMap((e) => ('mediaFault' in e ? [e.mediaFault] : []));
+    expect(takes).toEqual([{ method: 'GET', path: video }]);
+
+    const second = makeSim({ state: file });
+    expect(await second.faults.list()).toEqual(left);
+    // The last shot is taken once, by the next download, and that take is kept as well.
+    await request(second.app).get(video).expect(200);
+    expect((await second.faults.list()).faults).toEqual([]);
+    await second.close();
+    const third = makeSim({ state: file });
+    expect((await third.faults.list()).faults).toEqual([]);
+    await third.close();
+  });
+
+  it('says which media fault take found nothing queued, and refuses one that names no path', async () => {
+    const file = stateFile();
+    const first = makeSim({ state: file });
+    await createVideo(first);
+    await first.close();
+    const header = `${readFileSync(file, 'utf8').split('\n')[0]}\n`;
+    writeFileSync(file, `${header}{"media_fault":{"method":"GET","path":"/cdn/videos/vid_gone.mp4"}}\n`);
+    const sim = makeSim({ state: file });
+    expect(sim.logs).toEqual([
+      `state: ${file}: line 2 (GET /cdn/videos/vid_gone.mp4): took a queued media fault when first downloaded, none is queued for it now (the state was written by a simulator that answers differently: version 0.1.0)`,
+    ]);
+    await sim.close();
+    writeFileSync(file, `${header}{"media_fault":{"method":"GET"}}\n`);
+    expect(() => makeSim({ state: file })).toThrow(/line 2: media_fault\.path: expected a path \(a string that begins with \/\)/);
   });
 
   it('shows the file in health, and answers the state compacted as a download at GET /_sim/state', async () => {

@@ -18,6 +18,7 @@ import { handleRequest, requestPathDeps, type ApiAnswer, type ApiRequest, type R
 import { logToStderr } from '../host.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
+import type { MediaFaultTaken } from '../persistence/format.js';
 import type { StateStatus } from '../persistence/store.js';
 import { createAccessGuard, type AccessPolicy } from './accessGuard.js';
 import { answerInternalError } from './errorAnswers.js';
@@ -35,6 +36,8 @@ export interface ApiOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Sees every /v1 request and every state-changing control request, once answered (recording). */
   onExchange?: (exchange: Exchange) => void;
+  /** Told when a download takes one shot of a queued media fault (the state file keeps it). */
+  onMediaFault?: (download: MediaFaultTaken) => void;
   /** The transcript recorded so far (for `GET /_sim/transcript`, streamed); undefined when recording is off. */
   transcript?: () => StreamedBody | undefined;
   /** What `GET /_sim/health` shows of the recording; undefined when recording is off. */
@@ -205,8 +208,10 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release() });
 
   const mediaFaults: Admission = (req, res, next) => {
-    const queued = sim.faults.takeMedia(req.method ?? 'GET', pathOf((req as { originalUrl?: string }).originalUrl ?? req.url));
+    const download = { method: req.method ?? 'GET', path: pathOf((req as { originalUrl?: string }).originalUrl ?? req.url) };
+    const queued = sim.faults.takeMedia(download.method, download.path);
     if (queued === undefined) return next();
+    options.onMediaFault?.(download);
     const go = (): void => {
       if (queued.network === null) return next();
       const fault = sim.onSocket(queued.network);

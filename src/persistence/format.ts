@@ -18,6 +18,10 @@
  * A `{"ids":N}` line says that the simulator's global request ids (those of control requests, media
  * and requests without a key) had reached `req_N` by then, though no request line says so.
  *
+ * A `{"media_fault":{"method":"GET","path":"/cdn/videos/vid_1.mp4"}}` line says that a download took
+ * one shot of a queued media fault (a `/cdn/...` pattern) at that point: downloads are not request
+ * lines, but the fault they took is gone from the queue.
+ *
  * A compacted file has a snapshot right after the header: a `{"snapshot":{...}}` line, the core's
  * state as rows, and an end row (snapshot.ts), standing for every request before it; the request
  * lines after it are replayed on top of it. The header's format number stays 1 either way: a file
@@ -56,6 +60,8 @@ export type StateEntry = (
   | { line: StateLine }
   /** The global request ids had reached this number. */
   | { ids: number }
+  /** A download took one shot of a queued media fault. */
+  | { mediaFault: MediaFaultTaken }
 ) & { row: number; end: number };
 
 /** A state file being read: its header at once, the rest as it is read. */
@@ -93,6 +99,25 @@ export function formatStateLine(seq: number, wall: number, exchange: Exchange): 
 
 export function formatIds(ids: number): string {
   return `{"ids":${ids}}`;
+}
+
+/** A download that took one shot of a queued media fault: its method and path. */
+export interface MediaFaultTaken {
+  method: string;
+  path: string;
+}
+
+export function formatMediaFaultTaken(taken: MediaFaultTaken): string {
+  return `{"media_fault":{"method":${JSON.stringify(taken.method)},"path":${JSON.stringify(taken.path)}}}`;
+}
+
+function parseMediaFaultTaken(value: unknown, row: number): MediaFaultTaken {
+  const taken = value as Record<string, unknown> | null;
+  if (typeof taken !== 'object' || taken === null || Array.isArray(taken)) throw new StateFormatError(row, 'media_fault: expected an object');
+  const { method, path } = taken;
+  if (typeof method !== 'string' || method === '') throw new StateFormatError(row, 'media_fault.method: expected a method (a string)');
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new StateFormatError(row, 'media_fault.path: expected a path (a string that begins with /)');
+  return { method, path };
 }
 
 /**
@@ -162,7 +187,8 @@ export function readStateRows(rows: Iterable<string>, position: () => number = (
           throw new StateFormatError(row, `ids: expected a whole number, got ${JSON.stringify(value.ids)}`);
         }
         yield { ids: value.ids as number, row, end };
-      } else yield { line: parseLine(value, row), row, end };
+      } else if ('media_fault' in value) yield { mediaFault: parseMediaFaultTaken(value.media_fault, row), row, end };
+      else yield { line: parseLine(value, row), row, end };
     }
     if (inSnapshot) {
       throw new StateFormatError(

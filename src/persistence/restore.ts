@@ -31,6 +31,7 @@ import type { StateRow } from '../core/simulatorState.js';
 import { RowTooLongError } from '../fileRows.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { describeRecordedNetwork, recordedNetwork, recordedRequest, recordedStatus } from '../transcript/format.js';
+import { clip } from '../core/errors.js';
 import { globalIdNumber } from '../core/requestIds.js';
 import { formatStateHeader, StateFormatError, type StateHeader } from './header.js';
 import { openStateFile, refusedFormat, type AskedState, type OpenedStateFile } from './open.js';
@@ -252,6 +253,13 @@ function restoreRows(core: Simulator, file: OpenedStateFile, wall: HeldWall, log
       if ('ids' in entry) {
         core.skipGlobalRequestIdsTo(entry.ids);
         result.lastIds = Math.max(result.lastIds, entry.ids);
+        continue;
+      }
+      if ('mediaFault' in entry) {
+        const { method, path } = entry.mediaFault;
+        if (core.faults.takeMedia(method, path) === undefined) {
+          result.divergences.push(`line ${entry.row} (${method} ${clip(path)}): took a queued media fault when first downloaded, none is queued for it now`);
+        }
         continue;
       }
       const { line } = entry;

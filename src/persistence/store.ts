@@ -38,7 +38,7 @@ import type { Simulator } from '../core/simulator.js';
 import { acquireFileLock, type FileLock } from '../fileLock.js';
 import { cutFile, readFileBytes, writeRowBytes, writeRowBytesAsync, writeRows } from '../fileRows.js';
 import { globalIdNumber } from '../core/requestIds.js';
-import { formatIds, formatStateLine } from './format.js';
+import { formatIds, formatMediaFaultTaken, formatStateLine, type MediaFaultTaken } from './format.js';
 import { formatStateHeader, type StateHeader } from './header.js';
 import { chunksOf, compactedLines, stateHeaderOf } from './snapshot.js';
 import { StateRefusedError, refuseForeignFile } from './open.js';
@@ -226,6 +226,19 @@ export class StateStore {
     this.pendingLines++;
     if (exchange.method === 'GET' || exchange.method === 'HEAD') this.arm();
     else this.flush();
+  }
+
+  /**
+   * Keeps a download's take of a queued media fault (the queue changed: written at once, like a
+   * state-changing request). Never throws.
+   */
+  recordMediaFault(taken: MediaFaultTaken): void {
+    if (!this.opened()) return;
+    const { core } = this.options;
+    if (core.clock !== this.clockSeen) this.renew(core.hostTimeMs());
+    // Not a request: `lines` counts requests only.
+    this.pending += `${formatMediaFaultTaken(taken)}\n`;
+    this.flush();
   }
 
   /** Writes what is held in memory (polls, and the global ids given out since the last line). */
