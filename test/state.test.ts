@@ -19,6 +19,15 @@ const stateFile = (): string => join(dir, `state-${++files}.jsonl`);
 const methodsIn = (file: string): string[] =>
   parseStateText(readFileSync(file, 'utf8')).entries.flatMap((e) => ('line' in e ? [`${e.line.method} ${e.line.path}`] : []));
 
+/** A state file that holds one create. */
+async function fileWithOneCreate(): Promise<string> {
+  const file = stateFile();
+  const sim = makeSim({ state: file });
+  await createVideo(sim);
+  await sim.close();
+  return file;
+}
+
 describe('createSimulator({ state })', () => {
   it('writes a state-changing request before answering it, and a poll with the next one, in order', async () => {
     const file = stateFile();
@@ -82,10 +91,7 @@ describe('createSimulator({ state })', () => {
   });
 
   it('says which media fault take found nothing queued, and refuses one that names no path', async () => {
-    const file = stateFile();
-    const first = makeSim({ state: file });
-    await createVideo(first);
-    await first.close();
+    const file = await fileWithOneCreate();
     const header = `${readFileSync(file, 'utf8').split('\n')[0]}\n`;
     writeFileSync(file, `${header}{"media_fault":{"method":"GET","path":"/cdn/videos/vid_gone.mp4"}}\n`);
     const sim = makeSim({ state: file });
@@ -194,10 +200,7 @@ describe('createSimulator({ state })', () => {
   });
 
   it('refuses a scenario or a clock that differs from the file\'s, and what is not a state file', async () => {
-    const file = stateFile();
-    const first = makeSim({ state: file });
-    await createVideo(first);
-    await first.close();
+    const file = await fileWithOneCreate();
     expect(() => makeSim({ state: file, scenario: 'default' })).toThrow(StateRefusedError);
     expect(() => makeSim({ state: file, clock: 'realtime' })).toThrow(/--clock realtime asks for another clock/);
 
