@@ -31,4 +31,15 @@ describe('writeAtEndOfTurn', () => {
     await turnEnds();
     expect(written).toEqual(['first', 'later']);
   });
+
+  it('a write that throws does not keep the others of its turn from running', async () => {
+    const written: string[] = [];
+    const thrown = new Promise<unknown>((resolve) => process.once('uncaughtException', resolve));
+    writeAtEndOfTurn(() => {
+      throw new Error('a bug');
+    });
+    writeAtEndOfTurn(() => written.push('after it'));
+    expect(((await thrown) as Error).message).toBe('a bug');
+    expect(written).toEqual(['after it']);
+  });
 });

@@ -21,8 +21,8 @@ let wake: MessagePort | undefined;
 
 /**
  * Runs `write` once the event loop has handled the I/O of this turn, with every other write asked
- * for in it, in the order asked. A write that throws is its own caller's to catch: `write` must
- * not throw.
+ * for in it, in the order asked. `write` catches its own errors; one that throws anyway does not
+ * keep the others from running, and is thrown once they have.
  */
 export function writeAtEndOfTurn(write: () => void): void {
   pending.push(write);
@@ -41,5 +41,13 @@ function openChannel(): MessagePort {
 function writePending(): void {
   const writes = pending;
   pending = [];
-  for (const write of writes) write();
+  let failed: { error: unknown } | undefined;
+  for (const write of writes) {
+    try {
+      write();
+    } catch (error) {
+      failed ??= { error };
+    }
+  }
+  if (failed) throw failed.error;
 }
