@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runReplay } from '../src/commands/replay.js';
 import { createSimulator, loadScenario } from '../src/index.js';
 import { replayTranscript } from '../src/transcript/replay.js';
-import { PROMPT, makeSim, queueFault } from './helpers.js';
+import { PROMPT, fastWith, makeSim, queueFault } from './helpers.js';
 import { eventually, rawRequest } from './rawHttp.js';
 import { parseTranscript } from './transcripts.js';
 
@@ -156,5 +156,30 @@ describe('a state file with network faults', () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe('a hang the held-connections bound closed', () => {
+  it('is closed again by a replay and a restore: the same answer, the same journal', async () => {
+    const record = join(dir, 'bounded.jsonl');
+    const state = join(dir, 'bounded-state.jsonl');
+    const scenario = fastWith((s) => (s.limits.max_hung_connections = 0));
+    const sim = makeSim({ scenario, clock: 'manual', record, state });
+    await sim.listen(0);
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', network: 'hang', phase: 'after', hang_ms: 600_000 });
+    const lost = await send(`http://127.0.0.1:${sim.port}`, 'POST', '/v1/videos', CREATE);
+    expect(lost.end).toBe('close');
+    const journalOf = async (s: typeof sim): Promise<unknown> => (await request(s.app).get('/_sim/requests').query({ api_key: KEY })).body;
+    const journaled = await journalOf(sim);
+    expect(journaled).toMatchObject({ data: [{ network: { kind: 'close', phase: 'after' }, fault: expect.stringContaining('closed instead') }] });
+    await sim.close();
+
+    const report = replayTranscript(parseTranscript(readFileSync(record, 'utf8')), { loadScenario: (name) => loadScenario(name) });
+    expect(report).toMatchObject({ replayed: 2, identical: 2, differences: [] });
+
+    const restored = makeSim({ scenario, clock: 'manual', state });
+    expect(restored.logs).toEqual([]);
+    expect(await journalOf(restored)).toEqual(journaled);
+    await restored.close();
   });
 });

@@ -57,10 +57,12 @@ export interface RequestPathDeps {
   /** Sees every /v1 request and every state-changing control request, once answered. */
   onExchange?: (exchange: Exchange) => void;
   /**
-   * Whether the answers go out on sockets (the HTTP adapter): a network `hang` then holds a
-   * connection, within the scenario's bound. Answers made without one (a replay, a restore) hold none.
+   * What becomes of a network fault on its way to the socket. The HTTP adapter's: a `hang` takes
+   * a place among the held connections, or is a `close` past the scenario's bound
+   * (`Simulator.onSocket`). A replay's and a restore's hold no connections: a hang is closed as
+   * its recording shows (`replayedOnSocket`). Default: as drawn.
    */
-  sockets?: boolean;
+  onSocket?: (fault: NetworkFault) => NetworkFault;
 }
 
 /**
@@ -70,9 +72,9 @@ export interface RequestPathDeps {
  */
 export function requestPathDeps(
   sim: Simulator,
-  parts: { app: AppParts; log: (line: string) => void } & Pick<RequestPathDeps, 'onExchange' | 'sockets'>,
+  parts: { app: AppParts; log: (line: string) => void } & Pick<RequestPathDeps, 'onExchange' | 'onSocket'>,
 ): RequestPathDeps {
-  return { sim, app: parts.app, log: parts.log, responseFailures: [], onExchange: parts.onExchange, sockets: parts.sockets };
+  return { sim, app: parts.app, log: parts.log, responseFailures: [], onExchange: parts.onExchange, onSocket: parts.onSocket };
 }
 
 /** An answer before it is checked and serialised: a JSON value, text already serialised, or a stream. */
@@ -176,7 +178,7 @@ function injectFaultsAndLatency(ctx: RequestContext): Draft | undefined {
   ctx.note = injection.note;
   ctx.forcedOutcome = injection.forcedOutcome;
   if (injection.network !== null) {
-    const network = ctx.deps.sockets ? ctx.sim.onSocket(injection.network) : injection.network;
+    const network = ctx.deps.onSocket ? ctx.deps.onSocket(injection.network) : injection.network;
     if (network !== injection.network) ctx.note = `${ctx.note as string}; closed instead: limits.max_hung_connections are held`;
     ctx.network = network;
     return network.phase === 'before' ? NO_ANSWER : undefined;

@@ -209,6 +209,11 @@ export class HeldConnections {
  */
 export function boundedHang(fault: NetworkFault, held: HeldConnections, max: number): NetworkFault {
   if (fault.kind !== 'hang' || held.take(max)) return fault;
+  return closedByBound(fault);
+}
+
+/** The `close` a hang becomes past the held-connections bound. */
+export function closedByBound(fault: NetworkFault): NetworkFault {
   return { ...fault, kind: 'close' };
 }
 

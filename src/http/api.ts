@@ -119,7 +119,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   const deps = requestPathDeps(sim, {
     log,
     onExchange: options.onExchange,
-    sockets: true,
+    onSocket: (fault) => sim.onSocket(fault),
     app: {
       transcript: options.transcript,
       recording: options.recording,
@@ -204,7 +204,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     });
   };
   // Answered without a socket (`answer`): a network hang holds no connection.
-  const socketless: RequestPathDeps = { ...deps, sockets: false };
+  const socketless: RequestPathDeps = { ...deps, onSocket: undefined };
   const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release() });
 
   const mediaFaults: Admission = (req, res, next) => {

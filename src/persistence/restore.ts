@@ -30,11 +30,12 @@ import type { Simulator } from '../core/simulator.js';
 import type { StateRow } from '../core/simulatorState.js';
 import { RowTooLongError } from '../fileRows.js';
 import { listBundledScenarios } from '../scenarios/load.js';
-import { describeRecordedNetwork, recordedNetwork, recordedRequest, recordedStatus } from '../transcript/format.js';
+import { describeRecordedNetwork, recordedNetwork, recordedRequest, recordedStatus, replayedOnSocket } from '../transcript/format.js';
 import { clip } from '../core/errors.js';
 import { globalIdNumber } from '../core/requestIds.js';
 import { formatStateHeader, StateFormatError, type StateHeader } from './header.js';
 import { openStateFile, refusedFormat, type AskedState, type OpenedStateFile } from './open.js';
+import type { StateLine } from './format.js';
 import { StateStore } from './store.js';
 
 /** How many replayed answers that differ from the recorded ones are named one by one. */
@@ -209,7 +210,9 @@ interface Restored {
  */
 function restoreRows(core: Simulator, file: OpenedStateFile, wall: HeldWall, log: (line: string) => void): Restored {
   const { reading } = file;
-  const deps = requestPathDeps(core, { app: { scenarios: listBundledScenarios }, log });
+  // The request line being handled again.
+  let replaying: StateLine | undefined;
+  const deps = requestPathDeps(core, { app: { scenarios: listBundledScenarios }, log, onSocket: replayedOnSocket(() => replaying) });
   const result: Restored = { requests: 0, lines: 0, lastSeq: 0, lastIds: 0, snapshotBytes: 0, compactedAt: null, wholeBytes: 0, divergences: [] };
   let snapshotSeq = 0;
   try {
@@ -263,6 +266,7 @@ function restoreRows(core: Simulator, file: OpenedStateFile, wall: HeldWall, log
         continue;
       }
       const { line } = entry;
+      replaying = line;
       wall.hold(line.wall);
       // The wall reading puts the clock where it was; a clock moved by other means is caught up.
       core.clock.forwardTo(Date.parse(line.now));

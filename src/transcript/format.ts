@@ -17,7 +17,7 @@
  *   {"seq":2,...,"status":200,"network":{"kind":"reset","phase":"after","body_bytes":0},"response_headers":{},"response":"{\"id\":...}"}
  */
 import type { ApiAnswer, ApiRequest, Exchange } from '../api/exchange.js';
-import { NETWORK_KINDS, type NetworkKind, type NetworkPhase } from '../core/network.js';
+import { NETWORK_KINDS, closedByBound, type NetworkFault, type NetworkKind, type NetworkPhase } from '../core/network.js';
 import { isoTime } from '../core/clock.js';
 import type { RunHeader } from '../core/openSimulator.js';
 import { JsonLinesError, isIsoTime, isStringMap, parseJsonObject } from '../jsonLine.js';
@@ -85,6 +85,16 @@ export interface RecordedNetwork {
   body_bytes: number;
   /** `gateway`: the status the client got. */
   gateway_status?: number;
+}
+
+/**
+ * The request path's `onSocket` for a replay or a restore, which hold no connections: a `hang` the
+ * line being handled again (`line()`) records as a `close` met the held-connections bound when it
+ * was first handled (`limits.max_hung_connections`), so it is closed again, and the answer and its
+ * journal record say what they said then. Any other fault is as drawn.
+ */
+export function replayedOnSocket(line: () => Pick<RecordedRequest, 'network'> | undefined): (fault: NetworkFault) => NetworkFault {
+  return (fault) => (fault.kind === 'hang' && line()?.network?.kind === 'close' ? closedByBound(fault) : fault);
 }
 
 /** The status a line records of an answer: the service's, or null when the request never reached it. */

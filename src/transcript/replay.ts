@@ -13,7 +13,7 @@ import { openSimulator } from '../core/openSimulator.js';
 import type { Scenario } from '../core/scenario.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
-import { recordedNetwork, recordedRequest, recordedStatus, sentBody, type TranscriptReading } from './format.js';
+import { recordedNetwork, recordedRequest, recordedStatus, replayedOnSocket, sentBody, type TranscriptLine, type TranscriptReading } from './format.js';
 
 export interface ReplayOptions {
   /** Resolves a scenario a recorded reset names (a bundled name or a file path). */
@@ -31,9 +31,10 @@ export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 
   const { header } = transcript;
   const standingWallMs = Date.parse(header.clock.start);
   const sim = openSimulator(header, { wallClock: () => standingWallMs, loadScenario: options.loadScenario });
-  const deps = requestPathDeps(sim, { app: { scenarios: listBundledScenarios }, log: options.log ?? (() => {}) });
+  let line: TranscriptLine | undefined;
+  const deps = requestPathDeps(sim, { app: { scenarios: listBundledScenarios }, log: options.log ?? (() => {}), onSocket: replayedOnSocket(() => line) });
   const report = emptyReport();
-  for (const line of transcript.lines) {
+  for (line of transcript.lines) {
     // `sim.clock` is read anew each time: a replayed reset makes a new clock.
     sim.clock.forwardTo(Date.parse(line.now));
     const answer = handleRequest(deps, recordedRequest(line));
