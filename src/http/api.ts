@@ -201,7 +201,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       } catch (err) {
         fail(req, res, err, cors);
       }
-    });
+    }, res.socket);
   };
   // Answered without a socket (`answer`): a network hang holds no connection.
   const socketless: RequestPathDeps = { ...deps, onSocket: undefined };

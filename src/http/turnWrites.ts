@@ -12,7 +12,13 @@
  * The turn ends with a message on a `MessageChannel`, not `setImmediate`: test runners' fake
  * timers fake `setImmediate` (vitest's and @sinonjs/fake-timers' by default), and a simulator in
  * the test's process must answer whatever the test does with its timers.
+ *
+ * A client that half-closes its connection once its request is sent (`nc -N`, `shutdown(SHUT_WR)`)
+ * has Node's HTTP server end the socket as soon as the end is read, which may be within the turn:
+ * the turn's answers are written then, before the socket is ended, as they would have been had
+ * they been written at once.
  */
+import type { Socket } from 'node:net';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 
 /** The writes of this turn, in the order they were asked for. */
@@ -21,13 +27,22 @@ let wake: MessagePort | undefined;
 
 /**
  * Runs `write` once the event loop has handled the I/O of this turn, with every other write asked
- * for in it, in the order asked. `write` catches its own errors; one that throws anyway does not
- * keep the others from running, and is thrown once they have.
+ * for in it, in the order asked; at once when `socket` (the answer's) is ended by its client
+ * meanwhile. `write` catches its own errors; one that throws anyway does not keep the others from
+ * running, and is thrown once they have.
  */
-export function writeAtEndOfTurn(write: () => void): void {
+export function writeAtEndOfTurn(write: () => void, socket?: Socket | null): void {
+  if (socket && !watched.has(socket)) {
+    watched.add(socket);
+    // Before the server's own listener, which ends the socket.
+    socket.prependListener('end', writePending);
+  }
   pending.push(write);
   if (pending.length === 1) (wake ??= openChannel()).postMessage(null);
 }
+
+/** The sockets whose end (the client half-closed) writes the turn's answers at once. */
+const watched = new WeakSet<Socket>();
 
 function openChannel(): MessagePort {
   const { port1, port2 } = new MessageChannel();
