@@ -2,11 +2,12 @@
  * Durable state in-process (`createSimulator({ state })`): what the file holds and when it is
  * written, health and the download, the in-process control calls kept like HTTP ones, refusals.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
+import { compactStateFile } from '../src/persistence/compact.js';
 import { readStateRows } from '../src/persistence/format.js';
 import { StateRefusedError } from '../src/persistence/open.js';
 import { parseStateText } from './stateFiles.js';
@@ -78,6 +79,13 @@ describe('createSimulator({ state })', () => {
     await first.close();
     const takes = [...readStateRows(readFileSync(file, 'utf8').split('\n')).entries].flatMap((e) => ('mediaFault' in e ? [e.mediaFault] : []));
     expect(takes).toEqual([{ method: 'GET', path: video }]);
+    // A compaction keeps it too (in its snapshot of the queue).
+    const compacted = stateFile();
+    copyFileSync(file, compacted);
+    await compactStateFile(compacted, () => {});
+    const fromSnapshot = makeSim({ state: compacted });
+    expect(await fromSnapshot.faults.list()).toEqual(left);
+    await fromSnapshot.close();
 
     const second = makeSim({ state: file });
     expect(await second.faults.list()).toEqual(left);
@@ -101,6 +109,8 @@ describe('createSimulator({ state })', () => {
     await sim.close();
     writeFileSync(file, `${header}{"media_fault":{"method":"GET"}}\n`);
     expect(() => makeSim({ state: file })).toThrow(/line 2: media_fault\.path: expected a path \(a string that begins with \/\)/);
+    writeFileSync(file, `${header}{"media_fault":{"method":"GET\\n${'x'.repeat(5000)}","path":"/cdn/videos/vid_gone.mp4"}}\n`);
+    expect(() => makeSim({ state: file })).toThrow(/line 2: media_fault\.method: expected an HTTP method, such as "GET"/);
   });
 
   it('shows the file in health, and answers the state compacted as a download at GET /_sim/state', async () => {

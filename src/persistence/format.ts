@@ -115,7 +115,8 @@ function parseMediaFaultTaken(value: unknown, row: number): MediaFaultTaken {
   const taken = value as Record<string, unknown> | null;
   if (typeof taken !== 'object' || taken === null || Array.isArray(taken)) throw new StateFormatError(row, 'media_fault: expected an object');
   const { method, path } = taken;
-  if (typeof method !== 'string' || method === '') throw new StateFormatError(row, 'media_fault.method: expected a method (a string)');
+  // Every method Node's HTTP parser accepts (M-SEARCH among them).
+  if (typeof method !== 'string' || !/^[A-Z-]{1,20}$/.test(method)) throw new StateFormatError(row, 'media_fault.method: expected an HTTP method, such as "GET"');
   if (typeof path !== 'string' || !path.startsWith('/')) throw new StateFormatError(row, 'media_fault.path: expected a path (a string that begins with /)');
   return { method, path };
 }
