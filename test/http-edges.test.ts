@@ -30,10 +30,13 @@ async function serve(app: SimulatorHandle['app']): Promise<{ server: Server; por
   return { server, port: (server.address() as AddressInfo).port };
 }
 
-/** Sends `raw` on a new connection and resolves to everything the server sent until it closed. */
-function exchangeRaw(port: number, raw: string): Promise<string> {
+/**
+ * Sends `raw` on a new connection (and with `halfClose`, closes the sending side at once) and
+ * resolves to everything the server sent until it closed.
+ */
+function exchangeRaw(port: number, raw: string, { halfClose = false } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+    const socket = connect(port, '127.0.0.1', () => (halfClose ? socket.end(raw) : socket.write(raw)));
     let got = '';
     socket.on('data', (chunk) => (got += chunk.toString()));
     socket.on('close', () => resolve(got));
@@ -112,30 +115,20 @@ describe('a request whose client leaves before its body is complete', () => {
 });
 
 describe('a client that half-closes its connection once its request is sent (nc -N, shutdown(SHUT_WR))', () => {
-  /** Sends `raw` and closes the sending side at once; resolves to everything the server sent until it closed. */
-  function halfClosed(port: number, raw: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.end(raw));
-      let got = '';
-      socket.on('data', (chunk) => (got += chunk.toString()));
-      socket.on('close', () => resolve(got));
-      socket.on('error', reject);
-    });
-  }
-
   it('gets its answer, a read and a create alike', async () => {
     const sim = createSimulator({ scenario: 'fast', clock: 'manual', log: () => {} });
     open.push(sim);
     const { port } = await serve(sim.app);
-    const health = parseAnswer(await halfClosed(port, 'GET /_sim/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'));
+    const health = parseAnswer(await exchangeRaw(port, 'GET /_sim/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', { halfClose: true }));
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ status: 'ok' });
     const body = JSON.stringify({ model: 'video-3.2', prompt: PROMPT });
     const created = parseAnswer(
-      await halfClosed(
+      await exchangeRaw(
         port,
         'POST /v1/videos HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk_test_alice\r\n' +
           `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        { halfClose: true },
       ),
     );
     expect(created.status).toBe(200);
