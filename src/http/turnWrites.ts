@@ -6,7 +6,7 @@
  * one and gone back to waiting by the time the next is written, and waking a waiting process costs
  * both sides, most of all on a virtual machine (a CPU that went idle is woken through the host).
  * Written together once the turn's reads are handled, a turn's answers wake the client once. On
- * 2 CPUs under 32 connections this took a third off the server's CPU time per create and a
+ * 2 CPUs under 32 connections this took a third off the server's CPU time per create, and up to a
  * quarter off a poll's (bench/README.md, "Answers written per turn").
  *
  * The turn ends with a message on a `MessageChannel`, not `setImmediate`: test runners' fake
