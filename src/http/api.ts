@@ -192,17 +192,19 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   // An answer is sent with the others of its event-loop turn (turnWrites.ts says why); one a
   // network fault loses is carried out at once.
   const deliver = (req: IncomingMessage, res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer, cors: readonly string[]): void => {
-    const close = (): boolean => body === 'too_large' || drain.signal.aborted;
-    if (answer.network) return sendLost(res, method, answer, cors, close(), networkHooks());
+    if (answer.network) return sendLost(res, method, answer, cors, closes(body), networkHooks());
     if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
     writeAtEndOfTurn(() => {
       try {
-        send(res, method, answer, cors, close());
+        send(res, method, answer, cors, closes(body));
       } catch (err) {
         fail(req, res, err, cors);
       }
     }, res.socket);
   };
+  // Whether an answer, as it is written, closes its connection: after a body too large to read
+  // whole, or while the server stops.
+  const closes = (body: RawBody): boolean => body === 'too_large' || drain.signal.aborted;
   // Answered without a socket (`answer`): a network hang holds no connection.
   const socketless: RequestPathDeps = { ...deps, onSocket: undefined };
   const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release() });

@@ -213,12 +213,8 @@ export class StateStore {
   /** Keeps one exchange (the request path calls this as each request is handled). Never throws. */
   record(exchange: Exchange): void {
     if (!this.opened()) return;
+    if (this.renewedForReset()) return;
     const { core } = this.options;
-    if (core.clock !== this.clockSeen) {
-      // A global reset: a new run, in a new file.
-      this.renew(core.hostTimeMs());
-      return;
-    }
     const line = `${formatStateLine(++this.seq, core.hostTimeMs(), exchange)}\n`;
     const globalId = globalIdNumber(exchange.answer.headers['X-Request-Id'] ?? '');
     if (globalId !== null && globalId > this.idsKept) this.idsKept = globalId;
@@ -234,11 +230,21 @@ export class StateStore {
    */
   recordMediaFault(taken: MediaFaultTaken): void {
     if (!this.opened()) return;
-    const { core } = this.options;
-    if (core.clock !== this.clockSeen) this.renew(core.hostTimeMs());
+    this.renewedForReset();
     // Not a request: `lines` counts requests only.
     this.pending += `${formatMediaFaultTaken(taken)}\n`;
     this.flush();
+  }
+
+  /**
+   * After a global reset (the core has a new clock), replaces the file with a new run's header
+   * (`renew`); answers whether it did. The reset's own request is not a line of the new run.
+   */
+  private renewedForReset(): boolean {
+    const { core } = this.options;
+    if (core.clock === this.clockSeen) return false;
+    this.renew(core.hostTimeMs());
+    return true;
   }
 
   /** Writes what is held in memory (polls, and the global ids given out since the last line). */

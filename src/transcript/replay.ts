@@ -31,6 +31,7 @@ export function replayTranscript(transcript: Pick<TranscriptReading, 'header' | 
   const { header } = transcript;
   const standingWallMs = Date.parse(header.clock.start);
   const sim = openSimulator(header, { wallClock: () => standingWallMs, loadScenario: options.loadScenario });
+  // The line being replayed (its recorded network fault decides what the bound made of a hang).
   let line: TranscriptLine | undefined;
   const deps = requestPathDeps(sim, { app: { scenarios: listBundledScenarios }, log: options.log ?? (() => {}), onSocket: replayedOnSocket(() => line) });
   const report = emptyReport();
