@@ -104,3 +104,31 @@ describe('a control call never makes an account for a key the scenario refuses',
     expect(await clockOf('sk_test_new')).toBe('2026-01-01T00:00:05.000Z');
   });
 });
+
+describe('a control call refuses an api_key longer than a key can be', () => {
+  const long = `sk_test_${'k'.repeat(248)}`; // 256 characters
+
+  it.each([
+    ['GET', '/_sim/clock'],
+    ['GET', '/_sim/generations'],
+    ['GET', '/_sim/requests'],
+    ['GET', '/_sim/report'],
+    ['DELETE', '/_sim/faults'],
+    ['POST', '/_sim/clock/advance'],
+    ['POST', '/_sim/reset'],
+  ])('%s %s?api_key= of 256 characters is 400 invalid_parameter (param api_key), not echoed, and keeps no count for it', async (method, path) => {
+    const req = request(sim.app)[method.toLowerCase() as 'get' | 'post' | 'delete'](path).query({ api_key: long });
+    const res = method === 'POST' ? await req.send(path.endsWith('advance') ? { seconds: 1 } : {}) : await req;
+    const error = expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'api_key');
+    expect(error.message).toBe("Invalid value for 'api_key': must be at most 255 characters long.");
+    // Counted globally: a key the call refused gets no count of its own to keep.
+    expect(res.headers['x-request-id']).toMatch(/^req_\d{10}$/);
+    expect((await request(sim.app).get('/_sim/health')).body.limits.accounts).toBe(0);
+  });
+
+  it('a key of 255 characters is one', async () => {
+    const res = await request(sim.app).get('/_sim/clock').query({ api_key: long.slice(0, 255) });
+    expect(res.status).toBe(200);
+    expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-z]+_sim_000001$/);
+  });
+});

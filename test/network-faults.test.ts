@@ -322,6 +322,43 @@ describe('held connections', () => {
     expect((await first).end).toBe('open');
   });
 
+  it('a slow answer holds a place while its body trickles out, let go when it ends; past the bound it is a close', async () => {
+    const { sim, url } = await listening({ scenario: fastWith((s) => (s.limits.max_hung_connections = 1)) });
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', network: 'slow', bytes_per_second: 1, times: 2 });
+    let letGo!: () => void;
+    const first = rawRequest(url, { method: 'GET', path: '/v1/videos', headers: { authorization: `Bearer ${KEY}` }, giveUp: new Promise<void>((r) => (letGo = r)) });
+    await eventually('the slow answer held', () => health(sim), (h) => h.network.hung === 1);
+    const second = await list(url);
+    expect(second.end).toBe('close');
+    expect(second.bytes.length).toBe(0);
+    const [slow, closed] = await journal(sim);
+    expect(slow?.network).toEqual({ kind: 'slow', phase: 'after' });
+    expect(closed?.network).toEqual({ kind: 'close', phase: 'after' });
+    expect(closed?.fault).toContain('limits.max_hung_connections');
+    letGo();
+    await first;
+    await eventually('the slow answer let go', () => health(sim), (h) => h.network.hung === 0);
+  });
+
+  it('many held connections at once raise no MaxListenersExceededWarning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const { sim, url } = await listening();
+      await queueFault(sim, { path: '/v1/videos', method: 'GET', network: 'hang', hang_ms: 600_000, times: 12 });
+      const held = Array.from({ length: 12 }, () => rawRequest(url, { method: 'GET', path: '/v1/videos', headers: { authorization: `Bearer ${KEY}` } }));
+      await eventually('twelve hangs held', () => health(sim), (h) => h.network.hung === 12);
+      await sim.close();
+      await Promise.all(held);
+      // A warning is emitted on the next tick of the listener that passed the count.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('a stop closes held connections at once: close() does not wait out the hang or the drain grace', async () => {
     const { sim, url } = await listening();
     await queueFault(sim, { path: '/v1/videos', method: 'GET', network: 'hang', hang_ms: 600_000 });

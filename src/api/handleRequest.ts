@@ -30,6 +30,7 @@
  * (A CORS preflight is answered by the HTTP adapter before any of this, without a key.)
  */
 import type { Account } from '../core/account.js';
+import { MAX_API_KEY_LENGTH } from '../core/auth.js';
 import { SimError, clip, errorObject, fail } from '../core/errors.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
@@ -162,11 +163,15 @@ function identify(ctx: RequestContext): Draft | undefined {
   return undefined;
 }
 
-/** The one non-empty `api_key` of a query string, or null (none, or more than one: that is a 400 of its own). */
+/**
+ * The one `api_key` of a query string that could be a key, or null (none, more than one, empty or
+ * longer than a key can be: each is a 400 of its own, which must not leave a count behind).
+ */
 function namedAccount(query: string): string | null {
   if (!query.includes('api_key=')) return null;
   const keys = new URLSearchParams(query).getAll('api_key');
-  return keys.length === 1 && keys[0] !== '' ? (keys[0] as string) : null;
+  const key = keys.length === 1 ? (keys[0] as string) : '';
+  return key !== '' && key.length <= MAX_API_KEY_LENGTH ? key : null;
 }
 
 /** Faults and latency: the core decides; the adapter only waits `delayMs`. */

@@ -179,9 +179,17 @@ export function gatewayPage(status: number): string {
 }
 
 /**
- * The connections held by `hang`, across accounts and resets (they are the process's sockets, not
- * the state's): at most the scenario's `limits.max_hung_connections` at once; a hang past that
- * bound is a `close`.
+ * Whether a fault holds its connection open for a while: a `hang` until it ends, a `slow` answer
+ * while its body trickles out. Both count against `limits.max_hung_connections`.
+ */
+export function holdsConnection(kind: NetworkKind): boolean {
+  return kind === 'hang' || kind === 'slow';
+}
+
+/**
+ * The connections held by `hang` and `slow` faults, across accounts and resets (they are the
+ * process's sockets, not the state's): at most the scenario's `limits.max_hung_connections` at
+ * once; a fault that would hold one past that bound is a `close`.
  */
 export class HeldConnections {
   private count = 0;
@@ -204,15 +212,15 @@ export class HeldConnections {
 }
 
 /**
- * What a fault decided for a hang once the bound is applied: the fault itself when a place was
- * taken (or none is needed), else a `close` in its place.
+ * What a fault decided for a held connection (`holdsConnection`) once the bound is applied: the
+ * fault itself when a place was taken (or none is needed), else a `close` in its place.
  */
-export function boundedHang(fault: NetworkFault, held: HeldConnections, max: number): NetworkFault {
-  if (fault.kind !== 'hang' || held.take(max)) return fault;
+export function boundedHold(fault: NetworkFault, held: HeldConnections, max: number): NetworkFault {
+  if (!holdsConnection(fault.kind) || held.take(max)) return fault;
   return closedByBound(fault);
 }
 
-/** The `close` a hang becomes past the held-connections bound. */
+/** The `close` a hang or a slow answer becomes past the held-connections bound. */
 export function closedByBound(fault: NetworkFault): NetworkFault {
   return { ...fault, kind: 'close' };
 }

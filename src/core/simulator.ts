@@ -20,7 +20,7 @@ import type { Generation } from './generation.js';
 import type { Image } from './image.js';
 import type { Journal } from './journal.js';
 import type { LimitsHealth } from './limits.js';
-import { HeldConnections, boundedHang, type NetworkFault } from './network.js';
+import { HeldConnections, boundedHold, type NetworkFault } from './network.js';
 import { accountControlRequestId, accountRequestId, globalRequestId } from './requestIds.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
@@ -61,7 +61,7 @@ export interface Health {
   seed: number;
   clock: ClockState;
   limits: LimitsHealth;
-  /** Connections held now by network `hang` faults (at most the scenario's `limits.max_hung_connections`). */
+  /** Connections held now by network `hang` and `slow` faults (at most the scenario's `limits.max_hung_connections`). */
   network: { hung: number };
   /** Which shard of N this simulator is; null when it is the only one. */
   shard: ShardSpec | null;
@@ -333,7 +333,7 @@ export class Simulator {
    * past `limits.max_hung_connections`, is a `close`.
    */
   onSocket(fault: NetworkFault): NetworkFault {
-    return boundedHang(fault, this.held, this.scenario.limits.max_hung_connections);
+    return boundedHold(fault, this.held, this.scenario.limits.max_hung_connections);
   }
 
   /** A stored video by id, whatever its account (media files), once its account caught up. */

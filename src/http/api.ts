@@ -10,6 +10,7 @@
 import cors from 'cors';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
+import { setMaxListeners } from 'node:events';
 import { RATE_LIMIT_HEADERS } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
@@ -103,7 +104,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   // The one issuer of the ids of answers made outside the request path.
   const requestId = (): string => sim.nextRequestId();
   // Aborted while the server stops: every wait for injected latency ends at once.
-  let drain = new AbortController();
+  let drain = drainController();
   const wait = (ms: number): Promise<void> => {
     const { signal } = drain;
     if (signal.aborted) return Promise.resolve();
@@ -275,10 +276,20 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       const current = drain;
       current.abort();
       return () => {
-        if (drain === current) drain = new AbortController();
+        if (drain === current) drain = drainController();
       };
     },
   };
+}
+
+/**
+ * The signal of a drain: every latency wait, held connection and slow answer listens to it (up to
+ * `limits.max_hung_connections` of them, far past the 10 after which Node warns of a leak).
+ */
+function drainController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {

@@ -15,13 +15,13 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { bodyBytesSent, gatewayPage, type NetworkFault } from '../core/network.js';
+import { bodyBytesSent, gatewayPage, holdsConnection, type NetworkFault } from '../core/network.js';
 
 /** What carrying out a fault needs beside the response. */
 export interface NetworkHooks {
   /** Aborted when the server stops: a hang ends, a slow body is sent whole. */
   readonly stopping: AbortSignal;
-  /** Called once when a held connection (a hang) has closed. */
+  /** Called once when a held connection (a hang, a slow answer) has closed. */
   readonly released: () => void;
 }
 
@@ -38,7 +38,7 @@ const KEPT_BY_GATEWAY = /^access-control-/i;
 export function loseAnswer(res: ServerResponse, fault: NetworkFault, body: Buffer, hooks: NetworkHooks): void {
   const socket = res.socket;
   if (socket === null || socket.destroyed) {
-    if (fault.kind === 'hang') hooks.released();
+    if (holdsConnection(fault.kind)) hooks.released();
     return;
   }
   switch (fault.kind) {
@@ -53,7 +53,7 @@ export function loseAnswer(res: ServerResponse, fault: NetworkFault, body: Buffe
     case 'gateway':
       return gateway(res, fault.gatewayStatus);
     case 'slow':
-      return slow(res, body, fault.bytesPerSecond, hooks.stopping);
+      return slow(res, body, fault.bytesPerSecond, hooks);
   }
 }
 
@@ -92,7 +92,7 @@ function gateway(res: ServerResponse, status: number): void {
   res.end(res.req?.method === 'HEAD' ? undefined : page);
 }
 
-function slow(res: ServerResponse, body: Buffer, bytesPerSecond: number, stopping: AbortSignal): void {
+function slow(res: ServerResponse, body: Buffer, bytesPerSecond: number, { stopping, released }: NetworkHooks): void {
   res.flushHeaders();
   let sent = 0;
   let allowance = 0;
@@ -116,6 +116,7 @@ function slow(res: ServerResponse, body: Buffer, bytesPerSecond: number, stoppin
   res.once('close', () => {
     clearTimeout(timer);
     stopping.removeEventListener('abort', finish);
+    released();
   });
   if (stopping.aborted) return finish();
   stopping.addEventListener('abort', finish, { once: true });

@@ -17,7 +17,7 @@
  *   {"seq":2,...,"status":200,"network":{"kind":"reset","phase":"after","body_bytes":0},"response_headers":{},"response":"{\"id\":...}"}
  */
 import type { ApiAnswer, ApiRequest, Exchange } from '../api/exchange.js';
-import { NETWORK_KINDS, closedByBound, type NetworkFault, type NetworkKind, type NetworkPhase } from '../core/network.js';
+import { NETWORK_KINDS, closedByBound, holdsConnection, type NetworkFault, type NetworkKind, type NetworkPhase } from '../core/network.js';
 import { isoTime } from '../core/clock.js';
 import type { RunHeader } from '../core/openSimulator.js';
 import { JsonLinesError, isIsoTime, isStringMap, parseJsonObject } from '../jsonLine.js';
@@ -94,7 +94,7 @@ export interface RecordedNetwork {
  * journal record say what they said then. Any other fault is as drawn.
  */
 export function replayedOnSocket(line: () => Pick<RecordedRequest, 'network'> | undefined): (fault: NetworkFault) => NetworkFault {
-  return (fault) => (fault.kind === 'hang' && line()?.network?.kind === 'close' ? closedByBound(fault) : fault);
+  return (fault) => (holdsConnection(fault.kind) && line()?.network?.kind === 'close' ? closedByBound(fault) : fault);
 }
 
 /** The status a line records of an answer: the service's, or null when the request never reached it. */
