@@ -278,10 +278,12 @@ function withoutNulls(body: Record<string, unknown>, fields: string[]): Record<s
  * and all; one past 2^53-1 either way is read as ±2^53, which every integer parameter's bounds
  * refuse (its schema says which range, and the message names it). Anything else (`1e1`, `0x10`,
  * `+1`, `Infinity`) stays a string, and so fails as "must be an integer". A parameter given twice
- * is a problem of its own.
+ * is a problem of its own. The query is an object without a prototype, so that every name is a
+ * parameter like any other: on a plain object, `__proto__` would set the prototype (a string is
+ * ignored) and never become a field, and so escape the unknown-parameter and given-twice checks.
  */
 function readQuery(operation: Operation, raw: string, problems: ParameterProblem[]): Record<string, unknown> {
-  const query: Record<string, unknown> = {};
+  const query = Object.create(null) as Record<string, unknown>;
   if (raw === '') return query;
   for (const [name, value] of new URLSearchParams(raw)) {
     if (name === '') {
