@@ -213,6 +213,20 @@ describe('a client that breaks one rule gets exactly that finding', () => {
     ]);
   });
 
+  it.each([
+    [1.996, []],
+    [1.9, []],
+    [1.5, ['poll_too_fast']],
+  ])('poll_too_fast tolerates timer noise: polls %s s apart give %j', async (seconds, codes) => {
+    const sim = makeSim();
+    const created = await send(sim, 'POST', '/v1/videos', { body: VIDEO, idempotencyKey: 'create-1' });
+    const path = `/v1/videos/${created.body.id}`;
+    expect((await send(sim, 'GET', path)).body.status).toBe('queued');
+    wait(sim, seconds);
+    await send(sim, 'GET', path);
+    expect(sim.report(KEY).findings.map((f) => f.code)).toEqual(codes);
+  });
+
   it('poll_after_resolved: a generation retrieved again after it was seen succeeded', async () => {
     const sim = makeSim();
     const created = await send(sim, 'POST', '/v1/videos', { body: VIDEO, idempotencyKey: 'create-1' });

@@ -51,7 +51,8 @@
  *   the same Idempotency-Key (no key on the repeat, or a new key for each attempt: either way a
  *   create the service did carry out would be carried out again).
  * - `poll_too_fast` (warning): a retrieve of a generation less than 2 seconds after the previous
- *   retrieve of it, when that one was answered with the generation unresolved.
+ *   retrieve of it (less 0.1 s of timer noise, POLL_TIMER_TOLERANCE_MS), when that one was answered
+ *   with the generation unresolved.
  * - `poll_after_resolved` (warning): a retrieve of a generation the client had already seen
  *   resolved.
  * - `cancel_not_cancelable` (warning): a cancel of a generation the client had already seen as
@@ -151,6 +152,13 @@ export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>
 export const MAX_EXAMPLES = 5;
 /** The shortest polling interval the interface document asks for (ms). */
 export const MIN_POLL_INTERVAL_MS = 2000;
+/**
+ * How much shorter than MIN_POLL_INTERVAL_MS a gap between polls may be before it is held against
+ * the client (ms): timers fire late and early by a few milliseconds, and a request can reach the
+ * simulator sooner than the one before it did, so a `setInterval(2000)` poller is seen 1.996 s
+ * apart. A twentieth of the interval: 1.9 s passes, 1.5 s does not.
+ */
+export const POLL_TIMER_TOLERANCE_MS = 100;
 /** The client's waits grow when one of them is more than this many times the mean of the waits before it. */
 export const BACKOFF_GROWTH = 1.25;
 /** How many of the client's own waits a run of retries needs before its backoff is judged. */
@@ -337,7 +345,7 @@ function judgePoll({ tallies, facts, timeOf }: Judging, { request, before, answe
   const unresolvedBefore = before !== undefined && answered && before.status === 200 && before.videoStatus !== undefined && !isResolved(before.videoStatus);
   if (unresolvedBefore) {
     const gap = timeOf(request) - timeOf(before);
-    if (gap < MIN_POLL_INTERVAL_MS) {
+    if (gap < MIN_POLL_INTERVAL_MS - POLL_TIMER_TOLERANCE_MS) {
       tallies.note('poll_too_fast', request.request_id);
       facts.fastestPoll = Math.min(facts.fastestPoll, gap);
     }
