@@ -135,6 +135,14 @@ describe('POST /_sim/faults and injected faults', () => {
     expectError(res, 400, 'invalid_request_error', 'unknown_parameter', 'bogus');
   });
 
+  it('a path that matches no route is quoted back at most 100 characters long, as every client value is', async () => {
+    const path = `/v1/${'x'.repeat(190)}`;
+    const res = await queueFault(sim, { path, status: 500 });
+    const error = expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'path');
+    const quoted = /^'([^']*)'/.exec(error.message as string)?.[1] as string;
+    expect(quoted).toBe(`${path.slice(0, 100)}…`);
+  });
+
   it('a rejected fault body queues nothing', async () => {
     await queueFault(sim, { path: '/v1/videos', status: 418 });
     await queueFault(sim, { path: '/v1/videos', status: 500, code: 'nope' });

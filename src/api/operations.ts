@@ -6,7 +6,7 @@
 import type { Account } from '../core/account.js';
 import { clientReport } from '../core/clientReport.js';
 import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerations, failGeneration, finishGeneration } from '../core/generationControl.js';
-import { fail } from '../core/errors.js';
+import { clip, fail } from '../core/errors.js';
 import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
 import { isMediaPattern, type FaultRequest } from '../core/faults.js';
 import { createImage, type CreateImageInput } from '../core/images.js';
@@ -134,7 +134,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
     if (!isMediaPattern(fault.path) && !patternMatchesServiceRoute(fault.path)) {
       throw fail('invalid_parameter', {
         param: 'path',
-        message: `'${fault.path}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*', and is no media path (${MEDIA_ROOT}/...).`,
+        message: `'${clip(fault.path)}' matches no route of the service's API (${serviceRoutesInWords()}), exactly or as a prefix ending with '*', and is no media path (${MEDIA_ROOT}/...).`,
       });
     }
     return { queued: sim.faults.add(fault) };
