@@ -1,12 +1,14 @@
 /**
  * POST /v1/videos and POST /v1/images bodies, over HTTP: malformed JSON, JSON that is not an
- * object, invalid UTF-8, content types, the 1 MiB limit (400 request_too_large, never 413).
+ * object, invalid UTF-8, content types, the 1 MiB limit (400 request_too_large, never 413). And
+ * the endpoints without a request body (a cancel): an empty body or `{}` is none, whatever the
+ * Content-Type; a field is an unknown parameter.
  */
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { controlGenerations } from '../src/core/generationControl.js';
-import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, expectError, makeSim, withFreshSim } from './helpers.js';
+import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, createVideo, expectError, getVideo, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -142,5 +144,60 @@ describe.each(['/v1/videos', '/v1/images'])('POST %s body parsing', (path) => {
     await post().set('Content-Type', 'text/plain').send('{}');
     expect(controlGenerations(sim.core, {}).data).toEqual([]);
     expect(sim.core.store.imagesOf('sk_test_alice').size).toBe(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+describe('an endpoint without a request body (DELETE /v1/videos/{id}, DELETE /_sim/faults, POST /_sim/shutdown)', () => {
+  const created = async (): Promise<string> => (await createVideo(sim)).body.id as string;
+  const cancel = (id: string) => request(sim.app).delete(`/v1/videos/${id}`).set(bearer());
+
+  it('a cancel sent with Content-Type: application/json and no body cancels', async () => {
+    const id = await created();
+    const res = await cancel(id).set('Content-Type', 'application/json');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id, status: 'canceled' });
+  });
+
+  it.each([
+    ['application/json', '{}'],
+    ['application/json; charset=utf-8', ' { } '],
+    ['text/plain', '{}'],
+    ['application/x-www-form-urlencoded', '{}'],
+  ])('a cancel with Content-Type %s and the body %j cancels', async (contentType, body) => {
+    const id = await created();
+    const res = await cancel(id).set('Content-Type', contentType).send(body);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('canceled');
+  });
+
+  it('a cancel with a field in its body is 400 unknown_parameter naming it, and cancels nothing', async () => {
+    const id = await created();
+    expectError(await cancel(id).send({ x: 1 }), 400, 'invalid_request_error', 'unknown_parameter', 'x');
+    expectError(await cancel(id).send({ x: null }), 400, 'invalid_request_error', 'unknown_parameter', 'x');
+    expect((await getVideo(sim, id)).body.status).toBe('queued');
+  });
+
+  it('a cancel with a body that is not a JSON object is refused as any body is', async () => {
+    const id = await created();
+    expectError(await cancel(id).set('Content-Type', 'text/plain').send('cancel'), 400, 'invalid_request_error', 'unsupported_content_type', null);
+    expectError(await cancel(id).set('Content-Type', 'application/json').send('[]'), 400, 'invalid_request_error', 'invalid_json', null);
+    expectError(await cancel(id).set('Content-Type', 'application/json').send('{"x":'), 400, 'invalid_request_error', 'invalid_json', null);
+    expect((await getVideo(sim, id)).body.status).toBe('queued');
+  });
+
+  it('DELETE /_sim/faults takes Content-Type: application/json without a body, and refuses a field in one', async () => {
+    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500 });
+    const refused = await request(sim.app).delete('/_sim/faults').send({ api_key: 'sk_test_bob' });
+    expectError(refused, 400, 'invalid_request_error', 'unknown_parameter', 'api_key');
+    expect((await request(sim.app).get('/_sim/faults')).body.queued).toBe(1);
+    const cleared = await request(sim.app).delete('/_sim/faults').set('Content-Type', 'application/json');
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toEqual({ queued: 0 });
+  });
+
+  it('POST /_sim/shutdown refuses a field in its body (and does not shut down)', async () => {
+    expectError(await request(sim.app).post('/_sim/shutdown').send({ now: true }), 400, 'invalid_request_error', 'unknown_parameter', 'now');
+    expect((await request(sim.app).get('/_sim/health')).status).toBe(200);
   });
 });

@@ -14,8 +14,12 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The body of a request, parsed. `emptyAs`: what an empty body without a content type reads as (the
- * control endpoints take `{}`, so that `curl -X POST .../_sim/reset` works; a cancel takes none).
+ * The body of a request, parsed. `emptyAs`: what an empty body without a content type reads as: `{}`
+ * (the control endpoints that take a body, so that `curl -X POST .../_sim/reset` works), or an error;
+ * or `none`, for an operation that takes no body (a cancel): an empty body, or an empty JSON object,
+ * is no body whatever its Content-Type (many clients send `Content-Type: application/json` on every
+ * request, or `{}` as a form), and any other is read as JSON, so that its fields are refused as
+ * unknown parameters like any other.
  */
 export function readJsonBody(
   raw: RawBody,
@@ -27,13 +31,14 @@ export function readJsonBody(
   }
   const contentType = headers['content-type'];
   const length = raw?.length ?? 0;
-  if (length === 0 && contentType === undefined && emptyAs !== 'error') {
+  if (length === 0 && (emptyAs === 'none' || (contentType === undefined && emptyAs === 'object'))) {
     return { value: emptyAs === 'object' ? {} : undefined };
   }
   const encoding = headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
     return { error: fail('unsupported_content_type', { message: `Content-Encoding '${clip(encoding)}' is not supported. Send plain UTF-8 JSON.` }) };
   }
+  if (emptyAs === 'none' && isEmptyObject(raw as Buffer)) return { value: undefined };
   if (!isJsonContentType(contentType)) {
     return {
       error: fail('unsupported_content_type', {
@@ -62,6 +67,19 @@ export function readJsonBody(
     return { error: fail('invalid_json', { message: 'The request body must be a JSON object.' }) };
   }
   return { value: value as Record<string, unknown> };
+}
+
+/** Whether the bytes are a JSON object without fields (`{}`, spaces allowed). */
+function isEmptyObject(raw: Buffer): boolean {
+  // A body that does not start with `{` (after white space) cannot be one: nothing to parse.
+  const first = raw.findIndex((byte) => byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09);
+  if (raw[first] !== 0x7b) return false;
+  try {
+    const value: unknown = JSON.parse(utf8.decode(raw));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 function isJsonContentType(value: string | undefined): boolean {

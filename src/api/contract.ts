@@ -73,6 +73,11 @@ function validators(operation: Operation): OperationValidators {
   return VALIDATORS.get(operation) ?? validatorsOf(operation);
 }
 
+/** Whether an operation documents a request body (one that does not refuses every field of one sent). */
+export function takesBody(operation: Operation): boolean {
+  return validators(operation).body !== undefined;
+}
+
 /** A route matched to its operation, with its path parameters (percent-decoded). */
 export interface MatchedRoute {
   operation: Operation;
@@ -261,6 +266,9 @@ export function checkRequest(
   if (validateBody && body !== undefined && !validateBody(body)) {
     for (const issue of ownIssues(validateBody.errors)) problems.push(describe(issue, operation, 'body'));
   }
+  // An operation without a request body (a cancel) takes no field in one: each is unknown, as a
+  // field no body schema has is elsewhere.
+  if (!validateBody && body !== undefined) for (const name of Object.keys(body)) problems.push(unknownParameter(name));
   const first = problems.sort((a, b) => CLASS_RANK[a.code] - CLASS_RANK[b.code] || paramRank(a.param) - paramRank(b.param))[0];
   return first ? { error: fail(first.code, { param: first.param, message: first.message }) } : { query, body: body ?? {} };
 }
@@ -372,15 +380,8 @@ function describe(issue: SchemaIssue, operation: Operation, where?: 'body'): Par
       : joined;
   };
   switch (issue.keyword) {
-    case 'additionalProperties': {
-      // The client names an unknown parameter: named back at most 100 characters long.
-      const param = clip(nameOf([...segments, String(issue.params.additionalProperty)]) as string);
-      return {
-        code: 'unknown_parameter',
-        param,
-        message: `Unknown parameter '${param}'. Remove it; see openapi.yaml for the parameters this endpoint takes.`,
-      };
-    }
+    case 'additionalProperties':
+      return unknownParameter(nameOf([...segments, String(issue.params.additionalProperty)]) as string);
     case 'required': {
       const param = nameOf([...segments, String(issue.params.missingProperty)]);
       return { code: 'missing_parameter', param, message: `Missing required parameter '${param}'.` };
@@ -414,6 +415,12 @@ function describe(issue: SchemaIssue, operation: Operation, where?: 'body'): Par
       return { code: 'invalid_parameter', param, message: `Invalid value for '${param}': ${expectation(issue, param)}${context}.` };
     }
   }
+}
+
+/** A parameter the endpoint does not take; the client names it, so it is named back at most 100 characters long. */
+function unknownParameter(name: string): ParameterProblem {
+  const param = clip(name);
+  return { code: 'unknown_parameter', param, message: `Unknown parameter '${param}'. Remove it; see openapi.yaml for the parameters this endpoint takes.` };
 }
 
 const ARTICLE: Record<string, string> = {

@@ -41,7 +41,7 @@ import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateL
 import type { Simulator } from '../core/simulator.js';
 import { digest, journalFingerprint, readJsonBody } from './body.js';
 import { JSON_TYPE } from '../jsonType.js';
-import { checkRequest, checkResponse, matchRoute, type Operation } from './contract.js';
+import { checkRequest, checkResponse, matchRoute, takesBody, type Operation } from './contract.js';
 import type { ApiAnswer, ApiRequest, Exchange, StreamedBody } from './exchange.js';
 import { OPERATION_HANDLERS, StreamAnswer, type AppParts, type OperationInput } from './operations.js';
 
@@ -94,7 +94,11 @@ type After = (ctx: RequestContext, sent: ApiAnswer, value: unknown) => void;
 /** One surface of the JSON API: its checks in order, how it reads a body, and its last steps in order. */
 interface Surface {
   readonly checks: readonly Check[];
-  /** What an empty body without a content type reads as (see `readJsonBody`); null: the method takes no body. */
+  /**
+   * How a body is read (see `readJsonBody`) by an operation that takes one, or on a route the
+   * surface does not have: what an empty body without a content type reads as; null: the method
+   * takes no body. (An operation without a request body reads none for GET and HEAD, else `none`.)
+   */
   readonly emptyBody: (method: string) => 'object' | 'none' | 'error' | null;
   readonly after: readonly After[];
 }
@@ -390,7 +394,7 @@ class RequestContext implements OperationInput, HandledRequest {
   /** The body, read once (the idempotency check fingerprints it before its own check reports it). */
   readBody(): { value: Record<string, unknown> | undefined; error: SimError | undefined } {
     if (this.read === undefined) {
-      const emptyAs = this.surface.emptyBody(this.method);
+      const emptyAs = this.operation === undefined || takesBody(this.operation) ? this.surface.emptyBody(this.method) : bodyless(this.method);
       const read = emptyAs === null ? { value: undefined } : readJsonBody(this.request.body, this.request.headers, emptyAs);
       this.read = 'error' in read ? { value: undefined, error: read.error } : { value: read.value, error: undefined };
     }
@@ -431,6 +435,15 @@ class RequestContext implements OperationInput, HandledRequest {
 }
 
 const NO_FIELDS: Record<string, never> = Object.freeze({}) as Record<string, never>;
+
+/**
+ * How an operation without a request body reads one: a GET's or HEAD's is not read; any other
+ * method's (a cancel, `DELETE /_sim/faults`, `POST /_sim/shutdown`) is none when it is empty or
+ * `{}`, whatever its Content-Type, and its fields are refused as unknown parameters otherwise.
+ */
+function bodyless(method: string): 'none' | null {
+  return method === 'GET' || method === 'HEAD' ? null : 'none';
+}
 
 function unknownRoute(request: { method: string; path: string }): SimError {
   return fail('unknown_route', { message: `Unknown route: ${clip(request.method)} ${clip(request.path)}. See openapi.yaml for the routes this API has.` });
