@@ -18,7 +18,7 @@ import { checkShard } from './core/shard.js';
 import { Simulator } from './core/simulator.js';
 import { createApi, type Api } from './http/api.js';
 import { createApp, type SimulatorApp } from './http/app.js';
-import { controlTokenProblem, type AccessPolicy } from './http/accessGuard.js';
+import { controlTokenProblem, parseControlOrigins, type AccessPolicy } from './http/accessGuard.js';
 import { hostInUrl, isHttpUrl, isLoopbackAddress, isWildcardAddress } from './hostNames.js';
 import { JSON_MEDIA_TYPE } from './jsonType.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
@@ -139,6 +139,13 @@ export interface CreateSimulatorOptions {
    */
   allowedHosts?: string[];
   /**
+   * Origins of web pages that may call the control API (`/_sim`) with CORS, such as a frontend's
+   * dev toolbar at `http://localhost:5173`: exact origins (scheme, host and port; another form
+   * throws a RangeError). Their requests are answered with CORS headers naming the origin; the
+   * control token is still needed when one is set. Every other origin is refused as before.
+   */
+  controlOrigins?: string[];
+  /**
    * Which shard of N this simulator is, counted from 0 (`{ index: 2, count: 3 }`), when N
    * simulators behind a proxy that hashes API keys each own the accounts hashed to them
    * (docs/scaling.md). `GET /_sim/health` answers it; a state file records it, and one of another
@@ -203,6 +210,7 @@ export const DEFAULT_DRAIN_GRACE_MS = 3000;
 export function createSimulator(options: CreateSimulatorOptions = {}): SimulatorHandle {
   const tokenProblem = options.controlToken === undefined ? undefined : controlTokenProblem(options.controlToken);
   if (tokenProblem !== undefined) throw new RangeError(`controlToken ${tokenProblem}`);
+  const controlOrigins = parseControlOrigins(options.controlOrigins ?? [], 'controlOrigins');
   for (const field of ['baseUrl', 'cdnUrl'] as const) {
     const address = options[field];
     if (address !== undefined && !isHttpUrl(address)) throw new RangeError(`${field} must be an http(s) URL, got ${JSON.stringify(address)}`);
@@ -239,6 +247,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     checkHost: true,
     allowedHosts: [...(options.allowedHosts ?? []), ...hostsOf(options.baseUrl, explicitCdn)],
     ownOrigins: options.baseUrl ? [options.baseUrl] : [],
+    controlOrigins,
     controlToken: options.controlToken,
   };
   const api = createApi(core, {

@@ -144,6 +144,17 @@ describe('sim on a loopback address (the default)', () => {
     expect(hosts.stderr).toMatch(/--allowed-hosts/);
   });
 
+  it('SIM_CONTROL_ORIGINS lets those origins call /_sim with CORS; a value that is not an origin is exit 2 naming --control-origin', async () => {
+    const sim = await start([], 2, { SIM_CONTROL_ORIGINS: 'http://localhost:5173,https://toolbar.example.test' });
+    const res = await fetch(`${sim.url}/_sim/clock`, { headers: { Origin: 'https://toolbar.example.test' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('https://toolbar.example.test');
+    expect((await fetch(`${sim.url}/_sim/clock`, { headers: { Origin: 'http://localhost:5174' } })).status).toBe(403);
+    const bad = spawnSync(process.execPath, [CLI, '--control-origin', 'localhost:5173'], { env: cleanEnv(), encoding: 'utf8', timeout: 10_000 });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("--control-origin <o1,o2>' argument 'localhost:5173' is invalid. expected origins separated by commas: 'localhost:5173' is not an origin");
+  });
+
   it('refuses a control token shorter than 16 characters (exit 2), naming the flag or the variable it came from', () => {
     const flag = spawnSync(process.execPath, [CLI, '--control-token', 'fifteen-chars-x'], { env: cleanEnv(), encoding: 'utf8', timeout: 10_000 });
     expect(flag.status).toBe(2);

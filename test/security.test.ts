@@ -117,6 +117,50 @@ describe('cross-origin control requests', () => {
   });
 });
 
+describe('control origins (--control-origin)', () => {
+  const TOOLBAR = 'http://localhost:5173';
+
+  it("a listed origin's preflight is approved for that origin alone, and its requests carry CORS headers naming it", async () => {
+    const sim = makeSim({ controlOrigins: [TOOLBAR] });
+    const preflight = await request(sim.app).options('/_sim/clock/advance').set('Origin', TOOLBAR).set('Access-Control-Request-Method', 'POST').set('Access-Control-Request-Headers', 'content-type,authorization');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe(TOOLBAR);
+    expect(preflight.headers['access-control-allow-methods']).toBe('GET,HEAD,POST,DELETE');
+    expect(preflight.headers['access-control-allow-headers']).toBe('Authorization,Content-Type');
+    const moved = await advance(sim, 60).set('Origin', TOOLBAR);
+    expect(moved.status).toBe(200);
+    expect(moved.body.now).toBe('2026-01-01T00:01:00.000Z');
+    expect(moved.headers['access-control-allow-origin']).toBe(TOOLBAR);
+    expect(moved.headers.vary).toBe('Origin');
+    expect(moved.headers['access-control-expose-headers']).toBe('X-Request-Id,Retry-After');
+  });
+
+  it('every other origin is refused as before, and answers without Origin carry no CORS headers', async () => {
+    const sim = makeSim({ controlOrigins: [TOOLBAR] });
+    const other = await advance(sim, 60).set('Origin', 'http://localhost:5174');
+    expectError(other, 403, 'permission_error', 'cross_origin_request');
+    expect(corsHeaders(other)).toEqual([]);
+    const evil = await request(sim.app).options('/_sim/reset').set('Origin', EVIL).set('Access-Control-Request-Method', 'POST');
+    expectError(evil, 403, 'permission_error', 'cross_origin_request');
+    expect(corsHeaders(await request(sim.app).get('/_sim/clock'))).toEqual([]);
+    expect((await request(sim.app).get('/_sim/clock')).body.now).toBe('2026-01-01T00:00:00.000Z');
+  });
+
+  it('the control token is still needed: its refusal carries the CORS headers, so the page can read why', async () => {
+    const sim = makeSim({ controlOrigins: [TOOLBAR], controlToken: TOKEN });
+    const refused = await advance(sim, 60).set('Origin', TOOLBAR);
+    expectError(refused, 401, 'authentication_error', 'control_token_required');
+    expect(refused.headers['access-control-allow-origin']).toBe(TOOLBAR);
+    const moved = await advance(sim, 60).set('Origin', TOOLBAR).set('Authorization', `Bearer ${TOKEN}`);
+    expect(moved.status).toBe(200);
+  });
+
+  it.each(['localhost:5173', 'http://localhost:5173/app', '*', 'ftp://localhost'])('createSimulator({ controlOrigins: [%j] }) throws a RangeError naming it', (origin) => {
+    expect(() => createSimulator({ controlOrigins: [origin] })).toThrow(RangeError);
+    expect(() => createSimulator({ controlOrigins: [origin] })).toThrow(/controlOrigins: '.*' is not an origin/);
+  });
+});
+
 describe('Host check (DNS rebinding)', () => {
   it('answers a request to any path whose Host is not served with 403 host_not_allowed, and journals nothing', async () => {
     const sim = makeSim();

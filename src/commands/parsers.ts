@@ -6,6 +6,7 @@ import { InvalidArgumentError } from 'commander';
 import { hostname } from 'node:os';
 import { parseShard, ShardSpecError, type ShardSpec } from '../core/shard.js';
 import { isHttpUrl } from '../hostNames.js';
+import { parseControlOrigins } from '../http/accessGuard.js';
 
 /** Exit status of a usage error: a bad flag, a bad value, an invalid scenario file. */
 export const EXIT_USAGE = 2;
@@ -37,6 +38,15 @@ export function hostList(value: string): string[] {
   const bad = hosts.find((h) => /[\s/@?#]/.test(h));
   if (bad !== undefined) throw new InvalidArgumentError(`expected host names separated by commas (sim.internal,.example.test), got '${bad}'.`);
   return hosts;
+}
+
+/** A comma-separated list of origins (`--control-origin http://localhost:5173,https://app.test`): each an origin alone. */
+export function originList(value: string): string[] {
+  try {
+    return parseControlOrigins(value.split(',').map((o) => o.trim()).filter((o) => o !== ''), 'expected origins separated by commas');
+  } catch (e) {
+    throw new InvalidArgumentError(`${(e as Error).message}.`);
+  }
 }
 
 /** `I/N`, or `auto/N` with I from this host's name (`sim-2` is 2): a shard of N (see core/shard.ts). */

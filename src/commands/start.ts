@@ -14,7 +14,7 @@ import { StateRefusedError } from '../persistence/open.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
 import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
 import { applyHeapPolicy, DEFAULT_HEAP_GROWING_PERCENT } from './heapPolicy.js';
-import { EXIT_USAGE, hostList, integer, positiveNumber, shard, url } from './parsers.js';
+import { EXIT_USAGE, hostList, integer, originList, positiveNumber, shard, url } from './parsers.js';
 import type { ShardSpec } from '../core/shard.js';
 
 export interface StartOptions {
@@ -33,6 +33,7 @@ export interface StartOptions {
   heapGrowingPercent: number;
   controlToken?: string;
   allowedHosts?: string[];
+  controlOrigin?: string[];
   scenariosDir?: string;
   shard?: ShardSpec;
 }
@@ -58,6 +59,11 @@ export function addStartOptions(program: Command): void {
         .env('SIM_CONTROL_TOKEN'),
     )
     .addOption(new Option('--allowed-hosts <h1,h2>', 'host names served beside localhost (a guard against DNS rebinding)').env('SIM_ALLOWED_HOSTS').argParser(hostList))
+    .addOption(
+      new Option('--control-origin <o1,o2>', 'origins of web pages that may call /_sim with CORS (a dev toolbar at http://localhost:5173); the token is still needed')
+        .env('SIM_CONTROL_ORIGINS')
+        .argParser(originList),
+    )
     .addOption(new Option('--scenarios-dir <dir>', 'a folder of scenario files a reset may name by file name').env('SIM_SCENARIOS_DIR'))
     .addOption(
       new Option('--shard <I/N|auto/N>', "this simulator is shard I of N behind a proxy that hashes API keys (auto: I from the host name's ordinal, sim-2 is 2)")
@@ -109,6 +115,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv:
   let access: ControlAccess;
   try {
     access = controlAccess(opts, tokenFromEnv);
+    if (opts.shard !== undefined) requireShardToken(access);
     if (opts.scenariosDir !== undefined && !isDirectory(opts.scenariosDir)) {
       throw new Error(`--scenarios-dir ${opts.scenariosDir}: expected a directory of scenario files, but there is none at this path.`);
     }
@@ -130,6 +137,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv:
       state: opts.state,
       controlToken: access.token,
       allowedHosts: opts.allowedHosts,
+      controlOrigins: opts.controlOrigin,
       scenariosDir: opts.scenariosDir,
       shard: opts.shard,
       // POST /_sim/shutdown: the server has drained and closed; the process exits as on SIGTERM.
@@ -163,6 +171,22 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv:
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/**
+ * A shard needs a control token it was given: behind a proxy every request reaches it from the
+ * proxy's address (loopback, when they share a machine), and the proxy passes the client's Host,
+ * so neither the loopback default (no token) nor the Host check keeps anyone who can reach the
+ * proxy from resetting or stopping it. One token generated per shard would differ from shard to
+ * shard, and the clients that reach every shard (the typed client, the dashboard) send one.
+ */
+function requireShardToken(access: ControlAccess): void {
+  if (access.token !== undefined && !access.generated) return;
+  throw new Error(
+    `--shard needs a control token${access.open ? ' (--control-token none is refused for a shard)' : ''}: behind a proxy every request reaches a shard from the proxy, ` +
+      "so without one anyone who can reach the proxy could reset or stop it. Give every shard the same token with SIM_CONTROL_TOKEN or --control-token " +
+      '(make one with `openssl rand -hex 16`); the typed client, the dashboard and `sim report` send it.',
+  );
 }
 
 /** The one line a stop prints (to stderr, beside the other `sim:` lines), then exit 0. */

@@ -8,9 +8,12 @@
  *      `--allowed-hosts`), is 403 `host_not_allowed`. A web page that rebinds its own name to
  *      127.0.0.1 (DNS rebinding) sends its own name as the Host, so it is refused.
  *   2. Origin (`/_sim`): a control request from a web page of another origin (an `Origin` other
- *      than `http://` + Host or the base URL's origin) is 403 `cross_origin_request`. Requests
- *      without `Origin` (curl, SDKs, tests) pass. `/_sim` answers carry no CORS headers (paths.ts),
- *      so a browser never lets another origin read them either.
+ *      than `http://` + Host, the base URL's origin or one of the control origins) is 403
+ *      `cross_origin_request`. Requests without `Origin` (curl, SDKs, tests) pass. `/_sim` answers
+ *      carry no CORS headers (paths.ts), so a browser never lets another origin read them either;
+ *      but for the control origins (`--control-origin`, a frontend's dev toolbar), whose requests
+ *      are answered with CORS headers naming that origin, and whose preflights (which hold no
+ *      state and carry no token) are answered here.
  *   3. Control token (`/_sim`, when one is set): every control request but `GET /_sim/health` and
  *      the dashboard's own files needs `Authorization: Bearer TOKEN`, compared in constant time;
  *      else 401 `control_token_required` (none sent) or `invalid_control_token`.
@@ -35,6 +38,11 @@ export interface AccessPolicy {
   allowedHosts: string[];
   /** Origins whose control requests are accepted beside the request's own (`http://` + Host). */
   ownOrigins: string[];
+  /**
+   * Origins of web pages that may call the control API with CORS (`--control-origin`), serialised
+   * (`http://localhost:5173`); the control token is still needed when one is set.
+   */
+  controlOrigins: readonly string[];
   /** The control token; undefined when the control API needs none. */
   controlToken: string | undefined;
 }
@@ -94,7 +102,11 @@ export function createAccessGuard(
     }
     if (!isControlPath(path)) return next();
     const origin = req.headers.origin;
-    if (origin !== undefined && !isOwnOrigin(origin, host, policy.ownOrigins)) {
+    const corsOrigin = origin === undefined ? undefined : controlOrigin(origin, policy.controlOrigins);
+    if (corsOrigin !== undefined) {
+      setHeaders(res, controlCorsHeaders(corsOrigin));
+      if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) return answerPreflight(res, requestId);
+    } else if (origin !== undefined && !isOwnOrigin(origin, host, policy.ownOrigins)) {
       return refuse(res, requestId, 'cross_origin_request', path, {
         message: `The control API (/_sim) does not answer requests made by a web page of another origin (${origin.length > 100 ? `${origin.slice(0, 100)}…` : origin}). Call it from the dashboard, or without a browser.`,
       });
@@ -195,6 +207,50 @@ function isAllowedHost(host: string, allowed: readonly string[]): boolean {
     const wanted = hostNameOf(domain ? entry.slice(1) : entry);
     if (wanted === undefined) return false;
     return name === wanted || (domain && name.endsWith(`.${wanted}`));
+  });
+}
+
+/** The origin of a page's request when it is one of the control origins, else undefined. */
+function controlOrigin(origin: string, controlOrigins: readonly string[]): string | undefined {
+  if (controlOrigins.length === 0) return undefined;
+  const sent = originOf(origin);
+  return sent !== undefined && controlOrigins.includes(sent) ? sent : undefined;
+}
+
+/** What a control origin's page needs to read a control answer: its own origin allowed, and the headers it may read. */
+function controlCorsHeaders(origin: string): readonly string[] {
+  return ['Access-Control-Allow-Origin', origin, 'Vary', 'Origin', 'Access-Control-Expose-Headers', 'X-Request-Id,Retry-After'];
+}
+
+/** A control origin's preflight: any control method, with a token and a JSON body. */
+function answerPreflight(res: ServerResponse, requestId: () => string): void {
+  setHeaders(res, [
+    'Access-Control-Allow-Methods', 'GET,HEAD,POST,DELETE',
+    'Access-Control-Allow-Headers', 'Authorization,Content-Type',
+    'Access-Control-Max-Age', '600',
+    'X-Request-Id', requestId(),
+    'Content-Length', '0',
+  ]);
+  res.statusCode = 204;
+  res.end();
+}
+
+function setHeaders(res: ServerResponse, head: readonly string[]): void {
+  for (let i = 0; i < head.length; i += 2) res.setHeader(head[i] as string, head[i + 1] as string);
+}
+
+/**
+ * The serialised origins of `--control-origin` (`http://localhost:5173,https://app.example.test`):
+ * each must be an origin alone (scheme, host, port: no path, query or `*`). Throws a RangeError
+ * naming the one that is not.
+ */
+export function parseControlOrigins(values: readonly string[], name: string): string[] {
+  return values.map((value) => {
+    const origin = originOf(value);
+    if (origin === undefined || !/^https?:/.test(origin) || origin !== value.replace(/\/$/, '').toLowerCase()) {
+      throw new RangeError(`${name}: '${value.length > 100 ? `${value.slice(0, 100)}…` : value}' is not an origin (scheme, host and port, such as http://localhost:5173)`);
+    }
+    return origin;
   });
 }
 

@@ -149,7 +149,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     setHeaders(res, corsHead);
     next();
   };
-  const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlToken: undefined };
+  const access = options.access ?? { checkHost: true, allowedHosts: [], ownOrigins: [], controlOrigins: [], controlToken: undefined };
   const guard = createAccessGuard(access, requestId);
   const admit: Admission = (req, res, next) => {
     guard(req, res, () => {
