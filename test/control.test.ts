@@ -622,6 +622,33 @@ describe('GET /_sim/generations', () => {
     expect(await changed({ after: b, status: 'canceled', limit: '1' })).toEqual([d]);
   });
 
+  it("refuses changed_since with a cursor of another list (the list across accounts, another account's) with 400 param changed_since", async () => {
+    const sim = makeSim();
+    const alice = 'sk_test_alice';
+    const bob = 'sk_test_bob';
+    for (let i = 0; i < 3; i++) await createVideo(sim, {}, alice);
+    await createVideo(sim, {}, bob);
+    const list = async (query: Record<string, string | number>) => request(sim.app).get('/_sim/generations').query(query);
+    const global = (await list({})).body.cursor as number;
+    const ofAlice = (await list({ api_key: alice })).body.cursor as number;
+    const ofBob = (await list({ api_key: bob })).body.cursor as number;
+    const refused = [
+      [{ api_key: alice, changed_since: global }, "this api_key's generations"],
+      [{ api_key: alice, changed_since: ofBob }, "this api_key's generations"],
+      [{ changed_since: ofAlice }, "every account's generations"],
+    ] as const;
+    for (const [query, list_] of refused) {
+      const res = await list(query);
+      expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'changed_since');
+      expect(res.body.error.message).toContain(`not a cursor of this list (${list_})`);
+    }
+    // Each list takes its own cursor, and 0 (every change).
+    for (const query of [{ api_key: alice, changed_since: ofAlice }, { api_key: bob, changed_since: ofBob }, { changed_since: global }, { changed_since: 0 }, { api_key: bob, changed_since: 0 }]) {
+      expect((await list(query)).status).toBe(200);
+    }
+    expect((await list({ api_key: alice, changed_since: 0 })).body.data).toHaveLength(3);
+  });
+
   it('with changed_since still refuses an unknown after with 400 param after', async () => {
     const sim = makeSim();
     await createVideo(sim);

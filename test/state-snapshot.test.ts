@@ -116,7 +116,8 @@ async function reads(sim: SimulatorHandle): Promise<Record<string, Answer | unkn
   const health = await send(sim, 'GET', '/_sim/health');
   const { state: _file, ...rest } = JSON.parse(health.text) as Record<string, unknown>;
   out.health = rest;
-  for (const path of ['/_sim/generations?limit=100', '/_sim/generations?changed_since=0&limit=3', '/_sim/generations?changed_since=5', '/_sim/requests?limit=1000', '/_sim/faults', '/_sim/clock']) {
+  // changed_since=327680: the cursor of the list across accounts after its fifth change (5 × 65536).
+  for (const path of ['/_sim/generations?limit=100', '/_sim/generations?changed_since=0&limit=3', '/_sim/generations?changed_since=327680', '/_sim/requests?limit=1000', '/_sim/faults', '/_sim/clock']) {
     out[path] = await send(sim, 'GET', path);
   }
   for (const key of KEYS) {

@@ -86,8 +86,10 @@ async function tick() {
 
     let refetchPage = false;
     for (let i = 0; i < MAX_CHANGE_PAGES_PER_TICK; i++) {
-      const changes = await api.changes({ cursor: state.cursor, account: state.filter.account });
-      if (epoch !== state.epoch) return;
+      const account = state.filter.account;
+      const changes = await api.changes({ cursor: state.cursor, account });
+      // A cursor names the list that answered it: one of the list before the filter changed is dropped.
+      if (epoch !== state.epoch || account !== state.filter.account) return;
       refetchPage = mergeChanges(changes.data) || refetchPage;
       state.cursor = changes.cursor;
       if (!changes.has_more) break;
@@ -505,7 +507,10 @@ function filterAccount(account) {
 }
 
 function applyFilters() {
-  state.filter = { status: $('filter-status').value, account: $('filter-account').value.trim() };
+  const account = $('filter-account').value.trim();
+  // Another account is another list, with cursors of its own: the page it loads gives the next.
+  if (account !== state.filter.account) state.cursor = null;
+  state.filter = { status: $('filter-status').value, account };
   // The control room's account follows the filter.
   if (state.filter.account) {
     $('tools-account').value = state.filter.account;

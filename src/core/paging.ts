@@ -4,6 +4,26 @@
  * list is paged from a cursor.
  */
 
+/**
+ * How many lists a cursor can tell apart. A cursor (`GET /_sim/generations`' `cursor`, passed back
+ * as `changed_since`) is a key of a keyed list times this, plus the list's tag (0 to this less 1),
+ * so that a cursor given to another list than the one that answered it is recognised and refused,
+ * not read as a place in a list it never came from. 0 is the start of every list. Keys up to
+ * 2^37 (137 billion changes) stay exact integers.
+ */
+export const CURSOR_TAGS = 65536;
+
+/** The cursor of the place after `key` in the list of `tag` (0 when no key: the start, of any list). */
+export function cursorOf(key: number, tag: number): number {
+  return key <= 0 ? 0 : key * CURSOR_TAGS + tag;
+}
+
+/** The key a cursor names in the list of `tag`, or null when the cursor is another list's. */
+export function keyOfCursor(cursor: number, tag: number): number | null {
+  if (cursor === 0) return 0;
+  return cursor % CURSOR_TAGS === tag ? Math.floor(cursor / CURSOR_TAGS) : null;
+}
+
 /** Where an item records its slot in one list (-1: in none). */
 export interface SlotField<T> {
   get(item: T): number;

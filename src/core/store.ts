@@ -16,8 +16,9 @@
  */
 import { fail } from './errors.js';
 import { generationToState, type Generation, type GenerationState } from './generation.js';
+import { fnv1a32 } from './hash.js';
 import type { Image } from './image.js';
-import { SlotList, type SlotField } from './paging.js';
+import { CURSOR_TAGS, SlotList, cursorOf, keyOfCursor, type SlotField } from './paging.js';
 import type { VideoStatus } from './pipeline.js';
 
 /** One account's part of the store. */
@@ -84,6 +85,27 @@ const ACCOUNT_CHANGE_SLOT: SlotField<Generation> = { get: (g) => g.accountChange
 const RESOLVED_SLOT: SlotField<Counted> = { get: (x) => x.resolvedSlot, set: (x, slot) => (x.resolvedSlot = slot) };
 
 const isGeneration = (x: Counted): x is Generation => 'fate' in x;
+
+/** The cursor tag of the list across accounts. */
+const GLOBAL_TAG = 0;
+
+/**
+ * The cursor tag of an account's list: from its key alone (1 to CURSOR_TAGS - 1), so that it is the
+ * same on every shard and after a restart. Two accounts share a tag once in 65,535 pairs: a cursor
+ * of one is then read in the other's list, as every cursor was before cursors named their list.
+ */
+export function accountCursorTag(account: string): number {
+  return 1 + (fnv1a32(account) % (CURSOR_TAGS - 1));
+}
+
+/** The 400 for a `changed_since` that another list answered. */
+function foreignCursor(account: string | null) {
+  const [list, others] = account === null ? ['every account\'s generations', "an account's list (asked with api_key)"] : ["this api_key's generations", "another account's list, or the list of every account (asked without api_key)"];
+  return fail('invalid_parameter', {
+    param: 'changed_since',
+    message: `'changed_since' is not a cursor of this list (${list}): a cursor names the list that answered it, and ${others} marks no place in this one. Pass a cursor this list answered, or 0 for every change.`,
+  });
+}
 
 export class GenerationStore {
   /** Every stored generation by id, whatever its account. */
@@ -173,32 +195,45 @@ export class GenerationStore {
    * Generations across accounts (or of one) created after the stored generation `after` (all when
    * null), in creation order; or, with `changedSince`, those changed after that cursor, in the
    * order of their latest change. The cursor of one account's list counts that account's changes
-   * only, so it is the same whatever other accounts do (and wherever else they are served).
+   * only, so it is the same whatever other accounts do (and wherever else they are served). A
+   * cursor names its list (`cursorOf`): one of another list (the list across accounts, another
+   * account's) is 400 `invalid_parameter`, param `changed_since`, since no place in this list
+   * follows from it.
    */
   list(filter: { account: string | null; status: VideoStatus | null; after: Generation | null; changedSince: number | null }, limit: number): GenerationPage {
+    const tag = filter.account === null ? GLOBAL_TAG : accountCursorTag(filter.account);
+    const since = filter.changedSince === null ? null : keyOfCursor(filter.changedSince, tag);
+    if (since === null && filter.changedSince !== null) throw foreignCursor(filter.account);
     const afterSeq = filter.after?.globalSeq ?? -1;
     const keep = (g: Generation): boolean =>
       g.globalSeq > afterSeq && (filter.account === null || g.account === filter.account) && (filter.status === null || g.status === filter.status);
-    if (filter.account !== null) return this.accountList(filter.account, filter.after, filter.changedSince, keep, limit);
-    if (filter.changedSince !== null) {
-      const page = this.changes.page(this.changes.afterKey(filter.changedSince), limit, keep);
-      return { data: page.data, hasMore: page.hasMore, cursor: page.hasMore ? page.lastKey : this.changeSeq };
+    if (filter.account !== null) return this.accountList(filter.account, filter.after, since, keep, limit, tag);
+    if (since !== null) {
+      const page = this.changes.page(this.changes.afterKey(since), limit, keep);
+      return { data: page.data, hasMore: page.hasMore, cursor: cursorOf(page.hasMore ? page.lastKey : this.changeSeq, tag) };
     }
     const page = this.order.page(filter.after ? this.order.after(filter.after) : 0, limit, keep);
-    return { data: page.data, hasMore: page.hasMore, cursor: this.changeSeq };
+    return { data: page.data, hasMore: page.hasMore, cursor: cursorOf(this.changeSeq, tag) };
   }
 
   /** One account's part of `list`: its own lists, and its own change sequence for the cursor. */
-  private accountList(account: string, after: Generation | null, changedSince: number | null, keep: (g: Generation) => boolean, limit: number): GenerationPage {
+  private accountList(
+    account: string,
+    after: Generation | null,
+    since: number | null,
+    keep: (g: Generation) => boolean,
+    limit: number,
+    tag: number,
+  ): GenerationPage {
     const held = this.holdings.get(account);
     if (!held) return { data: [], hasMore: false, cursor: 0 };
-    if (changedSince !== null) {
-      const page = held.changeList.page(held.changeList.afterKey(changedSince), limit, keep);
-      return { data: page.data, hasMore: page.hasMore, cursor: page.hasMore ? page.lastKey : held.changes };
+    if (since !== null) {
+      const page = held.changeList.page(held.changeList.afterKey(since), limit, keep);
+      return { data: page.data, hasMore: page.hasMore, cursor: cursorOf(page.hasMore ? page.lastKey : held.changes, tag) };
     }
     // An anchor of another account is only a place in creation order (`keep` compares it).
     const page = held.list.page(after !== null && after.account === account ? held.list.after(after) : 0, limit, keep);
-    return { data: page.data, hasMore: page.hasMore, cursor: held.changes };
+    return { data: page.data, hasMore: page.hasMore, cursor: cursorOf(held.changes, tag) };
   }
 
   /** How many generations and images count against the limit now (in-flight generations included). */
