@@ -73,7 +73,8 @@ const STATUS_OF: Record<string, number> = { ...SECTION_7_2, ...SIMULATOR_TYPES }
 /**
  * The documented exceptions: 404 for an unknown id or route (openapi.yaml, ServiceNotFound); 412 and 416 for
  * the preconditions and ranges of media and dashboard files, 417 for an `Expect` (docs/http.md); 421 for
- * a control call that names no account, answered by the proxy in front of shards (docs/scaling.md).
+ * a control call that names no account or whose key the proxy in front of shards cannot read, and for
+ * a key sent to a shard it does not belong to (docs/scaling.md).
  */
 const STATUS_EXCEPTIONS: Record<string, number> = {
   resource_not_found: 404,
@@ -82,6 +83,8 @@ const STATUS_EXCEPTIONS: Record<string, number> = {
   range_not_satisfiable: 416,
   expectation_failed: 417,
   sharded_global_call: 421,
+  unroutable_api_key: 421,
+  wrong_shard: 421,
 };
 
 /** The codes the simulator promises (docs/errors.md). */
@@ -219,6 +222,7 @@ describe('openapi.yaml /v1 operations', () => {
     '402': 'insufficient_balance',
     '403': 'permission_error',
     '404': 'invalid_request_error',
+    '421': 'invalid_request_error',
     '422': 'compliance_error',
     '429': 'rate_limit_error',
     '500': 'api_error',

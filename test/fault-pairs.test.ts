@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE, ERROR_CODES, PROXY_ERROR_CODES } from '../src/core/errors.js';
+import { ERROR_CATALOGUE, ERROR_CODES, PROXY_ERROR_CODES, SHARD_ERROR_CODES } from '../src/core/errors.js';
 import { FaultQueue, type FaultRequest } from '../src/core/faults.js';
 import { makeSim } from './helpers.js';
 
@@ -51,7 +51,7 @@ describe('a fault body (POST /_sim/faults)', () => {
     [
       { status: 400, type: 'invalid_request_error', code: 'rate_limit_exceeded' },
       'code',
-      `Invalid value for 'code': must be one of ${ERROR_CODES.filter((c) => ERROR_CATALOGUE[c].type === 'invalid_request_error' && !PROXY_ERROR_CODES.includes(c)).join(', ')} (the codes of status 400).`,
+      `Invalid value for 'code': must be one of ${ERROR_CODES.filter((c) => ERROR_CATALOGUE[c].type === 'invalid_request_error' && !PROXY_ERROR_CODES.includes(c) && !SHARD_ERROR_CODES.includes(c)).join(', ')} (the codes of status 400).`,
     ],
   ])('%j is 400 invalid_parameter naming the field and what goes with the status', async (fault, param, message) => {
     const sim = makeSim();

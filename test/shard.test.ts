@@ -7,17 +7,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
+import { shardOfKey } from '../src/core/shard.js';
 import { parseShard, ShardSpecError } from '../src/index.js';
 import { compactStateFile } from '../src/persistence/compact.js';
 import { StateRefusedError } from '../src/persistence/open.js';
 import { createVideo, makeSim } from './helpers.js';
-import { childProcesses, runCli } from './processes.js';
+import { spawn } from 'node:child_process';
+import { CLI, childProcesses, cleanEnv, runCli } from './processes.js';
 
-childProcesses();
+const children = childProcesses();
 const dir = mkdtempSync(join(tmpdir(), 'sim-shard-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 const file = (ext: string): string => join(dir, `f-${++files}.${ext}`);
+const TOKEN = 'shard-test-token-0123456789';
+
+/** A key (`sk_test_own_N`) that shard `index` of `count` holds: the first that hashes to it. */
+function ownKey(index: number, count: number, prefix = 'sk_test_own_'): string {
+  for (let n = 0; ; n++) if (shardOfKey(`${prefix}${n}`, count) === index) return `${prefix}${n}`;
+}
 
 describe('which shard a simulator is', () => {
   it('GET /_sim/health answers shard null when the simulator runs alone, and {index, count} as a shard', async () => {
@@ -43,7 +51,7 @@ describe('which shard a simulator is', () => {
 
   it.each([
     ['3/3', /'3\/3' is invalid.*shard 3 does not exist among 3 shards/],
-    ['0/0', /'0\/0' is invalid.*shard count must be 1 or more/],
+    ['0/0', /'0\/0' is invalid.*shard count must be 1 to 10000/],
     ['x', /'x' is invalid.*expected I\/N/],
   ])('sim --shard %s exits 2 naming the value', async (value, message) => {
     const flag = await runCli(['--port', '0', '--shard', value]);
@@ -55,11 +63,99 @@ describe('which shard a simulator is', () => {
   });
 });
 
+describe('a shard needs a control token', () => {
+  it.each([
+    [[], ''],
+    [['--control-token', 'none'], ' (--control-token none is refused for a shard)'],
+    [['--host', '0.0.0.0'], ''],
+  ])('sim --shard 0/2 %j exits 2 naming SIM_CONTROL_TOKEN: behind a proxy every request arrives from it', async (args, refusedNone) => {
+    const run = await runCli(['--port', '0', '--shard', '0/2', ...args]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(`sim: --shard needs a control token${refusedNone}: behind a proxy every request reaches a shard from the proxy`);
+    expect(run.stderr).toContain('SIM_CONTROL_TOKEN');
+  });
+
+  it('starts with one (SIM_CONTROL_TOKEN), and its control API needs it from loopback too', async () => {
+    const child = spawn(process.execPath, [CLI, '--port', '0', '--shard', '0/2'], { env: cleanEnv({ SIM_CONTROL_TOKEN: TOKEN }), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let stdout = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const m = /^sim listening on (http:\/\/\S+) /m.exec(stdout);
+        if (m && /^shard: 0\/2 /m.test(stdout)) resolve(m[1] as string);
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code}`)));
+    });
+    expect((await fetch(`${url}/_sim/reset`, { method: 'POST' })).status).toBe(401);
+    expect((await fetch(`${url}/_sim/reset`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+  });
+});
+
+describe('a key of another shard', () => {
+  const shard = { index: 1, count: 3 };
+  const own = ownKey(1, 3);
+  const other = ownKey(0, 3);
+  const WRONG = 'This simulator is shard 1 of 3, and the API key of this request belongs to shard 0: this shard holds none of its state. Send the request through the proxy in front of the shards (or to shard 0).';
+
+  it('is 421 wrong_shard on /v1, counted globally, before the scenario judges it, and makes no account', async () => {
+    const sim = makeSim({ shard });
+    const res = await createVideo(sim, {}, other);
+    expect(res.status).toBe(421);
+    expect(res.body).toEqual({ error: { type: 'invalid_request_error', code: 'wrong_shard', param: null, message: WRONG } });
+    expect(res.headers['x-request-id']).toMatch(/^req_\d{10}$/);
+    // The Bearer credential as the simulator reads it: spaces and tabs around it are not part of it.
+    expect((await request(sim.app).get('/v1/videos').set('Authorization', `Bearer ${other}\t`)).status).toBe(421);
+    expect((await request(sim.app).get('/v1/videos').set('Authorization', `Bearer ${own}\t`)).status).toBe(200);
+    expect((await request(sim.app).get('/_sim/health')).body.limits.accounts).toBe(1);
+    expect((await createVideo(sim, {}, own)).status).toBe(200);
+    await sim.close();
+  });
+
+  it('is 421 wrong_shard for a control call that names it, in the query (decoded, as read) or in the body alone, and changes nothing', async () => {
+    const sim = makeSim({ shard });
+    const encoded = other.replace(/[a-z]$/, (c) => `%${c.charCodeAt(0).toString(16)}`);
+    for (const query of [`api_key=${other}`, `api_key=${encoded}`]) {
+      const clock = await request(sim.app).get(`/_sim/clock?${query}`);
+      expect(clock.status, query).toBe(421);
+      expect(clock.body.error.code).toBe('wrong_shard');
+      expect(clock.headers['x-request-id']).toMatch(/^req_\d{10}$/);
+    }
+    const fault = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500, api_key: other });
+    expect(fault.status).toBe(421);
+    expect(fault.body.error.message).toBe(WRONG);
+    const reset = await request(sim.app).post('/_sim/reset').send({ api_key: other });
+    expect(reset.status).toBe(421);
+    expect((await request(sim.app).get('/_sim/faults')).body.queued).toBe(0);
+    expect((await request(sim.app).get('/_sim/health')).body.limits.accounts).toBe(0);
+    // Its own keys are answered; an endpoint that takes no key answers as before (400 unknown_parameter).
+    expect((await request(sim.app).get(`/_sim/clock?api_key=${own}`)).status).toBe(200);
+    expect((await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500, api_key: own })).status).toBe(200);
+    expect((await request(sim.app).get(`/_sim/scenario?api_key=${other}`)).body.error.code).toBe('unknown_parameter');
+    await sim.close();
+  });
+
+  it('cannot be injected by a fault', async () => {
+    const sim = makeSim();
+    const res = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 400, code: 'wrong_shard' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.param).toBe('code');
+    await sim.close();
+  });
+
+  it('is the same shard the proxy computes: shares of 0.01% each, the last shard the rest', () => {
+    expect(shardOfKey('sk_test_anything', 1)).toBe(0);
+    const counts = [0, 0, 0];
+    for (let n = 0; n < 3000; n++) counts[shardOfKey(`sk_test_${n}`, 3)]! += 1;
+    for (const c of counts) expect(c).toBeGreaterThan(850);
+  });
+});
+
 describe('state files and transcripts of a shard', () => {
   it('a state file records its shard; a simulator of another shard or count is refused, one without --shard takes the file\'s', async () => {
     const path = file('jsonl');
     const first = makeSim({ state: path, shard: { index: 1, count: 3 } });
-    expect((await createVideo(first)).status).toBe(200);
+    expect((await createVideo(first, {}, ownKey(1, 3))).status).toBe(200);
     await first.close();
     expect(JSON.parse(readFileSync(path, 'utf8').split('\n')[0] as string).shard).toEqual({ index: 1, count: 3 });
 
@@ -76,9 +172,9 @@ describe('state files and transcripts of a shard', () => {
   it('sim --state with the file of another shard exits 2 naming both', async () => {
     const path = file('jsonl');
     const first = makeSim({ state: path, shard: { index: 0, count: 2 } });
-    await createVideo(first);
+    expect((await createVideo(first, {}, ownKey(0, 2))).status).toBe(200);
     await first.close();
-    const refused = await runCli(['--port', '0', '--state', path, '--shard', '1/2']);
+    const refused = await runCli(['--port', '0', '--state', path, '--shard', '1/2', '--control-token', TOKEN]);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain(`${path} holds the accounts of shard 0/2, but this simulator is shard 1/2`);
   });
@@ -86,7 +182,7 @@ describe('state files and transcripts of a shard', () => {
   it('a transcript records its shard', async () => {
     const path = file('ndjson');
     const sim = makeSim({ record: path, shard: { index: 0, count: 2 } });
-    await createVideo(sim);
+    expect((await createVideo(sim, {}, ownKey(0, 2))).status).toBe(200);
     await sim.close();
     expect(JSON.parse(readFileSync(path, 'utf8').split('\n')[0] as string).shard).toEqual({ index: 0, count: 2 });
   });
@@ -226,9 +322,10 @@ describe('media routable through a proxy by a path prefix of --cdn-url', () => {
   it('writes the prefix into every media URL, and still serves the files under /cdn', async () => {
     const cdnUrl = 'http://proxy.example.test:8080/shards/2/cdn';
     const sim = makeSim({ cdnUrl, shard: { index: 2, count: 3 } });
-    const image = (await request(sim.app).post('/v1/images').set({ Authorization: 'Bearer sk_test_alice' }).send({ prompt: 'a still' })).body;
+    const key = ownKey(2, 3);
+    const image = (await request(sim.app).post('/v1/images').set({ Authorization: `Bearer ${key}` }).send({ prompt: 'a still' })).body;
     expect(image.url).toBe(`${cdnUrl}/images/${image.id}.png`);
-    const created = (await createVideo(sim)).body;
+    const created = (await createVideo(sim, {}, key)).body;
     const done = (await request(sim.app).post(`/_sim/generations/${created.id}/finish`)).body;
     expect(done.status).toBe('succeeded');
     expect(done.output).toEqual({ url: `${cdnUrl}/videos/${created.id}.mp4`, thumbnail_url: `${cdnUrl}/thumbnails/${created.id}.png` });
@@ -242,13 +339,31 @@ describe('media routable through a proxy by a path prefix of --cdn-url', () => {
 });
 
 describe('sim deploy nginx', () => {
-  it('prints a configuration that hashes keys over the shards in the order given and strips /shards/I/', async () => {
+  it('prints a configuration that splits keys over the shards in the order given and strips /shards/I/', async () => {
     const run = await runCli(['deploy', 'nginx', '--shards', 'http://127.0.0.1:8081,http://sim-1.sim:8080/', '--listen', '9090']);
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain('hash $sim_key consistent;\n        server 127.0.0.1:8081 max_fails=0;\n        server sim-1.sim:8080 max_fails=0;');
+    expect(run.stdout).toContain('split_clients "$sim_bearer_key" $sim_bearer_shard {\n        50.00% 0;\n        * 1;\n    }');
+    expect(run.stdout).toContain('upstream sim_shard_0 {\n        server 127.0.0.1:8081 max_fails=0;');
+    expect(run.stdout).toContain('upstream sim_shard_1 {\n        server sim-1.sim:8080 max_fails=0;');
+    expect(run.stdout).toContain('proxy_pass http://sim_shard_$sim_bearer_shard;');
     expect(run.stdout).toContain('proxy_next_upstream off;');
-    expect(run.stdout).toContain('listen 9090;');
     expect(run.stdout).toContain('location /shards/1/ {\n            proxy_pass http://sim_shard_1/;');
+  });
+
+  it('listens on 127.0.0.1 for a port alone, and on a wider address only when it is written out', async () => {
+    const listen = async (value: string) => /^\s*listen (\S+);$/m.exec((await runCli(['deploy', 'nginx', '--shards', 'http://127.0.0.1:8081', '--listen', value])).stdout)?.[1];
+    expect(await listen('9090')).toBe('127.0.0.1:9090');
+    expect(await listen('0.0.0.0:9090')).toBe('0.0.0.0:9090');
+    expect(await listen('[::1]:9090')).toBe('[::1]:9090');
+  });
+
+  it("makes room for every connection the shards may hold: 2 x shards x max_hung_connections, and 1024 more; file descriptors twice that", async () => {
+    const bounds = async (...args: string[]) => {
+      const out = (await runCli(['deploy', 'nginx', '--shards', 'http://a:1,http://b:1,http://c:1', ...args])).stdout;
+      return [Number(/^\s*worker_connections (\d+);$/m.exec(out)?.[1]), Number(/^worker_rlimit_nofile (\d+);$/m.exec(out)?.[1])];
+    };
+    expect(await bounds()).toEqual([2 * 3 * 1000 + 1024, 2 * (2 * 3 * 1000 + 1024)]);
+    expect(await bounds('--max-hung-connections', '10')).toEqual([2 * 3 * 10 + 1024, 2 * (2 * 3 * 10 + 1024)]);
   });
 
   it('runs one nginx worker per two shards unless --workers says otherwise', async () => {
@@ -267,6 +382,7 @@ describe('sim deploy nginx', () => {
     [['--shards', 'http://sim-0:8080/api'], /has more than a host and a port/],
     [['--shards', 'http://sim-0:8080', '--listen', 'x'], /--listen: 'x' is not a port/],
     [['--shards', 'http://sim-0:8080', '--workers', '0'], /--workers: '0' is not a number of worker processes/],
+    [['--shards', 'http://sim-0:8080', '--max-hung-connections', '-1'], /--max-hung-connections: '-1' is not a number of connections/],
     [[], /required option '--shards/],
   ])('%j exits 2 naming what is wrong', async (args, message) => {
     const run = await runCli(['deploy', 'nginx', ...args]);

@@ -6,9 +6,10 @@
  *
  * The order of a `/v1` request:
  *
- *   authentication → faults and latency → rate limit → idempotent replay → route → body →
- *   parameters → the operation (existence, balance, claim linking, room in the store) → the answer
- *   checked against openapi.yaml → stored under its Idempotency-Key → journaled.
+ *   authentication (on a shard, first a key of another shard: 421 `wrong_shard`) → faults and
+ *   latency → rate limit → idempotent replay → route → body → parameters → the operation
+ *   (existence, balance, claim linking, room in the store) → the answer checked against
+ *   openapi.yaml → stored under its Idempotency-Key → journaled.
  *
  * Room in the store is the last check of a create (video or image): with
  * `limits.max_stored_generations` generations and images stored and none of them resolved, it is
@@ -25,13 +26,16 @@
  *
  * The order of a `/_sim` request, once the HTTP adapter's access checks passed (accessGuard.ts):
  *
- *   route → body → parameters → operation → the answer checked against openapi.yaml.
+ *   the account named in the query (its request id; on a shard, one of another shard is 421
+ *   `wrong_shard`) → route → body → parameters → operation (a key in the body of another shard:
+ *   421 `wrong_shard`) → the answer checked against openapi.yaml.
  *
  * (A CORS preflight is answered by the HTTP adapter before any of this, without a key.)
  */
 import type { Account } from '../core/account.js';
 import { MAX_API_KEY_LENGTH } from '../core/auth.js';
 import { SimError, clip, errorObject, fail } from '../core/errors.js';
+import { wrongShard } from '../core/shard.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
 import { drawInjection } from '../core/injection.js';
@@ -162,9 +166,12 @@ function authenticate(ctx: RequestContext): Draft | undefined {
  */
 function identify(ctx: RequestContext): Draft | undefined {
   const key = namedAccount(ctx.request.query);
-  ctx.namesAccount = key !== null;
-  ctx.headers['X-Request-Id'] = key === null ? ctx.sim.nextRequestId() : ctx.sim.nextAccountControlId(key);
-  return undefined;
+  // On a shard, a key of another shard is 421 `wrong_shard` (counted globally, making no account),
+  // where the endpoint takes a key: those are the operations that document the 421.
+  const misdirected = key !== null && ctx.operation?.statuses.includes(421) ? wrongShard(ctx.sim.shard, key) : undefined;
+  ctx.namesAccount = key !== null && misdirected === undefined;
+  ctx.headers['X-Request-Id'] = ctx.namesAccount ? ctx.sim.nextAccountControlId(key as string) : ctx.sim.nextRequestId();
+  return misdirected && ctx.refuse(misdirected);
 }
 
 /**

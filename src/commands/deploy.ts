@@ -1,10 +1,10 @@
 /**
- * `sim deploy nginx --shards URL,URL,... [--listen PORT] [--workers N]`: prints the nginx configuration that puts
+ * `sim deploy nginx --shards URL,URL,... [--listen PORT|ADDR:PORT] [--workers N] [--max-hung-connections N]`: prints the nginx configuration that puts
  * N shards behind one address (src/deploy/nginx.ts says what it routes where; docs/scaling.md how
  * to run it). Exit status 2 for a value it cannot use, naming it.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { NginxOptionsError, checkListen, checkWorkers, nginxConfig, shardAddress } from '../deploy/nginx.js';
+import { NginxOptionsError, checkListen, checkMaxHung, checkWorkers, nginxConfig, shardAddress } from '../deploy/nginx.js';
 
 const wrapped =
   <T>(check: (value: string) => T) =>
@@ -31,9 +31,18 @@ export function registerDeployCommand(program: Command): void {
     .command('nginx')
     .description("print an nginx.conf that routes each API key to its shard (run it with nginx -p DIR -c nginx.conf -e stderr -g 'daemon off;')")
     .addOption(new Option('--shards <url,url,...>', "the shards' base URLs, shard 0 first").argParser(wrapped(shardList)).makeOptionMandatory())
-    .addOption(new Option('--listen <port|addr:port>', 'what nginx listens on').default('8080').argParser(wrapped(checkListen)))
+    .addOption(
+      new Option('--listen <port|addr:port>', 'what nginx listens on: a port on 127.0.0.1, or ADDRESS:PORT (0.0.0.0:8080: every interface)')
+        .default('8080')
+        .argParser(wrapped(checkListen)),
+    )
     .addOption(new Option('--workers <n|auto>', "nginx's worker processes (default: one per two shards)").argParser(wrapped(checkWorkers)))
-    .action((opts: { shards: string[]; listen: string; workers?: number | 'auto' }) => {
-      process.stdout.write(nginxConfig({ shards: opts.shards, listen: opts.listen, workers: opts.workers }));
+    .addOption(
+      new Option('--max-hung-connections <n>', "the shards' limits.max_hung_connections, which nginx makes room for (default: the bundled scenarios' 1000)").argParser(
+        wrapped(checkMaxHung),
+      ),
+    )
+    .action((opts: { shards: string[]; listen: string; workers?: number | 'auto'; maxHungConnections?: number }) => {
+      process.stdout.write(nginxConfig({ shards: opts.shards, listen: opts.listen, workers: opts.workers, maxHungConnections: opts.maxHungConnections }));
     });
 }

@@ -8,12 +8,17 @@
  */
 import { fail, type SimError } from './errors.js';
 import type { Scenario } from './scenario.js';
+import { wrongShard, type ShardSpec } from './shard.js';
 
 /** The longest API key accepted. */
 export const MAX_API_KEY_LENGTH = 255;
 
-/** The API key an `Authorization` header names, or the 401 to answer. */
-export function apiKeyOf(scenario: Scenario, authorization: string | undefined): string | SimError {
+/**
+ * The API key an `Authorization` header names, or the error to answer: 401, or on a shard the 421
+ * `wrong_shard` of a key that belongs to another shard (before the scenario judges the key: this
+ * shard is not where it is judged).
+ */
+export function apiKeyOf(scenario: Scenario, authorization: string | undefined, shard: ShardSpec | null = null): string | SimError {
   if (authorization === undefined || authorization.trim() === '') return fail('missing_api_key');
   const key = bearerCredential(authorization);
   if (key === undefined) {
@@ -21,7 +26,7 @@ export function apiKeyOf(scenario: Scenario, authorization: string | undefined):
       message: 'Malformed Authorization header. Use "Authorization: Bearer sk_test_..." (the scheme Bearer, one space, the key).',
     });
   }
-  return keyRefusal(scenario, key) ?? key;
+  return wrongShard(shard, key) ?? keyRefusal(scenario, key) ?? key;
 }
 
 /**

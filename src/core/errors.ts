@@ -38,7 +38,7 @@ export type ComplianceStage = 'claim_linking' | 'output_verification';
 
 interface CatalogueEntry {
   readonly type: ErrorType;
-  /** HTTP status; equals STATUS_OF_TYPE[type] except for the 404s, the file and HTTP answers' 412, 416 and 417, and the sharding proxy's 421. */
+  /** HTTP status; equals STATUS_OF_TYPE[type] except for the 404s, the file and HTTP answers' 412, 416 and 417, and the 421s of shards and their proxy. */
   readonly status: number;
   /** The default message, used when the caller gives none. */
   readonly message: string;
@@ -119,6 +119,18 @@ export const ERROR_CATALOGUE = {
     'This control call names no account, so the proxy in front of the shards cannot choose one: send it to every shard (/shards/I/_sim/...), or name the account with ?api_key=.',
     421,
   ),
+  unroutable_api_key: entry(
+    'invalid_request_error',
+    'The proxy in front of the shards routes a control call by its api_key as written, and cannot read a percent-encoded one (or one with +): send the key unencoded.',
+    421,
+  ),
+  // Answered by a shard to a key that belongs to another shard (the proxy routed it elsewhere, or the
+  // request was sent to the shard directly): it holds none of that key's state.
+  wrong_shard: entry(
+    'invalid_request_error',
+    "This shard does not hold this key's account: the key belongs to another shard. Send the request through the proxy in front of the shards.",
+    421,
+  ),
   // The simulator's access checks (never a service error: fault injection does not answer them).
   host_not_allowed: entry(
     'permission_error',
@@ -146,7 +158,10 @@ export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 export const ACCESS_ERROR_CODES: readonly ErrorCode[] = ['host_not_allowed', 'cross_origin_request', 'control_token_required', 'invalid_control_token'];
 
 /** The codes the proxy in front of shards answers (docs/scaling.md): never a simulator's, never injected. */
-export const PROXY_ERROR_CODES: readonly ErrorCode[] = ['sharded_global_call'];
+export const PROXY_ERROR_CODES: readonly ErrorCode[] = ['sharded_global_call', 'unroutable_api_key'];
+
+/** The code a shard answers for a key that belongs to another shard: about the deployment, never injected. */
+export const SHARD_ERROR_CODES: readonly ErrorCode[] = ['wrong_shard'];
 
 export function isErrorCode(code: string): code is ErrorCode {
   return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);

@@ -9,7 +9,7 @@
  * that type); openapi.yaml's SimFaultRequest states the same pairs per status, and a test holds the
  * two together.
  */
-import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PROXY_ERROR_CODES, clip, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PROXY_ERROR_CODES, SHARD_ERROR_CODES, clip, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { MEDIA_ROOT } from './mediaPaths.js';
 import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './fate.js';
@@ -230,6 +230,12 @@ function faultError(request: FaultRequest, status: number): NonNullable<QueuedFa
     throw fail('invalid_parameter', {
       param: 'code',
       message: `code '${code}' is an answer of the proxy in front of shards, not an error of the service; a fault cannot inject it.`,
+    });
+  }
+  if (SHARD_ERROR_CODES.includes(code)) {
+    throw fail('invalid_parameter', {
+      param: 'code',
+      message: `code '${code}' is a shard's answer to a key of another shard, not an error of the service; a fault cannot inject it.`,
     });
   }
   const type = request.type ?? ERROR_CATALOGUE[code].type;

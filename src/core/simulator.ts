@@ -173,9 +173,9 @@ export class Simulator {
     return this.heldWallMs ?? this.options.wallClock();
   }
 
-  /** The account an `Authorization` header names (see `auth.ts`), or the 401 to answer. */
+  /** The account an `Authorization` header names (see `auth.ts`), or the 401 (or a shard's 421) to answer. */
   authenticate(authorization: string | undefined): Account | SimError {
-    const key = apiKeyOf(this.scenario, authorization);
+    const key = apiKeyOf(this.scenario, authorization, this.shard);
     return key instanceof SimError ? key : this.account(key);
   }
 

@@ -3,8 +3,13 @@
  * not route: nginx does, and this is its whole configuration (docs/scaling.md):
  *
  * - `/v1/*` goes to the shard of the Bearer key, and a control call that names an account
- *   (`/_sim/...?api_key=`) to the shard of that key: one consistent hash over the fixed list of
- *   shards, so a key always lands on the same shard;
+ *   (`/_sim/...?api_key=`) to the shard of that key: nginx's `split_clients` over the key, which
+ *   every shard computes too (`shardOfKey`, src/core/shard.ts) and refuses a key that is not its
+ *   own (421 `wrong_shard`). So nginx must read exactly the key the shards read, from the same
+ *   bytes: the Bearer credential as `bearerCredential` reads it (spaces and tabs around it left
+ *   out), and an `api_key` only when it is written as it is read (no percent-encoding, no `+`,
+ *   which the shards decode and nginx cannot): any other `api_key` is answered 421
+ *   `unroutable_api_key`;
  * - a shard is never skipped: no retry on another shard and no shard marked failed
  *   (`proxy_next_upstream off`, `max_fails=0`), so a shard that is down is a 502 for its own keys
  *   only, and no key ever moves to a shard without its state;
@@ -12,13 +17,17 @@
  *   through `--cdn-url`, and calls meant for one shard);
  * - a control call that names no account is answered 421 `sharded_global_call` in the service's
  *   error shape (send it to every shard: the typed client does); `GET /_sim/health` and the
- *   dashboard's files go to shard 0.
+ *   dashboard's files go to shard 0;
+ * - it listens on 127.0.0.1 unless given a wider address (`--listen 0.0.0.0:8080`), and has room
+ *   for every connection the shards may hold (`limits.max_hung_connections` each) beside the rest.
  *
  * It runs as `nginx -p DIR -c FILE -e stderr -g 'daemon off;'` with Debian's nginx 1.22 or later,
  * as any user: the pid file, temporary files and logs are inside the prefix DIR.
  */
 import { CONTROL_ROOT, shardPrefix } from '../client/api.js';
-import { fail } from '../core/errors.js';
+import { fail, type ErrorCode } from '../core/errors.js';
+import { BASE_SCENARIO } from '../core/scenario.js';
+import { MAX_SHARDS, shardShares } from '../core/shard.js';
 import { KEEP_ALIVE_TIMEOUT_MS } from '../http/server.js';
 import { hostInUrl } from '../hostNames.js';
 import { JSON_TYPE } from '../jsonType.js';
@@ -26,10 +35,24 @@ import { JSON_TYPE } from '../jsonType.js';
 export interface NginxOptions {
   /** The shards' base URLs, shard 0 first (`http://sim-0.sim:8080`). */
   shards: string[];
-  /** What nginx listens on: a port, or `ADDRESS:PORT`. */
+  /** What nginx listens on: a port (on 127.0.0.1), or `ADDRESS:PORT` (`0.0.0.0:8080` for every interface). */
   listen: string;
   /** nginx's worker processes: a number, or `auto` (one per core). Default: `defaultWorkers(shards.length)`. */
   workers?: number | 'auto';
+  /** The shards' `limits.max_hung_connections` (connections each may hold at once). Default: the bundled scenarios' (1000). */
+  maxHungConnections?: number;
+}
+
+/** The connections nginx keeps for everything but held ones: nginx's own default. */
+const OTHER_CONNECTIONS = 1024;
+
+/**
+ * nginx's `worker_connections` for `shards` shards that may each hold `maxHung` connections: a
+ * held request is two connections in nginx (the client's and the shard's), and one worker may get
+ * every one of them; `OTHER_CONNECTIONS` more for every other request.
+ */
+export function workerConnections(shards: number, maxHung: number): number {
+  return 2 * shards * maxHung + OTHER_CONNECTIONS;
 }
 
 /**
@@ -71,16 +94,37 @@ export function shardAddress(url: string): string {
   return `${hostInUrl(parsed.hostname)}:${parsed.port || '80'}`;
 }
 
-/** A listen value: `8080`, `127.0.0.1:8080` or `[::1]:8080`. Throws an `NginxOptionsError` naming it. */
+/**
+ * A listen value: `8080`, `127.0.0.1:8080`, `0.0.0.0:8080` or `[::1]:8080`. Throws an
+ * `NginxOptionsError` naming it.
+ */
 export function checkListen(listen: string): string {
   const m = /^(?:(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(listen);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new NginxOptionsError(`--listen: '${listen}' is not a port (8080) or ADDRESS:PORT (127.0.0.1:8080)`);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+    throw new NginxOptionsError(`--listen: '${listen}' is not a port (8080, on 127.0.0.1) or ADDRESS:PORT (0.0.0.0:8080 for every interface)`);
+  }
   return listen;
 }
 
+/**
+ * nginx's `listen` for a listen value: a port alone is on 127.0.0.1 (nginx's own default is every
+ * interface); a wider address only when it is written out.
+ */
+function listenAddress(listen: string): string {
+  return /^\d+$/.test(listen) ? `127.0.0.1:${listen}` : listen;
+}
+
+/** A `--max-hung-connections` value: a whole number from 0 to 1,000,000. Throws an `NginxOptionsError` naming it. */
+export function checkMaxHung(value: string): number {
+  if (!/^\d{1,7}$/.test(value) || Number(value) > 1_000_000) {
+    throw new NginxOptionsError(`--max-hung-connections: '${value}' is not a number of connections (0 to 1000000): the shards' limits.max_hung_connections`);
+  }
+  return Number(value);
+}
+
 /** The JSON error the proxy answers, in the service's shape, as an nginx string. */
-function errorBody(message: string): string {
-  return nginxString(JSON.stringify(fail('sharded_global_call', { message }).toBody()));
+function errorBody(code: ErrorCode, message: string): string {
+  return nginxString(JSON.stringify(fail(code, { message }).toBody()));
 }
 
 /** `text` as a single-quoted nginx string (nginx expands `$name` in `return` text: the bodies hold none). */
@@ -89,21 +133,43 @@ function nginxString(text: string): string {
   return `'${text.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 }
 
+/** A share in hundredths of a percent as `split_clients` writes it: `33.33%`. */
+function percent(hundredths: number): string {
+  return `${Math.floor(hundredths / 100)}.${String(hundredths % 100).padStart(2, '0')}%`;
+}
+
+/** `split_clients` of `key` into `variable`: shard I's share of the keys is `I` (see `shardOfKey`). */
+function splitClients(key: string, variable: string, count: number): string {
+  const shares = shardShares(count);
+  const parts = shares.map((share, i) => `        ${i === count - 1 ? '*' : percent(share)} ${i};`);
+  return `    split_clients "${key}" ${variable} {\n${parts.join('\n')}\n    }`;
+}
+
 export function nginxConfig(options: NginxOptions): string {
   if (options.shards.length === 0) throw new NginxOptionsError('--shards: give at least one shard URL');
+  if (options.shards.length > MAX_SHARDS) throw new NginxOptionsError(`--shards: at most ${MAX_SHARDS} shards (each takes at least 0.01% of the keys)`);
   const addresses = options.shards.map(shardAddress);
   const listen = checkListen(options.listen);
   const workers = options.workers ?? defaultWorkers(addresses.length);
+  const maxHung = options.maxHungConnections ?? BASE_SCENARIO.limits.max_hung_connections;
+  const connections = workerConnections(addresses.length, maxHung);
   const workersComment =
     options.workers === undefined ? '# One worker per two shards (--workers): a worker proxies a request in about half the CPU a\n# shard takes to answer it.\n' : '';
   const n = addresses.length;
   const last = n - 1;
   const everyShard = `${shardPrefix(0)}${CONTROL_ROOT}/...${n > 1 ? ` to ${shardPrefix(last)}${CONTROL_ROOT}/...` : ''}`;
   const globalCall = errorBody(
+    'sharded_global_call',
     `This deployment has ${n} shard${n === 1 ? '' : 's'} and this control call names no account, so the proxy cannot choose a shard. ` +
       `Send it to every shard (${everyShard}; SimulatorControl does), or name the account with ?api_key=.`,
   );
+  const unroutableKey = errorBody(
+    'unroutable_api_key',
+    `The proxy routes a control call by its api_key as written, and this one is percent-encoded, holds a + or a character outside printable ASCII, ` +
+      `which the shards would read otherwise. Send the key unencoded (letters, digits and -._ need no encoding), or call its shard through ${shardPrefix(0)}${CONTROL_ROOT}/... to ${shardPrefix(last)}${CONTROL_ROOT}/....`,
+  );
   const unprefixedMedia = errorBody(
+    'sharded_global_call',
     `Media of a sharded deployment are served under /shards/I/cdn/...: start each shard with --cdn-url ending in /shards/I/cdn, and follow the URLs its answers carry.`,
   );
   const server = (address: string) => `        server ${address} max_fails=0;`;
@@ -111,20 +177,31 @@ export function nginxConfig(options: NginxOptions): string {
   // request sent on a connection the shard is closing would be a 502, and nothing retries it.
   const keepalive = (connections: number) =>
     `        keepalive ${connections};\n        keepalive_timeout ${KEEP_ALIVE_TIMEOUT_MS / 1000 - 1}s;\n        keepalive_requests 100000;`;
+  const given = [
+    `--shards ${options.shards.join(',')} --listen ${listen}`,
+    options.workers === undefined ? '' : ` --workers ${workers}`,
+    options.maxHungConnections === undefined ? '' : ` --max-hung-connections ${maxHung}`,
+  ].join('');
   return `# nginx in front of ${n} simulator shard${n === 1 ? '' : 's'}, written by \`sim deploy nginx\`
 # (video-service-sim). Regenerate it rather than edit it:
-#   sim deploy nginx --shards ${options.shards.join(',')} --listen ${listen}${options.workers === undefined ? '' : ` --workers ${workers}`}
+#   sim deploy nginx ${given}
 # Run it, as any user, with Debian's nginx 1.22 or later (everything it writes stays in DIR):
 #   nginx -p DIR -c nginx.conf -e stderr -g 'daemon off;'
-# Keys are hashed to shards with a consistent hash over this fixed list: changing the list moves
-# keys to shards that do not hold their state (a redeploy; see docs/scaling.md).
+# Each key's shard is computed from the key and the number of shards (split_clients below), by
+# nginx and by every shard alike: shard I must be the I-th of the list below, started with
+# --shard I/${n}, and changing the number of shards moves keys to shards that do not hold their
+# state (a redeploy; see docs/scaling.md).
 
 ${workersComment}worker_processes ${workers};
+# Each connection is a file descriptor: room for all of them, twice over (logs, temporary files).
+worker_rlimit_nofile ${2 * connections};
 pid nginx.pid;
 error_log error.log warn;
 
 events {
-    worker_connections 1024;
+    # A connection a shard holds (limits.max_hung_connections: ${maxHung} each) is two here (the
+    # client's and the shard's), and one worker may get all of them; ${OTHER_CONNECTIONS} more for the rest.
+    worker_connections ${connections};
 }
 
 http {
@@ -140,30 +217,38 @@ http {
     # The shards answer bodies over 1 MiB themselves (400 request_too_large, in the service's shape).
     client_max_body_size 2m;
 
-    # The account of a /v1 request: its Bearer key.
+    # The account of a /v1 request: its Bearer key, read as the shards read it: the scheme in any
+    # case after spaces or tabs, one space or more, then visible characters up to spaces or tabs.
     map $http_authorization $sim_bearer_key {
-        "~*^Bearer +(?<key>[^ ]+) *$" $key;
+        "~*^[ \\t]*Bearer +(?<key>[^\\x00-\\x20\\x7f]+)[ \\t]*$" $key;
         default "";
     }
 
-    # Every shard, chosen by the key: a key always lands on the same shard.
-    upstream sim_by_key {
-        hash $sim_key consistent;
-${addresses.map(server).join('\n')}
-${keepalive(32)}
+    # The account a control call names: its api_key, when written as the shards read it (printable
+    # ASCII but % + & and #, which percent-decoding leaves as it is); "%" for any other api_key,
+    # which the proxy cannot read as the shards do.
+    map $args $sim_query_key {
+        "~(?:^|&)api_key=(?<key>[\\x21\\x22\\x24\\x27-\\x2a\\x2c-\\x7e]+)(?:&|$)" $key;
+        "~(?:^|&)api_key=[^&]" "%";
+        default "";
     }
+
+    # The shard of each key: shard I takes the I-th share of the keys' hashes (MurmurHash2), as
+    # every shard computes it too and refuses a key that is not its own.
+${splitClients('$sim_bearer_key', '$sim_bearer_shard', n)}
+${splitClients('$sim_query_key', '$sim_query_shard', n)}
 ${addresses
   .map(
     (address, i) => `
     upstream sim_shard_${i} {
 ${server(address)}
-${keepalive(8)}
+${keepalive(32)}
     }`,
   )
   .join('\n')}
 
     server {
-        listen ${listen};
+        listen ${listenAddress(listen)};
 
         proxy_http_version 1.1;
         proxy_set_header Connection "";
@@ -178,19 +263,21 @@ ${keepalive(8)}
         proxy_send_timeout 610s;
 
         location /v1 {
-            set $sim_key $sim_bearer_key;
-            proxy_pass http://sim_by_key;
+            proxy_pass http://sim_shard_$sim_bearer_shard;
         }
 
         # The control API: a call that names an account (?api_key=) goes to that account's shard.
         location /_sim/ {
             default_type "${JSON_TYPE}";
-            if ($arg_api_key = "") {
+            if ($sim_query_key = "") {
                 add_header X-Request-Id "req_proxy_$request_id" always;
                 return 421 ${globalCall};
             }
-            set $sim_key $arg_api_key;
-            proxy_pass http://sim_by_key;
+            if ($sim_query_key = "%") {
+                add_header X-Request-Id "req_proxy_$request_id" always;
+                return 421 ${unroutableKey};
+            }
+            proxy_pass http://sim_shard_$sim_query_shard;
         }
 
         # Shard 0 answers health and serves the dashboard, which reads every shard through /shards/I/.

@@ -109,6 +109,8 @@ export const ERROR_CODE_MEMBERS = {
   precondition_failed: true,
   expectation_failed: true,
   sharded_global_call: true,
+  unroutable_api_key: true,
+  wrong_shard: true,
   missing_api_key: true,
   invalid_api_key: true,
   revoked_api_key: true,
