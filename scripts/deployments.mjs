@@ -1,6 +1,8 @@
 // The deployments under deploy/ and the `sim deploy nginx` arguments of each, read from the files
 // that declare their shards (one place each): the sim-N services of the Compose file, the replicas
-// of the Kubernetes StatefulSet. Used by scripts/deploy-files.mjs and its test.
+// of the Kubernetes StatefulSet. Used by scripts/deploy-files.mjs and its test. The proxy listens on
+// every interface of its container (0.0.0.0): what reaches it is what publishes it (Compose's port,
+// by default on the host's loopback; the Kubernetes Service).
 import { parse, parseAllDocuments } from 'yaml';
 
 export function deployments(root, read) {
@@ -13,11 +15,11 @@ export function deployments(root, read) {
   return [
     {
       file: 'deploy/compose/nginx.conf',
-      args: ['--shards', composeShards.map((name) => `http://${name}:8080`).join(','), '--listen', '8080'],
+      args: ['--shards', composeShards.map((name) => `http://${name}:8080`).join(','), '--listen', '0.0.0.0:8080'],
     },
     {
       file: 'deploy/kubernetes/nginx.conf',
-      args: ['--shards', Array.from({ length: replicas }, (_, i) => `http://${statefulSet.metadata.name}-${i}.${statefulSet.spec.serviceName}:8080`).join(','), '--listen', '8080'],
+      args: ['--shards', Array.from({ length: replicas }, (_, i) => `http://${statefulSet.metadata.name}-${i}.${statefulSet.spec.serviceName}:8080`).join(','), '--listen', '0.0.0.0:8080'],
     },
   ];
 }

@@ -13,6 +13,10 @@ addresses() { for h in $(hosts); do getent hosts "$h" | awk '{ print $1 }' | sor
 unresolved() { for h in $(hosts); do getent hosts "$h" >/dev/null || echo "$h"; done; }
 
 [ -r "$CONF" ] || { echo "sim-proxy: no configuration at $CONF: mount the output of sim deploy nginx there" >&2; exit 2; }
+# The prefix may be a fresh volume (a read-only root file system mounts one there): its error log
+# still goes to the container's stderr.
+mkdir -p "$PREFIX"
+[ -e "$PREFIX/error.log" ] || ln -s /dev/stderr "$PREFIX/error.log"
 while [ -n "$(unresolved)" ]; do
   echo "sim-proxy: waiting for $(unresolved | tr '\n' ' ')to resolve" >&2
   sleep 1

@@ -47,7 +47,6 @@ describe('deployment files', () => {
       expect(container.readinessProbe.httpGet.path).toBe('/_sim/health');
       expect(container.livenessProbe.httpGet.path).toBe('/_sim/health');
       expect(sts.spec.volumeClaimTemplates.map((v: any) => v.metadata.name)).toEqual(['state']);
-      expect(container.volumeMounts).toEqual([{ name: 'state', mountPath: '/data' }]);
       const headless = find('Service', sts.spec.serviceName);
       expect(headless.spec.clusterIP).toBe('None');
     });
@@ -58,8 +57,49 @@ describe('deployment files', () => {
       const configMapName = proxy.spec.template.spec.volumes.find((v: any) => v.name === 'config').configMap.name;
       const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === configMapName);
       const shards = Array.from({ length: sts.spec.replicas }, (_, i) => `http://sim-${i}.${sts.spec.serviceName}:8080`).join(',');
-      expect(configMap?.data['nginx.conf']).toBe(deployNginx(['--shards', shards, '--listen', '8080']));
+      // On every interface of its pod: the Service is what reaches it.
+      expect(configMap?.data['nginx.conf']).toBe(deployNginx(['--shards', shards, '--listen', '0.0.0.0:8080']));
       expect(find('Service', 'sim-proxy').spec.ports[0].targetPort).toBe('http');
+    });
+
+    it.each([
+      ['StatefulSet', 'sim'],
+      ['Deployment', 'sim-proxy'],
+    ])('%s %s is hardened: read-only root, no privilege escalation, no capability, RuntimeDefault seccomp, no service account token, a startup probe', (kind, name) => {
+      const pod = find(kind, name).spec.template.spec;
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      for (const container of pod.containers) {
+        expect(container.securityContext, container.name).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+        expect(container.startupProbe, container.name).toBeDefined();
+        expect(container.livenessProbe.initialDelaySeconds, 'the startup probe holds liveness off').toBeUndefined();
+        expect(container.resources.requests.cpu).toBeDefined();
+        expect(container.resources.requests.memory).toBeDefined();
+        expect(container.resources.limits.memory).toBeDefined();
+        // Every path it writes is a volume: the state (/data), /tmp, nginx's prefix.
+        const writable = (container.volumeMounts as { name: string; mountPath: string; readOnly?: boolean }[]).filter((m) => !m.readOnly).map((m) => m.mountPath);
+        expect(writable.length, container.name).toBeGreaterThan(0);
+      }
+    });
+
+    it("gives a shard room for its largest state three times over, and memory for every bound full", () => {
+      const sts = find('StatefulSet', 'sim');
+      const gib = (quantity: string): number => {
+        const m = /^(\d+(?:\.\d+)?)(Mi|Gi)$/.exec(quantity);
+        expect(m, quantity).not.toBeNull();
+        return Number(m![1]) / (m![2] === 'Mi' ? 1024 : 1);
+      };
+      expect(gib(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage)).toBeGreaterThanOrEqual(3);
+      const container = sts.spec.template.spec.containers[0];
+      expect(gib(container.resources.limits.memory)).toBeGreaterThanOrEqual(1.5);
+      expect(container.volumeMounts).toEqual([
+        { name: 'state', mountPath: '/data' },
+        { name: 'tmp', mountPath: '/tmp' },
+      ]);
+      expect(sts.spec.template.spec.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
+      const proxy = find('Deployment', 'sim-proxy').spec.template.spec;
+      expect(proxy.containers[0].volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/var/lib/sim-proxy')).toMatchObject({ name: 'prefix' });
+      expect(proxy.volumes.find((v: { name: string }) => v.name === 'prefix').emptyDir).toBeDefined();
     });
 
     it('every rendered object validates against the Kubernetes schemas', async () => {
