@@ -643,7 +643,14 @@ describe('GET /_sim/generations', () => {
       expect(res.body.error.message).toContain(`not a cursor of this list (${list_})`);
     }
     // Each list takes its own cursor, and 0 (every change).
-    for (const query of [{ api_key: alice, changed_since: ofAlice }, { api_key: bob, changed_since: ofBob }, { changed_since: global }, { changed_since: 0 }, { api_key: bob, changed_since: 0 }]) {
+    const taken: Record<string, string | number>[] = [
+      { api_key: alice, changed_since: ofAlice },
+      { api_key: bob, changed_since: ofBob },
+      { changed_since: global },
+      { changed_since: 0 },
+      { api_key: bob, changed_since: 0 },
+    ];
+    for (const query of taken) {
       expect((await list(query)).status).toBe(200);
     }
     expect((await list({ api_key: alice, changed_since: 0 })).body.data).toHaveLength(3);

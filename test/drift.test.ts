@@ -298,7 +298,7 @@ const FAKES: { name: string; departures: Departures; spendLimitCents: number; co
         }
       },
     },
-    contradicted: ['unknown-parameter-400', 'ids-not-pattern-checked'],
+    contradicted: ['unknown-parameter-400', 'cancel-body', 'ids-not-pattern-checked'],
   },
   {
     name: 'leaves out the X-RateLimit headers and adds a field to the video object',

@@ -396,11 +396,13 @@ function describe(issue: SchemaIssue, operation: Operation, where?: 'body'): Par
       };
     }
     case 'not': {
-      // A field given with one it excludes: the schema is { required: [a], anyOf: [{ required: [b] }, ...] }.
+      // A field given with one it excludes: the schema is { required: [a], anyOf: [{ required: [b] }, ...] },
+      // or { required: [a, b] } (the last given with the others).
       const excluded = (issue.schema ?? {}) as { required?: string[]; anyOf?: { required?: string[] }[] };
       const data = (issue.data ?? {}) as Record<string, unknown>;
-      const given = (excluded.anyOf ?? []).flatMap((b) => b.required ?? []).find((n) => Object.hasOwn(data, n));
-      const by = (excluded.required ?? []).map((n) => `'${n}'`).join(' and ');
+      const together = excluded.anyOf === undefined ? (excluded.required ?? []) : [];
+      const given = together.length > 0 ? together.at(-1) : (excluded.anyOf ?? []).flatMap((b) => b.required ?? []).find((n) => Object.hasOwn(data, n));
+      const by = (together.length > 0 ? together.slice(0, -1) : (excluded.required ?? [])).map((n) => `'${n}'`).join(' and ');
       return {
         code: 'invalid_parameter',
         param: given ? nameOf([...segments, given]) : null,
@@ -461,6 +463,8 @@ function expectation(issue: SchemaIssue, param: string | null): string {
     case 'pattern':
       if (p.pattern === '\\S') return 'must hold at least one non-white-space character';
       if (param === 'Idempotency-Key') return 'may hold only visible ASCII characters (no spaces or control characters)';
+      // A fault's path (SimFaultRequest): the pattern is the shape of a /v1 path, a prefix of one, or a media path.
+      if (param === 'path') return "must be a path of the service's API (/v1/..., or a prefix of one ending with '*') or a media path (/cdn/...)";
       return `must match the pattern ${String(p.pattern)}`;
     case 'format':
       return `must be a valid ${String(p.format)}`;

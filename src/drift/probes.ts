@@ -93,6 +93,31 @@ export const FREE_PROBES: readonly Probe[] = [
     request: { method: 'POST', path: '/v1/videos', raw: JSON.stringify({ model: NO_MODEL, prompt: PROMPT }), contentType: 'text/plain' },
     expect: { status: 400, type: 'invalid_request_error', code: 'unsupported_content_type', param: null },
   },
+  // A duration named twice, invalid first and valid last: only the model is wrong if the last wins.
+  {
+    assumption: 'body-duplicate-field',
+    request: { method: 'POST', path: '/v1/videos', raw: `{"model":${JSON.stringify(NO_MODEL)},"prompt":${JSON.stringify(PROMPT)},"duration_seconds":99,"duration_seconds":4}` },
+    expect: { code: 'model_not_found' },
+    why: 'the last duration_seconds (4) is the one read, so only the model is wrong',
+  },
+  // A cancel of an id no account has: its body is judged before the id is looked up.
+  {
+    assumption: 'cancel-body',
+    request: { method: 'DELETE', path: `/v1/videos/${NO_VIDEO}`, raw: '' },
+    expect: { status: 404, code: 'resource_not_found' },
+    why: 'Content-Type: application/json without a body is no body, so only the id is unknown',
+  },
+  {
+    assumption: 'cancel-body',
+    request: { method: 'DELETE', path: `/v1/videos/${NO_VIDEO}`, raw: '{}', contentType: 'text/plain' },
+    expect: { status: 404, code: 'resource_not_found' },
+    why: '{} is no body whatever its Content-Type, so only the id is unknown',
+  },
+  {
+    assumption: 'cancel-body',
+    request: { method: 'DELETE', path: `/v1/videos/${NO_VIDEO}`, json: { [UNKNOWN_PARAM]: true } },
+    expect: { status: 400, type: 'invalid_request_error', code: 'unknown_parameter', param: UNKNOWN_PARAM },
+  },
   {
     assumption: 'null-optional-absent',
     request: video({ model: NO_MODEL, prompt: PROMPT, negative_prompt: null, duration_seconds: null, resolution: null, keyframe_id: null }),
