@@ -228,6 +228,8 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
   let stopped: Stopped | undefined;
   const close = (): Promise<void> => {
     if (closing) return closing;
+    // Answers waiting for the state file's lines (a full disk) that cannot be written by now are never sent.
+    durable?.store.stopWaiting();
     const endDrain = api.drain();
     const closed = server ? server.drain(options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) : Promise.resolve(0);
     server = undefined;
@@ -250,8 +252,11 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     controlOrigins,
     controlToken: options.controlToken,
   };
+  // Listening without a base or media URL given, the addresses in answers follow each request's Host.
+  let followsHost = false;
   const api = createApi(core, {
     access,
+    followsHost: () => followsHost,
     log,
     sleep: options.sleep,
     onShutdown: () => void close().then(() => options.onShutdown?.(stopped as Stopped)),
@@ -264,7 +269,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     }),
     // GET /_sim/state: the state as a compacted file, whether or not it is kept in one.
     snapshot: durable ? () => durable.store.compacted() : () => compactedBody(core, overrides, core.clock.wallStartMs, 0),
-    ...(durable && { stateStatus: () => durable.store.status() }),
+    ...(durable && { stateStatus: () => durable.store.status(), whenWritten: () => durable.store.whenWritten() }),
   });
   // The Express app (for the files, and `sim.app`) is made, and Express loaded, on first use.
   let app: SimulatorApp | undefined;
@@ -314,6 +319,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
           port = actual;
           access.checkHost = isLoopbackAddress(host);
           access.ownOrigins = [listeningUrl];
+          followsHost = !explicitCdn;
           resolveUrl(listeningUrl);
         });
       });

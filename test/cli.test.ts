@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ALIAS_BOMB } from './helpers.js';
-import { CLI, cleanEnv, childProcesses } from './processes.js';
+import { CLI, cleanEnv, childProcesses, getWithHost } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LISTENING = /^sim listening on http:\/\/127\.0\.0\.1:(\d+) \(scenario fast, seed \d+, clock manual\)$/;
@@ -211,11 +211,17 @@ describe('sim (start)', () => {
     expect((await json(`${sim.url}/_sim/health`)).body.seed).toBe(5);
   });
 
-  it('writes the default cdn url http://localhost:PORT/cdn into output urls, and serves the file there', async () => {
+  it('without --base-url, writes output urls on the Host the client used (http://HOST/cdn), and serves the file there', async () => {
     const sim = await sharedServer();
     const video = await succeededVideo(sim.url);
-    expect(video.output.url).toBe(`http://localhost:${sim.port}/cdn/videos/${video.id}.mp4`);
-    expect(video.output.thumbnail_url.startsWith(`http://localhost:${sim.port}/cdn/`)).toBe(true);
+    expect(sim.url).toBe(`http://127.0.0.1:${sim.port}`);
+    expect(video.output.url).toBe(`http://127.0.0.1:${sim.port}/cdn/videos/${video.id}.mp4`);
+    expect(video.output.thumbnail_url.startsWith(`http://127.0.0.1:${sim.port}/cdn/`)).toBe(true);
+    // A client that reaches it through a remapped port (docker run -p 18081:8080) sends that port.
+    const remapped = await getWithHost(sim.port, `/v1/videos/${video.id}`, 'localhost:18081', { Authorization: 'Bearer sk_test_cli' });
+    expect(remapped.body.output.url).toBe(`http://localhost:18081/cdn/videos/${video.id}.mp4`);
+    expect((await getWithHost(sim.port, '/_sim/health', 'localhost:18081')).body.media).toEqual({ url: 'http://localhost:18081/cdn', follows_host: true });
+    expect((await sim.lines(3))[2]).toBe('media URLs: on the Host each request used (http://HOST/cdn); --base-url fixes them');
     const file = await fetch(`${sim.url}/cdn/videos/${video.id}.mp4`);
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toMatch(/^video\/mp4/);
@@ -224,9 +230,11 @@ describe('sim (start)', () => {
 
   it('writes --base-url into output urls, and prints the dashboard there', async () => {
     const sim = await startServer([...MANUAL_FAST, '--base-url', 'http://example.test:1234/']);
-    expect((await sim.lines(2))[1]).toBe('dashboard: http://example.test:1234/_sim/');
+    expect((await sim.lines(3)).slice(1)).toEqual(['dashboard: http://example.test:1234/_sim/', 'media URLs: http://example.test:1234/cdn (--base-url)']);
     const video = await succeededVideo(sim.url);
     expect(video.output.url).toBe(`http://example.test:1234/cdn/videos/${video.id}.mp4`);
+    // --base-url wins over the Host the client used.
+    expect((await getWithHost(sim.port, `/v1/videos/${video.id}`, 'localhost:18081', { Authorization: 'Bearer sk_test_cli' })).body.output.url).toBe(video.output.url);
     expect(video.output.thumbnail_url.startsWith('http://example.test:1234/cdn/')).toBe(true);
   });
 

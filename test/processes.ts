@@ -47,9 +47,9 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
 }
 
 /** A GET to a simulator listening on 127.0.0.1:`port` with any Host header (fetch cannot set Host); the body parsed as JSON. */
-export function getWithHost(port: number, path: string, host: string): Promise<{ status: number; body: any }> {
+export function getWithHost(port: number, path: string, host: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { Host: host } }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { ...headers, Host: host } }, (res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => (text += chunk.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));

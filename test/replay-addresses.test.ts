@@ -3,6 +3,7 @@
  * (started with another `--base-url`) says so, instead of only listing the answers that differ.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -59,5 +60,48 @@ describe('sim replay --target', () => {
 
   it('says nothing of addresses when the target was started with the recorded base URL', async () => {
     expect(await replayAgainst(RECORDED_BASE)).toEqual({ status: 0, out: 'replayed 3 requests: 3 identical\n', err: '' });
+  });
+});
+
+/** A request to 127.0.0.1:`port` under another Host (fetch cannot set one); the body parsed as JSON. */
+function viaHost(port: number, method: string, path: string, host: string, body?: unknown): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { Host: host, Authorization: 'Bearer sk_test_h' };
+    if (payload !== undefined) headers['Content-Type'] = 'application/json';
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve(JSON.parse(text)));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+describe('addresses that follow the Host (no base URL given)', () => {
+  it('a transcript of answers written on a remapped port replays identically, and a restored state answers on the Host used then', async () => {
+    const transcript = join(dir, 'host.jsonl');
+    const stateFile = join(dir, 'host-state.jsonl');
+    const sim = createSimulator({ scenario: 'fast', clock: 'manual', record: transcript, state: stateFile, log: () => {} });
+    const port = Number(new URL(await sim.listen(0)).port);
+    const image = await viaHost(port, 'POST', '/v1/images', 'localhost:18081', { prompt: PROMPT });
+    expect(image.url).toBe(`http://localhost:18081/cdn/images/${image.id}.png`);
+    const keyed = await viaHost(port, 'POST', '/v1/images', 'LOCALHOST:18082', { prompt: PROMPT });
+    expect(keyed.url).toBe(`http://LOCALHOST:18082/cdn/images/${keyed.id}.png`);
+    await sim.close();
+    let out = '';
+    expect(await runReplay(transcript, {}, { out: (t) => (out += t), err: () => {} })).toBe(0);
+    expect(out).toBe('replayed 2 requests: 2 identical\n');
+    const restored = createSimulator({ state: stateFile, log: () => {} });
+    try {
+      const restoredPort = Number(new URL(await restored.listen(0)).port);
+      const again = await viaHost(restoredPort, 'GET', '/v1/videos', 'localhost:18083');
+      expect(again.object).toBe('list');
+      // The in-process handle's calls have no Host: their answers use the simulator's own address.
+      expect(restored.health().media).toEqual({ url: `http://localhost:${restoredPort}/cdn`, follows_host: false });
+    } finally {
+      await restored.close();
+    }
   });
 });

@@ -161,7 +161,8 @@ describe('recording (--record FILE)', () => {
       at: '2026-01-01T00:00:00.000Z',
       method: 'POST',
       path: '/v1/videos',
-      headers: { authorization: 'Bearer sk_test_rec', 'idempotency-key': 'k-1', 'content-type': 'application/json' },
+      // `host`: the answer's addresses followed the Host it was reached under (no --base-url).
+      headers: { authorization: 'Bearer sk_test_rec', 'idempotency-key': 'k-1', 'content-type': 'application/json', host: new URL(url).host },
       body: JSON.stringify({ model: 'video-3.2', prompt: PROMPT }),
       status: 200,
       response_headers: {},
@@ -178,7 +179,7 @@ describe('recording (--record FILE)', () => {
     expect([byPath(6).now, byPath(6).at]).toEqual(['2026-01-01T00:00:05.000Z', '2026-01-01T00:00:07.500Z']);
     expect(byPath(6).response_headers).toEqual({ 'retry-after': '1' });
     // No account: `at` is null, and only the headers that were sent are kept.
-    expect([byPath(7).at, byPath(7).headers, byPath(7).body]).toEqual([null, {}, null]);
+    expect([byPath(7).at, byPath(7).headers, byPath(7).body]).toEqual([null, { host: new URL(url).host }, null]);
   });
 
   it('replays identically', () => {

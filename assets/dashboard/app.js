@@ -207,6 +207,11 @@ function applyHealth(health, accountClock) {
   renderStatePanel(health.state);
   $('scenario-name').textContent = health.scenario;
   $('scenario-seed').textContent = `seed ${health.seed}`;
+  if (health.media) {
+    $('media-addresses').textContent = health.media.follows_host
+      ? `Media URLs follow the address you reach the simulator at (${health.media.url}); --base-url fixes them.`
+      : `Media URLs: ${health.media.url} (given at start).`;
+  }
   const select = $('scenario-select');
   const wanted = [...state.scenarios.map((s) => s.name), ...(state.scenarios.some((s) => s.name === health.scenario) ? [] : [health.scenario])];
   if (select.options.length !== wanted.length || wanted.some((name, i) => select.options[i].value !== name)) {

@@ -21,6 +21,12 @@ export interface ApiRequest {
   /** Header names in lower case. */
   headers: Record<string, string | undefined>;
   body: RawBody;
+  /**
+   * The `Host` the client reached the simulator under, when the addresses written into answers
+   * follow it (the simulator was given no base or media URL): media URLs are then written on
+   * `http://HOST/cdn`. Undefined: on the simulator's own media address.
+   */
+  mediaHost?: string;
 }
 
 /** A body sent from a stream (a transcript, the state: it may not fit in a string): its length in bytes, and its bytes. */
@@ -69,6 +75,8 @@ export interface Exchange {
   path: string;
   headers: ApiRequest['headers'];
   body: RawBody;
+  /** The request's `mediaHost`, which a transcript and a state file keep (as its `host` header). */
+  mediaHost?: string;
   answer: ApiAnswer;
   /**
    * A control request that changed nothing but took an account's request id (a read with

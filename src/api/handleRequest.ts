@@ -39,6 +39,7 @@ import { wrongShard } from '../core/shard.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
 import { drawInjection } from '../core/injection.js';
+import { hostCdnUrl } from '../core/mediaPaths.js';
 import { journalRecord, type HandledRequest, type PendingFingerprint } from '../core/journal.js';
 import { bodyBytesSent, type NetworkFault } from '../core/network.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
@@ -114,7 +115,7 @@ interface Surface {
  * are the time it was handled at.
  */
 export function handleRequest(deps: RequestPathDeps, request: ApiRequest): ApiAnswer {
-  return deps.sim.atOneInstant(() => answer(new RequestContext(deps, request)));
+  return deps.sim.atOneInstant(() => answer(new RequestContext(deps, request)), hostCdnUrl(request.mediaHost));
 }
 
 function answer(ctx: RequestContext): ApiAnswer {
@@ -436,6 +437,7 @@ class RequestContext implements OperationInput, HandledRequest {
       path: this.target,
       headers: request.headers,
       body: request.body,
+      mediaHost: request.mediaHost,
       answer: sent,
     };
   }

@@ -109,7 +109,7 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simHealth({ sim, app }) {
     const recording = app.recording?.();
     const state = app.stateStatus?.();
-    return { ...sim.health(), ...(recording && { recording }), ...(state && { state }) };
+    return { ...sim.health(), media: { url: sim.cdnUrl, follows_host: sim.answersFollowHost }, ...(recording && { recording }), ...(state && { state }) };
   },
   simClock: ({ sim, query }) => sim.clockState(str(query.api_key)),
   simAdvanceClock(input) {

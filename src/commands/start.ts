@@ -9,6 +9,7 @@ import { createSimulator, DEFAULT_DRAIN_GRACE_MS, type SimulatorHandle } from '.
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { hostInUrl } from '../hostNames.js';
+import { defaultCdnUrl } from '../core/mediaPaths.js';
 import { TranscriptFileError } from '../transcript/file.js';
 import { StateRefusedError } from '../persistence/open.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
@@ -150,7 +151,7 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv:
   sim.listen(opts.port, opts.host).then(
     () => {
       if (access.open) process.stderr.write(`sim: warning: ${openControlWarning(`${hostInUrl(opts.host)}:${sim.port}`)}\n`);
-      process.stdout.write(startupLines(sim, opts.host, access) + stateLine(sim, opts.state) + shardLine(sim));
+      process.stdout.write(startupLines(sim, opts.host, access) + addressesLine(opts) + stateLine(sim, opts.state) + shardLine(sim));
     },
     (err: NodeJS.ErrnoException) => {
       // The transcript and the state file are taken once the port is bound: they can still be refused then.
@@ -240,6 +241,16 @@ function startupLines(sim: SimulatorHandle, host: string, access: ControlAccess)
       ? `control token: ${generated} (generated at start: /_sim requests need "Authorization: Bearer ${generated}"; choose one with --control-token)\n`
       : '')
   );
+}
+
+/**
+ * Where the addresses written into answers point: given (`--base-url`, `--cdn-url`), or following
+ * the Host each request used (a client behind a remapped port gets URLs it can fetch).
+ */
+function addressesLine(opts: StartOptions): string {
+  if (opts.cdnUrl !== undefined) return `media URLs: ${opts.cdnUrl} (--cdn-url)\n`;
+  if (opts.baseUrl !== undefined) return `media URLs: ${defaultCdnUrl(opts.baseUrl)} (--base-url)\n`;
+  return 'media URLs: on the Host each request used (http://HOST/cdn); --base-url fixes them\n';
 }
 
 /** A shard: `shard: 2/3 (it answers the accounts a proxy hashes to it)`. */

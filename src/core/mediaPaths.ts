@@ -32,6 +32,18 @@ export function defaultCdnUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${MEDIA_ROOT}`;
 }
 
+/** A `Host` header's value as it may stand in a URL: a host name or address, and a port. */
+const HOST_PATTERN = /^(?:[A-Za-z0-9_.-]{1,254}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+
+/**
+ * The media address of answers to a request that reached the simulator under `host` (its `Host`
+ * header), when the simulator follows the Host it is reached under: `http://HOST/cdn`. Undefined
+ * for a value that cannot stand in a URL (the answer then uses the simulator's own address).
+ */
+export function hostCdnUrl(host: string | undefined): string | undefined {
+  return host !== undefined && HOST_PATTERN.test(host) ? `http://${host}${MEDIA_ROOT}` : undefined;
+}
+
 /** A file's name in its folder: `{id}.mp4`. */
 export function mediaFileName(kind: MediaKind, id: string): string {
   return `${id}${MEDIA_FILES[kind].ext}`;

@@ -78,6 +78,8 @@ export class Simulator {
   /** The wall-clock reading that `atOneInstant` holds while it runs, if it runs. */
   private heldWallMs: number | undefined;
   private instantStartMs: number | undefined;
+  /** The media address `atOneInstant` was given for the request it runs, if any. */
+  private instantMediaUrl: string | undefined;
 
   constructor(private readonly options: SimulatorOptions) {
     this.mediaUrl = withoutTrailingSlash(options.cdnUrl);
@@ -97,9 +99,26 @@ export class Simulator {
     return this.seedInUse;
   }
 
-  /** The media address written into `output.url`, `thumbnail_url` and image `url`, without a trailing slash. */
+  /**
+   * The media address written into `output.url`, `thumbnail_url` and image `url`, without a
+   * trailing slash: the one the current request's answer follows (see `atOneInstant`), else the
+   * simulator's own.
+   */
   get cdnUrl(): string {
+    return this.instantMediaUrl ?? this.mediaUrl;
+  }
+
+  /**
+   * The simulator's own media address, whatever the request being answered: what transcripts and
+   * state files record as the address they were made on.
+   */
+  get ownCdnUrl(): string {
     return this.mediaUrl;
+  }
+
+  /** Whether the answers being made now write their media URLs on the Host their request used (see `atOneInstant`). */
+  get answersFollowHost(): boolean {
+    return this.instantMediaUrl !== undefined;
   }
 
   /**
@@ -146,17 +165,21 @@ export class Simulator {
    * Runs `fn` at one instant: every reading of the clock within it (a reset's new clock included)
    * gives the same time, in realtime mode too. So one request's timestamps agree with each other
    * and with the time it was handled at, which is what makes a realtime run replay identically on a
-   * clock that moves only between requests. Nested calls share the outer instant.
+   * clock that moves only between requests. Nested calls share the outer instant. `mediaUrl`:
+   * the media address the answers made within it are written on (a request's Host's, when the
+   * simulator follows the Host it is reached under), else the simulator's own.
    */
-  atOneInstant<T>(fn: () => T): T {
+  atOneInstant<T>(fn: () => T, mediaUrl?: string): T {
     if (this.heldWallMs !== undefined) return fn();
     this.heldWallMs = this.options.wallClock();
     this.instantStartMs = this.clock.now();
+    this.instantMediaUrl = mediaUrl;
     try {
       return fn();
     } finally {
       this.heldWallMs = undefined;
       this.instantStartMs = undefined;
+      this.instantMediaUrl = undefined;
     }
   }
 

@@ -21,7 +21,7 @@ import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { MediaFaultTaken } from '../persistence/format.js';
 import type { StateStatus } from '../persistence/store.js';
-import { createAccessGuard, type AccessPolicy } from './accessGuard.js';
+import { createAccessGuard, hostNameOf, type AccessPolicy } from './accessGuard.js';
 import { answerInternalError } from './errorAnswers.js';
 import { loseAnswer, type NetworkHooks } from './network.js';
 import { writeAtEndOfTurn } from './turnWrites.js';
@@ -47,10 +47,22 @@ export interface ApiOptions {
   snapshot: () => StreamedBody;
   /** What `GET /_sim/health` shows of the state file; undefined when state is off. */
   stateStatus?: () => StateStatus | undefined;
+  /**
+   * While the state file's lines wait for room (a full disk), a promise that settles once they are
+   * written (true) or never will be (false); undefined when none waits (`StateStore.whenWritten`).
+   */
+  whenWritten?: () => Promise<boolean> | undefined;
   /** Called once `POST /_sim/shutdown` has been answered. */
   onShutdown?: () => void;
   /** Who may talk to the simulator (read at every request). Default: the Host check on, no control token. */
   access?: AccessPolicy;
+  /**
+   * Whether the addresses written into answers follow the `Host` each request used (read at every
+   * request): on while listening without a base or media URL given, so that a client that reaches
+   * the simulator through a remapped port (`docker run -p 18081:8080`) gets URLs it can fetch.
+   * Default: off (the simulator's own media address).
+   */
+  followsHost?: () => boolean;
 }
 
 /** The answers' headers a web page may read (CORS), beside those of the media files. */
@@ -101,6 +113,7 @@ const ABORTED = Symbol('aborted');
 export function createApi(sim: Simulator, options: ApiOptions): Api {
   const log = options.log ?? logToStderr;
   const sleep = options.sleep ?? sleepUnlessAborted;
+  const followsHost = options.followsHost ?? ((): boolean => false);
   // The one issuer of the ids of answers made outside the request path.
   const requestId = (): string => sim.nextRequestId();
   // Aborted while the server stops: every wait for injected latency ends at once.
@@ -186,7 +199,17 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       query: queryAt < 0 ? '' : url.slice(queryAt + 1),
       headers: req.headers as Record<string, string | undefined>,
       body,
+      mediaHost: followsHost() ? usableHost(req.headers.host) : undefined,
     });
+    // A state-changing request is acknowledged only once its line is in the state file: while the
+    // file's lines wait for room, its answer waits for them, and is never sent if they never are.
+    if (method !== 'GET' && method !== 'HEAD') {
+      const written = options.whenWritten?.();
+      if (written) return written.then((kept) => (kept ? afterLatency(req, res, method, body, answer, cors) : unanswered(res, answer)));
+    }
+    return afterLatency(req, res, method, body, answer, cors);
+  };
+  const afterLatency = (req: IncomingMessage, res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer, cors: readonly string[]): Promise<void> | void => {
     if (answer.delayMs > 0) return wait(answer.delayMs).then(() => deliver(req, res, method, body, answer, cors));
     deliver(req, res, method, body, answer, cors);
   };
@@ -292,6 +315,11 @@ function drainController(): AbortController {
   return controller;
 }
 
+/** A `Host` header a URL can be written on (`host[:port]`, parsed strictly), else undefined. */
+function usableHost(host: string | undefined): string | undefined {
+  return host !== undefined && hostNameOf(host) !== undefined ? host : undefined;
+}
+
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
@@ -355,6 +383,12 @@ function setHeaders(res: ServerResponse, head: readonly string[]): void {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** An answer that must not be sent (what it acknowledges was not kept): its connection is closed instead. */
+function unanswered(res: ServerResponse, answer: ApiAnswer): void {
+  if (answer.journaled) answer.journaled.undelivered = true;
+  res.destroy();
+}
 
 /** What a file router passed to `res.end`, as bytes. */
 function toBuffer(chunk: unknown, encoding: unknown): Buffer {

@@ -147,7 +147,7 @@ export function restoreState(path: string, opening: RestoreOpening): DurableStat
   if (restored.torn !== undefined) log(`state: ${path}: line ${restored.torn} was cut short (the simulator was stopped while writing it): dropped`);
   // Restored on the file's media address: the stored answers take the simulator's own once it is
   // known, the one given now, or the one it listens on at `listening`.
-  const restoredOn = core.cdnUrl;
+  const restoredOn = core.ownCdnUrl;
   if (opening.cdnUrl !== undefined) {
     core.configure({ cdnUrl: opening.cdnUrl });
     core.readdressStoredAnswers(restoredOn);

@@ -67,7 +67,7 @@ export function stateHeaderOf(core: Simulator, overrides: StateHeader['overrides
     seed: core.seed,
     overrides,
     clock: { mode: core.clock.mode, speed: core.clock.speed, start: isoTime(core.clock.startMs), anchor },
-    cdn_url: core.cdnUrl,
+    cdn_url: core.ownCdnUrl,
     shard: core.shard,
   };
 }

@@ -54,7 +54,11 @@ export interface RecordedRequest {
   method: string;
   /** The path with its query string, as received. */
   path: string;
-  headers: Partial<Record<(typeof RECORDED_REQUEST_HEADERS)[number], string>>;
+  /**
+   * The headers that change an answer; and `host`, the Host the request was answered under when the
+   * simulator wrote its addresses on the Host it was reached under (`ApiRequest.mediaHost`).
+   */
+  headers: Partial<Record<(typeof RECORDED_REQUEST_HEADERS)[number] | 'host', string>>;
   /** The request body as received (UTF-8), or null when it had none. */
   body: string | null;
   /** Present (true) only when the body was over the 1 MiB limit: its bytes were not kept. */
@@ -68,12 +72,14 @@ export interface RecordedRequest {
 /** The request a line records, as the HTTP adapter would have handed it over (to handle it again). */
 export function recordedRequest(line: Pick<RecordedRequest, 'method' | 'path' | 'headers' | 'body' | 'body_too_large'>): ApiRequest {
   const queryAt = line.path.indexOf('?');
+  const { host, ...headers } = line.headers;
   return {
     method: line.method,
     path: queryAt < 0 ? line.path : line.path.slice(0, queryAt),
     query: queryAt < 0 ? '' : line.path.slice(queryAt + 1),
-    headers: { ...line.headers },
+    headers,
     body: line.body_too_large ? 'too_large' : line.body === null ? null : Buffer.from(line.body, 'utf8'),
+    ...(host !== undefined && { mediaHost: host }),
   };
 }
 
@@ -176,7 +182,8 @@ export function formatRecordedHeaders(headers: Exchange['headers']): string {
  * simulator answers.
  */
 export function formatExchange(seq: number, exchange: Exchange): string {
-  const headers = formatRecordedHeaders(exchange.headers);
+  let headers = formatRecordedHeaders(exchange.headers);
+  if (exchange.mediaHost !== undefined) headers += `${headers === '' ? '' : ','}"host":${JSON.stringify(exchange.mediaHost)}`;
   let responseHeaders = '';
   for (const [sent, recorded] of RESPONSE_HEADER_NAMES) {
     const value = exchange.answer.headers[sent];

@@ -6,9 +6,9 @@ import { Readable } from 'node:stream';
 import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
-import { FileLockedError, acquireFileLock, refuseIfHeld, type FileLock } from '../fileLock.js';
+import { FileLockedError, LockFileWriteError, acquireFileLock, refuseIfHeld, type FileLock } from '../fileLock.js';
 import { SIMULATOR_VERSION } from '../version.js';
-import { checkTranscriptPath, openTranscriptFile, type TranscriptFile } from './file.js';
+import { TranscriptFileError, checkTranscriptPath, openTranscriptFile, type TranscriptFile } from './file.js';
 import { TRANSCRIPT_FORMAT } from './format.js';
 import { TranscriptRecorder, type RecordingStatus } from './recorder.js';
 
@@ -63,7 +63,7 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
   let sink: TranscriptFile | undefined;
   let lock: FileLock | undefined;
   const recorder = new TranscriptRecorder({
-    header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: baseUrl(), cdn_url: core.cdnUrl, shard: core.shard }),
+    header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: baseUrl(), cdn_url: core.ownCdnUrl, shard: core.shard }),
     write: (line, bytes) => sink?.write(line, bytes),
     truncate: (length) => sink?.truncate(length) ?? false,
     maxBytes: options.maxBytes,
@@ -77,7 +77,12 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
 
   const open = (): void => {
     if (phase !== 'new') return;
-    lock = acquireFileLock(file, options.warn);
+    try {
+      lock = acquireFileLock(file, options.warn);
+    } catch (e) {
+      if (e instanceof LockFileWriteError) throw new TranscriptFileError(file, e.code, `cannot write the transcript ${file}: ${e.message}`);
+      throw e;
+    }
     try {
       sink = openTranscriptFile(file);
     } catch (e) {
