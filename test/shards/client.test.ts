@@ -1,11 +1,12 @@
 /**
  * The typed control client given the proxy's address: calls that name no account go to every
  * shard and their answers are merged; calls that name one go through the proxy once; with a shard
- * down, a call to every shard rejects naming it, after trying all, without retrying.
+ * down, a call to every shard rejects naming it, after trying all, without retrying. Every call
+ * carries the shards' control token.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatorControl, SimulatorShardsError } from '../../src/index.js';
-import { shardHealths, startCluster, type Cluster } from './cluster.js';
+import { TOKEN, keysOnEveryShard, shardHealths, startCluster, type Cluster } from './cluster.js';
 
 const ARGS = ['--scenario', 'fast', '--clock', 'manual'];
 const START = '2026-01-01T00:00:00.000Z';
@@ -43,19 +44,16 @@ describe('SimulatorControl over three shards', () => {
     await cluster?.stop();
   });
   afterEach(async () => {
-    await new SimulatorControl({ baseUrl: cluster.proxy.url }).reset();
+    await new SimulatorControl({ baseUrl: cluster.proxy.url, token: TOKEN }).reset();
   });
 
   it('resets every shard and moves every global clock to one instant', async () => {
-    // Keys until every shard holds an account: where a key lands depends on the shards' addresses,
-    // which the ring is built from, and their ports differ from run to run.
-    for (let i = 0; !(await shardHealths(cluster)).every((h) => h.limits.accounts > 0); i++) {
-      expect(i, 'keys created before every shard held one').toBeLessThan(60);
-      await create(cluster, `sk_test_fan_${i}`);
-    }
+    // An account on every shard.
+    for (const key of keysOnEveryShard(3, 'sk_test_fan_', 1)) await create(cluster, key);
+    expect((await shardHealths(cluster)).every((h) => h.limits.accounts > 0)).toBe(true);
 
     const { fetch: logged, sent } = loggingFetch();
-    const control = new SimulatorControl({ baseUrl: cluster.proxy.url, fetch: logged });
+    const control = new SimulatorControl({ baseUrl: cluster.proxy.url, token: TOKEN, fetch: logged });
     const reset = await control.reset();
     // The proxy refused it (it names no account), health said how many shards, then each got it once.
     expect(sent).toEqual(['POST /_sim/reset', 'GET /_sim/health', 'POST /shards/0/_sim/reset', 'POST /shards/1/_sim/reset', 'POST /shards/2/_sim/reset']);
@@ -76,7 +74,7 @@ describe('SimulatorControl over three shards', () => {
   });
 
   it('merges lists in creation order then by id, and health under shards', async () => {
-    const control = new SimulatorControl({ baseUrl: cluster.proxy.url });
+    const control = new SimulatorControl({ baseUrl: cluster.proxy.url, token: TOKEN });
     const created: { id: string; created_at: string }[] = [];
     for (let round = 0; round < 3; round++) {
       for (let k = 0; k < 6; k++) created.push(await create(cluster, `sk_test_merge_${k}`));
@@ -106,7 +104,7 @@ describe('SimulatorControl over three shards', () => {
     const key = 'sk_test_keyed_client';
     await create(cluster, key);
     const { fetch: logged, sent } = loggingFetch();
-    const control = new SimulatorControl({ baseUrl: cluster.proxy.url, fetch: logged });
+    const control = new SimulatorControl({ baseUrl: cluster.proxy.url, token: TOKEN, fetch: logged });
     expect((await control.clock.advance(5, key)).now).toBe('2026-01-01T00:00:05.000Z');
     await control.faults.queue({ path: '/v1/videos', method: 'GET', status: 500, api_key: key });
     const list = await control.generations.list({ apiKey: key });
@@ -132,7 +130,7 @@ describe('SimulatorControl with a shard down', () => {
   it('fails closed: a call to every shard rejects naming each shard that failed, after trying all, and is not retried', async () => {
     await cluster.shards[2]!.kill();
     const { fetch: logged, sent } = loggingFetch();
-    const control = new SimulatorControl({ baseUrl: cluster.proxy.url, fetch: logged });
+    const control = new SimulatorControl({ baseUrl: cluster.proxy.url, token: TOKEN, fetch: logged });
     const error = await control.reset().then(
       () => undefined,
       (e: unknown) => e,

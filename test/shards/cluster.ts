@@ -1,7 +1,8 @@
 /**
- * For the shards suite: N simulators started as users start them (`node dist/cli.js --shard I/N`),
- * Debian's nginx in front with the configuration `sim deploy nginx` prints, and one simulator alone
- * to compare with. Everything listens on 127.0.0.1 and is stopped by `stop()`.
+ * For the shards suite: N simulators started as users start them (`node dist/cli.js --shard I/N
+ * --control-token TOKEN`: a shard needs one), Debian's nginx in front with the configuration `sim
+ * deploy nginx` prints, and one simulator alone to compare with. Everything listens on 127.0.0.1
+ * and is stopped by `stop()`.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,8 +11,13 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shardOfKey } from '../../src/core/shard.js';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+/** The control token every shard of the suite is started with. */
+export const TOKEN = 'shards-suite-control-token-0123';
+/** The header a control call sends it in. */
+export const CONTROL = { Authorization: `Bearer ${TOKEN}` } as const;
 export const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
 /** Liveness, not performance: how long a process may take to start answering. */
 const LIVENESS_MS = 20_000;
@@ -96,17 +102,32 @@ export interface Proxy {
   url: string;
   port: number;
   dir: string;
+  /** nginx's master process. */
+  pid: number;
   /** nginx's error log so far. */
   log(): string;
   stop(): Promise<void>;
 }
 
+export interface NginxOptions {
+  /**
+   * The soft limit of open files nginx starts with (`ulimit -Sn`), as on most systems (1024)
+   * rather than this machine's: `worker_rlimit_nofile` must raise it. Default: inherited.
+   */
+  softNofile?: number;
+}
+
 /** Debian's nginx on `config` (written to a fresh prefix), once it accepts connections on `port`. */
-export async function startNginx(config: string, port: number): Promise<Proxy> {
+export async function startNginx(config: string, port: number, options: NginxOptions = {}): Promise<Proxy> {
   if (!existsSync(NGINX)) throw new Error(`${NGINX} is missing: install Debian's package (apt-get install -y nginx); never run it as the system service.`);
   const dir = mkdtempSync(join(tmpdir(), 'sim-nginx-'));
   writeFileSync(join(dir, 'nginx.conf'), config);
-  const child = spawn(NGINX, ['-p', dir, '-c', 'nginx.conf', '-e', 'stderr', '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const nginxArgs = ['-p', dir, '-c', 'nginx.conf', '-e', 'stderr', '-g', 'daemon off;'];
+  const child =
+    options.softNofile === undefined
+      ? spawn(NGINX, nginxArgs, { stdio: ['ignore', 'ignore', 'pipe'] })
+      : // The shell lowers its soft limit, then becomes nginx (exec): the pid is nginx's.
+        spawn('/bin/sh', ['-c', `ulimit -Sn ${options.softNofile} && exec "$0" "$@"`, NGINX, ...nginxArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const deadline = Date.now() + LIVENESS_MS;
@@ -119,6 +140,7 @@ export async function startNginx(config: string, port: number): Promise<Proxy> {
     url: `http://127.0.0.1:${port}`,
     port,
     dir,
+    pid: child.pid as number,
     log: () => stderr + (existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : ''),
     async stop() {
       // SIGTERM: the master stops its workers before it exits (a killed master would leave them serving).
@@ -148,17 +170,20 @@ export interface Cluster {
 }
 
 /**
- * `count` shards (`--shard I/N`, media under the proxy's `/shards/I/cdn`) and nginx in front, with
- * the configuration `sim deploy nginx` prints for them. `args` go to every shard.
+ * `count` shards (`--shard I/N`, the suite's control token, media under the proxy's
+ * `/shards/I/cdn`) and nginx in front, with the configuration `sim deploy nginx` prints for them
+ * (`--listen PORT`: on 127.0.0.1). `args` go to every shard.
  */
-export async function startCluster(count: number, args: string[]): Promise<Cluster> {
+export async function startCluster(count: number, args: string[], nginx: NginxOptions = {}): Promise<Cluster> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const shards = await Promise.all(
-    Array.from({ length: count }, (_, i) => startSim([...args, '--shard', `${i}/${count}`, '--base-url', base, '--cdn-url', `${base}/shards/${i}/cdn`])),
+    Array.from({ length: count }, (_, i) =>
+      startSim([...args, '--control-token', TOKEN, '--shard', `${i}/${count}`, '--base-url', base, '--cdn-url', `${base}/shards/${i}/cdn`]),
+    ),
   );
-  const config = deployNginx(['--shards', shards.map((s) => s.url).join(','), '--listen', `127.0.0.1:${port}`]);
-  const proxy = await startNginx(config, port);
+  const config = deployNginx(['--shards', shards.map((s) => s.url).join(','), '--listen', String(port)]);
+  const proxy = await startNginx(config, port, nginx);
   return {
     proxy,
     shards,
@@ -176,23 +201,22 @@ export async function shardHealths(cluster: Cluster): Promise<any[]> {
 }
 
 /**
- * At least `atLeast` keys `${prefix}0`, `${prefix}1`, ..., and more until every shard holds one of
- * them: where a key lands depends on the shards' addresses, which the ring is built from, and their
- * ports differ from run to run. Each key is used once (a list of its videos) to find its shard;
- * every shard is reset afterwards, so the keys start with nothing and the counters at their start.
+ * At least `atLeast` keys `${prefix}0`, `${prefix}1`, ..., and more until every one of `count`
+ * shards holds one of them: a key's shard is computed from the key and the count alone
+ * (`shardOfKey`), as the proxy computes it.
  */
-export async function keysOnEveryShard(cluster: Cluster, prefix: string, atLeast: number): Promise<string[]> {
+export function keysOnEveryShard(count: number, prefix: string, atLeast: number): string[] {
   const keys: string[] = [];
-  while (keys.length < atLeast || !(await shardHealths(cluster)).every((h) => h.limits.accounts > 0)) {
-    if (keys.length >= atLeast + 60) throw new Error(`${keys.length} keys and still a shard holds none`);
+  const held = new Set<number>();
+  while (keys.length < atLeast || held.size < count) {
     const key = `${prefix}${keys.length}`;
-    const res = await fetch(`${cluster.proxy.url}/v1/videos`, { headers: { Authorization: `Bearer ${key}` } });
-    if (res.status !== 200) throw new Error(`GET /v1/videos for ${key}: ${res.status}`);
+    held.add(shardOfKey(key, count));
     keys.push(key);
   }
-  for (const [i] of cluster.shards.entries()) {
-    const res = await fetch(`${cluster.proxy.url}/shards/${i}/_sim/reset`, { method: 'POST' });
-    if (res.status !== 200) throw new Error(`reset of shard ${i}: ${res.status}`);
-  }
   return keys;
+}
+
+/** The first key `${prefix}N` that shard `index` of `count` holds. */
+export function keyOfShard(index: number, count: number, prefix: string): string {
+  for (let n = 0; ; n++) if (shardOfKey(`${prefix}${n}`, count) === index) return `${prefix}${n}`;
 }

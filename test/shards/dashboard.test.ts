@@ -1,12 +1,13 @@
 /**
  * The dashboard behind the proxy in front of three shards, in headless Chromium (Debian's
  * chromium): one merged view of every shard's generations, each row labelled with its shard, the
- * clock moved on every shard, and a generation's action sent to the shard that holds it.
+ * clock moved on every shard, and a generation's action sent to the shard that holds it, each
+ * request with the shards' control token.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failureScreenshot, openBrowser, type OpenBrowser } from '../browser/chromium.js';
-import { startCluster, type Cluster } from './cluster.js';
+import { CONTROL, TOKEN, startCluster, type Cluster } from './cluster.js';
 
 const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
@@ -29,12 +30,13 @@ describe('the dashboard behind the proxy', () => {
       created.push({ id: ((await res.json()) as { id: string }).id, key });
     }
     for (const [i] of cluster.shards.entries()) {
-      const list = (await (await fetch(`${cluster.proxy.url}/shards/${i}/_sim/generations?limit=100`)).json()) as { data: { id: string }[] };
+      const list = (await (await fetch(`${cluster.proxy.url}/shards/${i}/_sim/generations?limit=100`, { headers: CONTROL })).json()) as { data: { id: string }[] };
       for (const g of list.data) holder.set(g.id, i);
     }
     browser = await openBrowser();
     page = browser.page;
-    await page.goto(`${cluster.proxy.url}/_sim/`);
+    // With the shards' control token in its address, as users open it: it sends it to every shard.
+    await page.goto(`${cluster.proxy.url}/_sim/#token=${TOKEN}`);
     await page.getByTestId('scenario-name').getByText('fast', { exact: true }).waitFor();
   });
 
@@ -64,11 +66,11 @@ describe('the dashboard behind the proxy', () => {
     await page.getByTestId('detail-shard').getByText(`shard ${holder.get(target.id)}`, { exact: true }).waitFor();
     await page.getByTestId('action-finish').click();
     await page.getByTestId('detail-status').getByText('succeeded', { exact: true }).waitFor();
-    const onHolder = (await (await fetch(`${cluster.proxy.url}/shards/${holder.get(target.id)}/_sim/generations/${target.id}`)).json()) as { status: string };
+    const onHolder = (await (await fetch(`${cluster.proxy.url}/shards/${holder.get(target.id)}/_sim/generations/${target.id}`, { headers: CONTROL })).json()) as { status: string };
     expect(onHolder.status).toBe('succeeded');
     await page.getByTestId('advance-10s').click();
     await expect
-      .poll(async () => Promise.all(cluster.shards.map(async (_, i) => ((await (await fetch(`${cluster.proxy.url}/shards/${i}/_sim/clock`)).json()) as { now: string }).now)))
+      .poll(async () => Promise.all(cluster.shards.map(async (_, i) => ((await (await fetch(`${cluster.proxy.url}/shards/${i}/_sim/clock`, { headers: CONTROL })).json()) as { now: string }).now)))
       .toEqual(Array(3).fill('2026-01-01T00:00:10.000Z'));
     // Its thumbnail comes through the proxy from its shard.
     const thumbnail = page.getByTestId('generation-thumbnail').first();
