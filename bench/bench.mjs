@@ -337,7 +337,8 @@ async function benchShards() {
     started.push(alone);
     const shards = [];
     for (let i = 0; i < count; i++) {
-      const shard = await startServer(CLI, [...SIM_ARGS, '--shard', `${i}/${count}`], { name: `shard ${i}` });
+      // A shard needs a control token (the bench sends it no control call).
+      const shard = await startServer(CLI, [...SIM_ARGS, '--shard', `${i}/${count}`, '--control-token', 'bench-shards-control-token'], { name: `shard ${i}` });
       started.push(shard);
       shards.push(shard);
     }
