@@ -15,8 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLE_DIR = join(ROOT, 'examples', 'vitest-downstream');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+const packageJsonBefore = readFileSync(join(ROOT, 'package.json'), 'utf8');
+const pkg = JSON.parse(packageJsonBefore) as {
   name: string;
+  scripts: Record<string, string>;
   version: string;
   bin: Record<string, string>;
   exports: Record<string, unknown>;
@@ -31,6 +33,8 @@ const project = join(work, 'project');
 const installed = join(project, 'node_modules', pkg.name);
 let tarball = '';
 let packedFiles: string[] = [];
+/** What `npm install <tarball>` printed (its warnings included). */
+let installOutput = '';
 const started: ChildProcess[] = [];
 
 const { FORCE_COLOR: _forceColor, ...inherited } = process.env;
@@ -114,7 +118,7 @@ function killGroup(child: ChildProcess): void {
 beforeAll(async () => {
   log(`working in ${work}`);
   mkdirSync(packDir);
-  log('npm pack (runs the prepare script: a fresh build)');
+  log('npm pack (its prepack script builds, then leaves the lifecycle scripts out of the packed package.json)');
   const packOut = await runOk('npm', ['pack', '--json', '--pack-destination', packDir], ROOT);
   const json = JSON.parse(packOut.slice(packOut.indexOf('['))) as Array<{ filename: string; size: number; files: Array<{ path: string }> }>;
   const info = json[0]!;
@@ -131,7 +135,9 @@ beforeAll(async () => {
   // The example's README: `npm install --save-dev ./video-service-sim-0.1.0.tgz`. It replaces the
   // example's own `file:../..` (the clone it sits in) and installs the rest of its package.json.
   log('npm install --save-dev <tarball> (a few minutes on a busy machine)');
-  await runOk('npm', ['install', '--save-dev', '--no-audit', '--no-fund', tarball], project, 14 * 60_000);
+  const install = await run('npm', ['install', '--save-dev', '--no-audit', '--no-fund', tarball], project, 14 * 60_000);
+  if (install.code !== 0) throw new Error(`npm install exited ${install.code}:\n${install.stdout}\n${install.stderr}`);
+  installOutput = `${install.stdout}\n${install.stderr}`;
 });
 
 afterAll(() => {
@@ -153,6 +159,14 @@ describe('package.json', () => {
 });
 
 describe('the tarball', () => {
+  it("shows a consumer's install no lifecycle script (the clone's own npm ci still builds)", () => {
+    const packed = JSON.parse(readFileSync(join(project, 'node_modules', 'video-service-sim', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare']) expect(packed.scripts?.[script], script).toBeUndefined();
+    expect(installOutput).not.toMatch(/install-scripts|video-service-sim@[^\s]+ \(prepare/);
+    expect(pkg.scripts.prepare, "the clone's npm ci builds").toBe('npm run build');
+    expect(readFileSync(join(ROOT, 'package.json'), 'utf8'), 'npm pack puts package.json back as it was').toBe(packageJsonBefore);
+  });
+
   it('holds the build, the contract, the scenarios and the media, and no sources or tests', () => {
     for (const needed of [
       'package.json',
