@@ -149,7 +149,9 @@ export interface CreateSimulatorOptions {
    * Which shard of N this simulator is, counted from 0 (`{ index: 2, count: 3 }`), when N
    * simulators behind a proxy that hashes API keys each own the accounts hashed to them
    * (docs/scaling.md). `GET /_sim/health` answers it; a state file records it, and one of another
-   * shard or count is refused. Default: the state file's, else none (a simulator running alone).
+   * shard or count is refused; a key that belongs to another shard is answered 421 `wrong_shard`.
+   * (`sim --shard` also needs a control token; in-process, set `controlToken` when it listens
+   * behind a proxy.) Default: the state file's, else none (a simulator running alone).
    */
   shard?: { index: number; count: number } | null;
   /**
