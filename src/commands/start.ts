@@ -71,7 +71,10 @@ export function addStartOptions(program: Command): void {
     )
     .addOption(new Option('--scenarios-dir <dir>', 'a folder of scenario files a reset may name by file name').env('SIM_SCENARIOS_DIR'))
     .addOption(
-      new Option('--shard <I/N|auto/N>', "this simulator is shard I of N behind a proxy that hashes API keys (auto: I from the host name's ordinal, sim-2 is 2)")
+      new Option(
+        '--shard <I/N|auto/N>',
+        "this simulator is shard I of N behind a proxy that hashes API keys (auto: I from the host name's ordinal, sim-2 is 2); needs --control-token",
+      )
         .env('SIM_SHARD')
         .argParser(shard),
     )
