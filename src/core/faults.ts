@@ -3,7 +3,8 @@
  * error instead of their normal answer, and take no effect; or lose their answer to a network
  * fault (`network.ts`), before or after taking effect. A media download (`/cdn`) may get a network
  * fault too. At most `limits.max_queued_faults` faults wait at once (each counts once, whatever its
- * `times`); adding one costs the same at any queue length.
+ * `times`); adding one, and a request's look for the first that matches it, cost the same at any
+ * queue length (`FaultQueue` files them by what they match on).
  *
  * Which `type` and `code` go with which `status` is decided here (the status's type, and any code of
  * that type); openapi.yaml's SimFaultRequest states the same pairs per status, and a test holds the
@@ -11,8 +12,8 @@
  */
 import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PROXY_ERROR_CODES, SHARD_ERROR_CODES, clip, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { MEDIA_ROOT } from './mediaPaths.js';
-import { matchesPath } from './pathPattern.js';
 import type { ForcedOutcome } from './fate.js';
+import { SlotList, type SlotField } from './paging.js';
 import { MEDIA_NETWORK_KINDS, networkFault, networkSpecOf, type NetworkFault, type NetworkSpec } from './network.js';
 
 export interface FaultRequest extends NetworkSpec {
@@ -63,8 +64,55 @@ const DEFAULT_CODE_OF_STATUS: Record<number, ErrorCode> = {
   500: 'internal_error',
 };
 
+/** A queued fault with its place in the queue: `seq` rises in the order faults were queued. */
+interface Entry {
+  readonly fault: QueuedFault;
+  readonly seq: number;
+  /** Its slot in the queue's order (`SlotList`). */
+  slot: number;
+  readonly bucket: Bucket;
+}
+
+/**
+ * The faults of one path pattern, method, account and error status, in the order they were queued
+ * (so the first is the one a request takes first), with where the bucket is filed.
+ */
+interface Bucket {
+  readonly entries: Entry[];
+  /** Every entry before it has left. */
+  head: number;
+  readonly pattern: string;
+  readonly method: string | null;
+  readonly apiKey: string | null;
+  readonly status: number;
+}
+
+/** A pattern's buckets: by method (null: any), then account (null: any), then error status (0: none). */
+type ByMethod = Map<string | null, Map<string | null, Map<number, Bucket>>>;
+
+const ENTRY_SLOT: SlotField<Entry> = { get: (e) => e.slot, set: (e, slot) => (e.slot = slot) };
+
+/**
+ * The queued faults, in the order they match: a request takes a shot of the first one that
+ * matches it (path, method, account, a status its operation documents). They are filed by what
+ * they match on, so that a request looks only at faults that could match it, whatever else waits:
+ * by pattern (an exact path by the path, a prefix by the prefix, looked up for the lengths of
+ * prefix the queue holds), then method, account and status, each bucket in queue order. Among the
+ * first faults of the buckets that match, the one queued first is the first that matches in the
+ * whole queue: the order is the queue's, as when the queue was scanned.
+ */
 export class FaultQueue {
-  private faults: QueuedFault[] = [];
+  /** Every waiting fault, in queue order. */
+  private order = new SlotList<Entry>(ENTRY_SLOT);
+  /** Patterns without `*`, by the path they match. */
+  private readonly exact = new Map<string, ByMethod>();
+  /** Patterns ending with `*`, by their prefix (the pattern without its `*`). */
+  private readonly prefixes = new Map<string, ByMethod>();
+  /** How many prefixes of each length `prefixes` holds (a request looks up its path cut at these lengths). */
+  private readonly prefixLengths = new Map<number, number>();
+  /** The buckets of each account (null-key buckets aside), for `forget`. */
+  private readonly accounts = new Map<string, Set<Bucket>>();
+  private nextSeq = 0;
   /** The shots waiting in all (the sum of every fault's `remaining`). */
   private shots = 0;
 
@@ -98,50 +146,138 @@ export class FaultQueue {
       remaining: times,
       apiKey: request.api_key ?? null,
     };
-    if (this.faults.length >= this.maxQueued) {
+    if (this.order.size >= this.maxQueued) {
       throw fail('invalid_request', {
         message: `The fault queue is full: it holds ${this.maxQueued} faults, the scenario's limits.max_queued_faults. Clear it (DELETE /_sim/faults), let requests take the faults, or raise the limit.`,
       });
     }
-    this.faults.push(fault);
-    this.shots += times;
+    this.enqueue(fault);
     return this.shots;
   }
 
   /**
    * Takes one shot of the first fault matching the request, if any; `documented`: the statuses the
-   * request's operation documents.
+   * request's operation documents. An error the contract does not document for this operation
+   * (402 on a GET) never matches it.
    */
   take(method: string, path: string, apiKey: string | null, documented: readonly number[]): QueuedFault | undefined {
-    return this.takeWhere(
-      (f) =>
-        (f.method === null || f.method === method) &&
-        (f.apiKey === null || f.apiKey === apiKey) &&
-        matchesPath(f.path, path) &&
-        // An error the contract does not document for this operation (402 on a GET) never matches it.
-        (f.error === null || documented.includes(f.error.status)),
-    );
+    if (this.order.size === 0) return undefined;
+    const methods = [method, null];
+    const keys = apiKey === null ? [null] : [apiKey, null];
+    const statusMatches = (status: number) => status === 0 || documented.includes(status);
+    let first: Entry | undefined;
+    for (const byMethod of this.patternsOf(path)) first = earliest(first, byMethod, methods, keys, statusMatches);
+    return first && this.shoot(first);
   }
 
   /** Takes one shot of the first media fault (a `/cdn/...` pattern) matching a download, if any. */
   takeMedia(method: string, path: string): QueuedFault | undefined {
+    if (this.order.size === 0) return undefined;
     // A HEAD is a GET without its body, as Express routes it.
     const asMethod = method === 'HEAD' ? 'GET' : method;
-    return this.takeWhere((f) => isMediaPattern(f.path) && (f.method === null || f.method === asMethod || f.method === method) && matchesPath(f.path, path));
+    const methods = asMethod === method ? [null, method] : [null, asMethod, method];
+    let first: Entry | undefined;
+    for (const byMethod of this.patternsOf(path, MEDIA_PREFIX)) first = earliest(first, byMethod, methods, null, ANY_STATUS);
+    return first && this.shoot(first);
   }
 
-  private takeWhere(matches: (f: QueuedFault) => boolean): QueuedFault | undefined {
-    const index = this.faults.findIndex(matches);
-    if (index < 0) return undefined;
-    const fault = this.faults[index] as QueuedFault;
+  /** The pattern groups that match a path: its exact one, and each prefix of it the queue holds (only those starting with `within`). */
+  private patternsOf(path: string, within = ''): ByMethod[] {
+    const found: ByMethod[] = [];
+    if (!path.startsWith(within)) return found;
+    const exact = this.exact.get(path);
+    if (exact !== undefined) found.push(exact);
+    for (const length of this.prefixLengths.keys()) {
+      if (length > path.length || length < within.length) continue;
+      const prefix = this.prefixes.get(path.slice(0, length));
+      if (prefix !== undefined) found.push(prefix);
+    }
+    return found;
+  }
+
+  /** One shot of a waiting fault, the first of its bucket; a fault with none left leaves the queue. */
+  private shoot(entry: Entry): QueuedFault {
+    const { fault, bucket } = entry;
     this.shots--;
-    if (--fault.remaining <= 0) this.faults.splice(index, 1);
+    if (--fault.remaining <= 0) {
+      this.order.remove(entry);
+      bucket.entries[bucket.head++] = undefined as unknown as Entry;
+      if (bucket.head === bucket.entries.length) this.dropBucket(bucket);
+      else if (bucket.head > 1024 && bucket.head * 2 > bucket.entries.length) {
+        bucket.entries.splice(0, bucket.head);
+        bucket.head = 0;
+      }
+    }
     return fault;
+  }
+
+  /** Files a valid fault at the end of the queue. */
+  private enqueue(fault: QueuedFault): void {
+    const bucket = this.bucketOf(fault);
+    const entry: Entry = { fault, seq: this.nextSeq++, slot: -1, bucket };
+    bucket.entries.push(entry);
+    this.order.push(entry);
+    this.shots += fault.remaining;
+  }
+
+  /** The bucket a fault is filed in, made when it has none. */
+  private bucketOf(fault: QueuedFault): Bucket {
+    const prefix = fault.path.endsWith('*');
+    const patterns = prefix ? this.prefixes : this.exact;
+    const key = prefix ? fault.path.slice(0, -1) : fault.path;
+    let byMethod = patterns.get(key);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      patterns.set(key, byMethod);
+      if (prefix) this.prefixLengths.set(key.length, (this.prefixLengths.get(key.length) ?? 0) + 1);
+    }
+    let byKey = byMethod.get(fault.method);
+    if (byKey === undefined) byMethod.set(fault.method, (byKey = new Map()));
+    let byStatus = byKey.get(fault.apiKey);
+    if (byStatus === undefined) byKey.set(fault.apiKey, (byStatus = new Map()));
+    const status = fault.error?.status ?? 0;
+    let bucket = byStatus.get(status);
+    if (bucket === undefined) {
+      bucket = { entries: [], head: 0, pattern: fault.path, method: fault.method, apiKey: fault.apiKey, status };
+      byStatus.set(status, bucket);
+      if (fault.apiKey !== null) {
+        let buckets = this.accounts.get(fault.apiKey);
+        if (buckets === undefined) this.accounts.set(fault.apiKey, (buckets = new Set()));
+        buckets.add(bucket);
+      }
+    }
+    return bucket;
+  }
+
+  /** Unfiles a bucket whose faults have all left, and every map it leaves empty. */
+  private dropBucket(bucket: Bucket): void {
+    const prefix = bucket.pattern.endsWith('*');
+    const patterns = prefix ? this.prefixes : this.exact;
+    const key = prefix ? bucket.pattern.slice(0, -1) : bucket.pattern;
+    const byMethod = patterns.get(key) as ByMethod;
+    const byKey = byMethod.get(bucket.method) as Map<string | null, Map<number, Bucket>>;
+    const byStatus = byKey.get(bucket.apiKey) as Map<number, Bucket>;
+    byStatus.delete(bucket.status);
+    if (bucket.apiKey !== null) {
+      const buckets = this.accounts.get(bucket.apiKey) as Set<Bucket>;
+      buckets.delete(bucket);
+      if (buckets.size === 0) this.accounts.delete(bucket.apiKey);
+    }
+    if (byStatus.size > 0) return;
+    byKey.delete(bucket.apiKey);
+    if (byKey.size > 0) return;
+    byMethod.delete(bucket.method);
+    if (byMethod.size > 0) return;
+    patterns.delete(key);
+    if (!prefix) return;
+    const left = (this.prefixLengths.get(key.length) as number) - 1;
+    if (left > 0) this.prefixLengths.set(key.length, left);
+    else this.prefixLengths.delete(key.length);
   }
 
   /** The faults waiting, in the order they match. */
   list(): ({ path: string; method: string | null; status?: number; latency_ms?: number; outcome?: ForcedOutcome; times_left: number; api_key: string | null } & NetworkSpec)[] {
-    return this.faults.map((f) => ({
+    return this.order.values().map(({ fault: f }) => ({
       path: f.path,
       method: f.method,
       ...(f.error ? { status: f.error.status } : {}),
@@ -153,16 +289,21 @@ export class FaultQueue {
     }));
   }
 
-  /** The faults waiting, as plain data, in the order they match (a snapshot). */
+  /**
+   * The faults waiting, as plain data, in the order they match (a snapshot). Each fault's own fields
+   * are copied (its `remaining` goes down as requests take it); what they hold is never changed, so
+   * it is shared rather than copied: a snapshot taken while a compaction runs holds no second copy
+   * of the queue's strings (up to 100 MB of them at `max_queued_faults`).
+   */
   toState(): QueuedFault[] {
-    return this.faults.map((f) => structuredClone(f));
+    return this.order.values().map((e) => ({ ...e.fault }));
   }
 
   /** Puts back the faults `toState` gave, all of them (a state kept under a higher limit included). */
   fromState(faults: readonly QueuedFault[]): void {
+    this.clear();
     // A fault of a snapshot without `network` has none.
-    this.faults = faults.map((f) => ({ ...structuredClone(f), network: f.network ?? null }));
-    this.shots = this.faults.reduce((sum, f) => sum + f.remaining, 0);
+    for (const f of faults) this.enqueue({ ...structuredClone(f), network: f.network ?? null });
   }
 
   /** The shots waiting in all. */
@@ -170,15 +311,58 @@ export class FaultQueue {
     return this.shots;
   }
 
+  /** Drops every fault of one account (its own buckets: those of any account stay). */
   forget(apiKey: string): void {
-    this.faults = this.faults.filter((f) => f.apiKey !== apiKey);
-    this.shots = this.faults.reduce((sum, f) => sum + f.remaining, 0);
+    const buckets = this.accounts.get(apiKey);
+    if (buckets === undefined) return;
+    for (const bucket of [...buckets]) {
+      for (let i = bucket.head; i < bucket.entries.length; i++) {
+        const entry = bucket.entries[i] as Entry;
+        this.order.remove(entry);
+        this.shots -= entry.fault.remaining;
+      }
+      this.dropBucket(bucket);
+    }
   }
 
   clear(): void {
-    this.faults = [];
+    this.order = new SlotList<Entry>(ENTRY_SLOT);
+    this.exact.clear();
+    this.prefixes.clear();
+    this.prefixLengths.clear();
+    this.accounts.clear();
     this.shots = 0;
   }
+}
+
+/** Any error status (a media fault has none). */
+const ANY_STATUS = (): boolean => true;
+
+/**
+ * The fault queued first among `first` and the first fault of each bucket of a pattern that
+ * matches: its methods, its accounts (null: every account's buckets) and the statuses `statusMatches` takes.
+ */
+function earliest(
+  first: Entry | undefined,
+  byMethod: ByMethod,
+  methods: readonly (string | null)[],
+  keys: readonly (string | null)[] | null,
+  statusMatches: (status: number) => boolean,
+): Entry | undefined {
+  for (const method of methods) {
+    const byKey = byMethod.get(method);
+    if (byKey === undefined) continue;
+    const groups = keys === null ? [...byKey.values()] : keys.map((k) => byKey.get(k));
+    for (const byStatus of groups) {
+      if (byStatus === undefined) continue;
+      for (const [status, bucket] of byStatus) {
+        if (!statusMatches(status)) continue;
+        const head = bucket.entries[bucket.head] as Entry;
+        if (first === undefined || head.seq < first.seq) first = head;
+      }
+    }
+  }
+  return first;
 }
 
 /** A media download takes only a network fault of the kinds a CDN makes, and carries no API key. */
