@@ -2,12 +2,12 @@
  * Reading a request body as the contract wants it: a JSON object sent as `application/json`, at
  * most 1 MiB. Problems become catalogue errors, reported at their turn in the order of checks.
  */
-import { hash } from 'node:crypto';
 import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
 import { clip, fail, type SimError } from '../core/errors.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import type { PendingFingerprint } from '../core/journal.js';
 import type { RawBody } from './exchange.js';
+import { sha256Base64 } from '../runtime/digest.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -129,6 +129,5 @@ export const PENDING_FINGERPRINT_BYTES = 1024;
 
 /** A SHA-256 digest of a text (base64, 44 characters): what is kept of a request to recognise it again. */
 export function digest(text: string): string {
-  // The one-shot digest: no Hash object per request.
-  return hash('sha256', text, 'base64');
+  return sha256Base64(text);
 }

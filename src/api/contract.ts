@@ -5,8 +5,8 @@
  * the contract, so start-up costs only loading that module, and a damaged or missing openapi.yaml
  * in the working directory cannot stop the simulator from starting.
  */
-import { createRequire } from 'node:module';
 import { SimError, clip, fail } from '../core/errors.js';
+import contract from '../generated/contract.cjs';
 
 /** An Ajv error, as the compiled validators report it (with `verbose`: the data and its schema). */
 export interface SchemaIssue {
@@ -45,7 +45,7 @@ export interface Operation {
 
 type CompiledContract = Record<string, CompiledValidator> & { operations: Operation[] };
 
-const compiled = createRequire(import.meta.url)('../generated/contract.cjs') as CompiledContract;
+const compiled = contract as unknown as CompiledContract;
 
 export const OPERATIONS: readonly Operation[] = compiled.operations;
 

@@ -4,12 +4,13 @@
  * Draws a vertical two-colour gradient plus a few translucent discs, all derived from a hash of
  * `seed` (so different ids look different), and writes the first words of `label` on a darkened
  * band in a built-in 5x7 bitmap font. Output is 8-bit RGB, filter type 0 on every row, one IDAT
- * chunk, compressed and checksummed with `node:zlib` (a 640x360 image is about 8 KB). No other
- * dependency, no randomness, no clock: the same options give byte-identical output (for a given
- * Node/zlib build).
+ * chunk, compressed by `fflate` and checksummed by `crc-32` (a 640x360 image is about 8 KB): both
+ * plain JavaScript, so a browser page (`video-service-sim/msw`) draws the very bytes the server
+ * does. No randomness, no clock: the same options give byte-identical output.
  */
 
-import { crc32, deflateSync } from 'node:zlib';
+import CRC32 from 'crc-32';
+import { zlibSync } from 'fflate';
 import { fnv1a32 } from '../core/hash.js';
 import type { AspectRatio } from '../core/image.js';
 
@@ -310,7 +311,7 @@ function chunk(type: string, data: Uint8Array): Buffer {
   out.writeUInt32BE(data.length, 0);
   out.write(type, 4, 'latin1');
   out.set(data, 8);
-  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
+  out.writeUInt32BE(CRC32.buf(out.subarray(4, 8 + data.length)) >>> 0, 8 + data.length);
   return out;
 }
 
@@ -333,7 +334,7 @@ function encodePng({ width, height, px }: Canvas): Buffer {
   return Buffer.concat([
     PNG_SIGNATURE,
     chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(px, { level: 6 })),
+    chunk('IDAT', zlibSync(px, { level: 6 })),
     chunk('IEND', new Uint8Array(0)),
   ]);
 }
