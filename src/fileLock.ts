@@ -20,10 +20,33 @@
  *
  * A file that is not a regular file (a device such as `/dev/full`, a pipe) is not locked: nothing
  * of it can be lost.
+ *
+ * The lock is the file's, not the name's: a symbolic link is followed to the file it names
+ * (`resolvedFile`), whose lock file lies beside it. A file with more than one name (hard links)
+ * has no name to put one lock beside, so a file of more than one link is also checked for a
+ * holder under another of its names: a simulator holds the file it writes open, and the processes
+ * of this pid namespace that have it open are found in /proc (`heldUnderAnotherName`). A
+ * simulator in another container writing it under another name is not seen.
  */
-import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readFileSync, readSync, readlinkSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** How often a holder touches its lock files. */
 export const REFRESH_MS = 2_000;
@@ -97,14 +120,19 @@ export function judgeLock(holder: LockHolder | null, context: LockContext): Lock
 export class FileLockedError extends Error {
   /** The holder's pid (null when its lock file cannot be read). */
   readonly pid: number | null;
+  /**
+   * `file`: the path as given; `sameAs`: the name the holder writes the file under, when it is
+   * another (the target of a symbolic link, another hard link).
+   */
   constructor(
     readonly file: string,
     readonly lockFile: string,
     readonly holder: LockHolder | null,
     verdict: LockVerdict & { held: true },
     ageMs: number,
+    sameAs?: string,
   ) {
-    super(lockedMessage(file, lockFile, holder, verdict, ageMs));
+    super(lockedMessage(sameAs === undefined ? file : `${file} (the same file as ${sameAs})`, lockFile, holder, verdict, ageMs));
     this.name = 'FileLockedError';
     this.pid = holder?.pid ?? null;
   }
@@ -125,6 +153,24 @@ function lockedMessage(file: string, lockFile: string, holder: LockHolder | null
   );
 }
 
+/**
+ * The lock file could not be written (a full disk): it is removed, and the file is not taken, since
+ * another simulator could not tell that it is held.
+ */
+export class LockFileWriteError extends Error {
+  constructor(
+    readonly file: string,
+    readonly lockFile: string,
+    readonly code: string,
+  ) {
+    super(`cannot write the lock file ${lockFile} (${code})`);
+    this.name = 'LockFileWriteError';
+  }
+}
+
+/** The errors of a write that found no room: a full disk, a quota. */
+const OUT_OF_ROOM = new Set(['ENOSPC', 'EDQUOT']);
+
 export interface FileLock {
   /** The lock file, or null when the file needs none (not a regular file) or it could not be made. */
   readonly lockFile: string | null;
@@ -142,21 +188,60 @@ export function heldLockCount(): number {
   return held.size;
 }
 
+/**
+ * The file `file` names, as an absolute path with every symbolic link followed: two paths of one
+ * file give the same. A link to a file not made yet gives the file a write through it would make.
+ */
+export function resolvedFile(file: string): string {
+  let path = resolve(file);
+  // As many links as the system follows in one path (Linux's bound).
+  for (let hops = 0; hops < 40; hops++) {
+    try {
+      return realpathSync(path);
+    } catch {
+      // Not there (yet): a link may still say where it will be.
+    }
+    let target: string;
+    try {
+      target = readlinkSync(path);
+    } catch {
+      break;
+    }
+    path = resolve(dirname(path), target);
+  }
+  try {
+    return join(realpathSync(dirname(path)), basename(path));
+  } catch {
+    return path;
+  }
+}
+
+/** The lock file of `file`: beside the file it names (symbolic links followed). */
 export function lockFileOf(file: string): string {
-  return `${resolve(file)}.lock`;
+  return `${resolvedFile(file)}.lock`;
+}
+
+/** `file`'s resolved path when it is not the path as given (a symbolic link, or a relative path's links): for messages. */
+function otherName(file: string, resolved: string): string | undefined {
+  return resolved === resolve(file) ? undefined : resolved;
 }
 
 /**
  * Throws `FileLockedError` when another running simulator (or another part of this process) holds
- * `file`. Reads only: nothing is created or changed.
+ * `file`, under this name or another (a symbolic link, a hard link). Reads only: nothing is created
+ * or changed.
  */
 export function refuseIfHeld(file: string): void {
   if (!needsLock(file)) return;
-  const lockFile = lockFileOf(file);
+  const resolved = resolvedFile(file);
+  const lockFile = `${resolved}.lock`;
   const found = readLock(lockFile);
-  if (found === null) return;
-  const verdict = judge(lockFile, found);
-  if (verdict.held) throw new FileLockedError(file, lockFile, found.holder, verdict, found.ageMs);
+  if (found !== null) {
+    const verdict = judge(lockFile, found);
+    if (verdict.held) throw new FileLockedError(file, lockFile, found.holder, verdict, found.ageMs, otherName(file, resolved));
+  }
+  const elsewhere = heldUnderAnotherName(file, lockFile);
+  if (elsewhere) throw elsewhere;
 }
 
 /**
@@ -166,7 +251,9 @@ export function refuseIfHeld(file: string): void {
  */
 export function acquireFileLock(file: string, warn: (line: string) => void): FileLock {
   if (!needsLock(file)) return { lockFile: null, release: () => {} };
-  const lockFile = lockFileOf(file);
+  const resolved = resolvedFile(file);
+  const sameAs = otherName(file, resolved);
+  const lockFile = `${resolved}.lock`;
   const record = `${JSON.stringify(selfHolder())}\n`;
   // Two tries: the second after a stale lock was removed (a third process may win that race).
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -175,6 +262,8 @@ export function acquireFileLock(file: string, warn: (line: string) => void): Fil
       fd = openSync(lockFile, 'wx');
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
+      // No room for even an empty file: the file itself has none either.
+      if (code !== undefined && OUT_OF_ROOM.has(code)) throw new LockFileWriteError(file, lockFile, code);
       if (code !== 'EEXIST') {
         // When the file cannot be written either (its directory is missing), its own refusal
         // follows and says why: a warning about the lock first would only be noise.
@@ -186,28 +275,120 @@ export function acquireFileLock(file: string, warn: (line: string) => void): Fil
       const found = readLock(lockFile);
       if (found === null) continue;
       const verdict = judge(lockFile, found);
-      if (verdict.held) throw new FileLockedError(file, lockFile, found.holder, verdict, found.ageMs);
+      if (verdict.held) throw new FileLockedError(file, lockFile, found.holder, verdict, found.ageMs, sameAs);
       removeIfUnchanged(lockFile, found.text);
       continue;
     }
-    try {
-      writeSync(fd, record);
-    } finally {
-      closeSync(fd);
-    }
+    writeRecord(fd, file, lockFile, record);
     hold(lockFile, { file, record, warn });
-    return {
-      lockFile,
-      release() {
-        if (!held.delete(lockFile)) return;
-        removeIfUnchanged(lockFile, record);
-        if (held.size === 0) stopRefreshing();
-      },
+    const release = (): void => {
+      if (!held.delete(lockFile)) return;
+      removeIfUnchanged(lockFile, record);
+      if (held.size === 0) stopRefreshing();
     };
+    // Checked once this lock is there, with the file held open until the caller has opened it
+    // (the end of this turn): of two simulators taking one file under two names at once, the one
+    // that looks second sees the first.
+    const probe = openQuietly(file);
+    try {
+      const elsewhere = heldUnderAnotherName(file, lockFile);
+      if (elsewhere) {
+        release();
+        throw elsewhere;
+      }
+    } finally {
+      if (probe !== undefined) setImmediate(() => closeSync(probe));
+    }
+    return { lockFile, release };
   }
   const found = readLock(lockFile);
   const holder = found?.holder ?? null;
-  throw new FileLockedError(file, lockFile, holder, { held: true, because: 'refreshed' }, found?.ageMs ?? 0);
+  throw new FileLockedError(file, lockFile, holder, { held: true, because: 'refreshed' }, found?.ageMs ?? 0, sameAs);
+}
+
+/**
+ * Writes a new lock file's record and closes it. A record that cannot be written whole (a full
+ * disk) leaves an empty or partial lock file that would hold for `STALE_MS`: it is removed, and a
+ * `LockFileWriteError` thrown.
+ */
+function writeRecord(fd: number, file: string, lockFile: string, record: string): void {
+  let problem: string | undefined;
+  try {
+    if (writeSync(fd, record) < Buffer.byteLength(record)) problem = 'ENOSPC';
+  } catch (e) {
+    problem = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  } finally {
+    closeSync(fd);
+  }
+  if (problem === undefined) return;
+  try {
+    unlinkSync(lockFile);
+  } catch {
+    // gone already
+  }
+  throw new LockFileWriteError(file, lockFile, problem);
+}
+
+/** A descriptor of `file` opened to read, or undefined when it cannot be (not made yet). */
+function openQuietly(file: string): number | undefined {
+  try {
+    return openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A file of more than one hard link held under another of its names: the `FileLockedError` to
+ * throw, or undefined. Its holders are found among the processes of this pid namespace that have
+ * it open (`/proc/PID/fd`, whose link names the path each opened it by): the file is held when the
+ * lock of such a path (other than `lockFile`, this name's own) holds. Reads only.
+ */
+function heldUnderAnotherName(file: string, lockFile: string): FileLockedError | undefined {
+  let target: { dev: bigint; ino: bigint; nlink: bigint };
+  try {
+    target = statSync(file, { bigint: true });
+  } catch {
+    return undefined;
+  }
+  if (target.nlink < 2n || !hasProc) return undefined;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  for (const pid of pids) {
+    if (!/^\d+$/.test(pid)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      // gone, or another user's
+      continue;
+    }
+    for (const fd of fds) {
+      const link = `/proc/${pid}/fd/${fd}`;
+      let name: string;
+      let opened: { dev: bigint; ino: bigint };
+      try {
+        name = readlinkSync(link);
+        // Sockets, pipes and the like have no path.
+        if (!name.startsWith('/')) continue;
+        opened = statSync(link, { bigint: true });
+      } catch {
+        continue;
+      }
+      if (opened.ino !== target.ino || opened.dev !== target.dev) continue;
+      const otherLock = lockFileOf(name);
+      if (otherLock === lockFile) continue;
+      const found = readLock(otherLock);
+      if (found === null) continue;
+      const verdict = judge(otherLock, found);
+      if (verdict.held) return new FileLockedError(file, otherLock, found.holder, verdict, found.ageMs, name);
+    }
+  }
+  return undefined;
 }
 
 function hold(lockFile: string, entry: { file: string; record: string; warn: (line: string) => void }): void {

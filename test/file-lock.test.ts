@@ -7,7 +7,7 @@
  * test/docker/docker.test.ts).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -18,6 +18,7 @@ import {
   acquireFileLock,
   heldLockCount,
   judgeLock,
+  lockFileOf,
   parseHolder,
   parseStat,
   refuseIfHeld,
@@ -28,7 +29,7 @@ import {
 } from '../src/fileLock.js';
 import { StateRefusedError } from '../src/persistence/open.js';
 import { createSimulator } from '../src/index.js';
-import { makeSim } from './helpers.js';
+import { VALID_VIDEO, makeSim } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sim-lock-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -251,5 +252,116 @@ describe('keeping a lock fresh', () => {
     keptLock.release();
     expect(existsSync(`${kept}.lock`)).toBe(false);
     expect(JSON.parse(readFileSync(`${lost}.lock`, 'utf8')).host).toBe('beef00000002');
+  });
+});
+
+describe('the file, not the name: a symbolic link or a hard link to a held file', () => {
+  /** A state file held by a simulator of this process, and the links made to it. */
+  async function heldState(): Promise<{ file: string; close: () => Promise<void> }> {
+    const file = tmpFile();
+    const sim = makeSim({ state: file });
+    await sim.listen(0);
+    return { file, close: () => sim.close() };
+  }
+
+  it('a symbolic link to a held state file is refused as the file itself is, naming the file it leads to', async () => {
+    const { file, close } = await heldState();
+    const link = join(dir, `symlink-${files}.jsonl`);
+    symlinkSync(file, link);
+    const before = readFileSync(file, 'utf8');
+    const message = `${link} (the same file as ${file}) is already held by this process (pid ${process.pid}): another simulator in it writes to it`;
+    expect(() => createSimulator({ state: link, log: () => {} })).toThrow(message);
+    expect(() => refuseIfHeld(link)).toThrow(message);
+    expect(() => acquireFileLock(link, () => {})).toThrow(FileLockedError);
+    // A relative link, through a directory that is itself a link, leads to the same lock.
+    const linkedDir = join(dir, `dir-link-${files}`);
+    symlinkSync(dir, linkedDir);
+    expect(lockFileOf(join(linkedDir, `symlink-${files}.jsonl`))).toBe(`${file}.lock`);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(existsSync(`${link}.lock`)).toBe(false);
+    await close();
+  });
+
+  it('a hard link to a held state file is refused, naming the name it is held under', async () => {
+    const { file, close } = await heldState();
+    const link = join(dir, `hardlink-${files}.jsonl`);
+    linkSync(file, link);
+    const before = readFileSync(file, 'utf8');
+    const message = `${link} (the same file as ${file}) is already held by this process (pid ${process.pid}): another simulator in it writes to it`;
+    expect(() => createSimulator({ state: link, log: () => {} })).toThrow(message);
+    expect(() => acquireFileLock(link, () => {})).toThrow(message);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    // Refused without a trace: no lock left beside the link.
+    expect(existsSync(`${link}.lock`)).toBe(false);
+    expect(heldLockCount()).toBe(1);
+    await close();
+    // Once the file is released, either name takes it.
+    const sim = makeSim({ state: link });
+    await sim.listen(0);
+    await sim.close();
+  });
+
+  it('a hard link to a file another process holds is refused, naming that process', async () => {
+    const file = tmpFile();
+    writeFileSync(file, '');
+    // A process that has the file open (as a simulator writing it has), with the lock naming it.
+    const fd = openSync(file, 'r');
+    const holder = spawn('sleep', ['30'], { stdio: [fd, 'ignore', 'ignore'] });
+    closeSync(fd);
+    try {
+      const start = parseStat(readFileSync(`/proc/${holder.pid}/stat`, 'utf8')).start as number;
+      writeLock(file, { ...selfHolder(), pid: holder.pid as number, start });
+      const link = join(dir, `hardlink-${files}.jsonl`);
+      linkSync(file, link);
+      const message = `${link} (the same file as ${file}) is held by another running simulator (pid ${holder.pid}, lock file ${file}.lock); stop it, or choose another file`;
+      expect(() => refuseIfHeld(link)).toThrow(message);
+      expect(() => makeSim({ record: link })).toThrow(message);
+      expect(() => acquireFileLock(link, () => {})).toThrow(message);
+      expect(existsSync(`${link}.lock`)).toBe(false);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
+  it('a transcript recorded under one name is refused under a symbolic link to it', async () => {
+    const file = tmpFile();
+    const first = makeSim({ record: file });
+    await first.listen(0);
+    const link = join(dir, `symlink-${files}.jsonl`);
+    symlinkSync(file, link);
+    expect(() => createSimulator({ record: link, log: () => {} })).toThrow(`${link} (the same file as ${file}) is already held by this process`);
+    await first.close();
+  });
+
+  it('a symbolic link to a file not made yet is locked beside the file it will make', () => {
+    const target = join(dir, `later-${++files}`, 'state.jsonl');
+    const link = join(dir, `dangling-${files}.jsonl`);
+    symlinkSync(target, link);
+    mkdirSync(join(dir, `later-${files}`));
+    expect(lockFileOf(link)).toBe(`${target}.lock`);
+    const lock = acquireFileLock(link, () => {});
+    expect(existsSync(`${target}.lock`)).toBe(true);
+    expect(() => acquireFileLock(target, () => {})).toThrow(FileLockedError);
+    lock.release();
+  });
+
+  it('a state file kept through a symbolic link stays behind it when the file is replaced (a global reset)', async () => {
+    const file = tmpFile();
+    const link = join(dir, `symlink-${files}.jsonl`);
+    symlinkSync(file, link);
+    const sim = makeSim({ state: link });
+    await sim.listen(0);
+    const created = await fetch(`${sim.url}/v1/videos`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk_test_link', 'content-type': 'application/json' },
+      body: JSON.stringify(VALID_VIDEO),
+    });
+    expect(created.status).toBe(200);
+    expect((await fetch(`${sim.url}/_sim/reset`, { method: 'POST' })).status).toBe(200);
+    // Replaced where the link leads: the link is still a link, so its lock (beside the file) still covers it.
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(file, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+    expect(() => createSimulator({ state: file, log: () => {} })).toThrow(FileLockedError);
+    await sim.close();
   });
 });

@@ -67,6 +67,28 @@ describe('a file that is not a state file', () => {
     expect(readFileSync(file, 'utf8')).toBe('{"transcript":1,"version":"0.1.0"}\n');
   });
 
+  it('and --record refuses a state file: recording would empty it (exit 2, naming it; the file is untouched)', async () => {
+    const file = join(dir, 'kept-state.jsonl');
+    const sim = makeSim({ state: file });
+    await sim.listen(0);
+    expect((await createVideo(sim)).status).toBe(200);
+    await sim.close();
+    const state = readFileSync(file, 'utf8');
+    const refused = `${file}: this is a state file (written by --state), not a transcript: recording to it would empty it. Give --record a file of its own, or open the state with sim --state FILE. It is left as it is.`;
+    expect(() => makeSim({ record: file })).toThrow(refused);
+    expect(await runCli(['--port', '0', '--record', file])).toEqual({ status: 2, stdout: '', stderr: `sim: ${refused}\n` });
+    // Checked again when the file is taken: one that became a state file since the start is left as it is.
+    const late = join(dir, 'late-state.jsonl');
+    const recording = makeSim({ record: late });
+    writeFileSync(late, state);
+    await expect(recording.listen(0)).rejects.toThrow(`${late}: this is a state file (written by --state)`);
+    await recording.close();
+    expect(readFileSync(file, 'utf8')).toBe(state);
+    expect(readFileSync(late, 'utf8')).toBe(state);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    expect(existsSync(`${late}.lock`)).toBe(false);
+  });
+
   it('that appears after the start (in-process, before the file is taken) is left as it was, and the state is not kept', async () => {
     const file = join(dir, 'late.txt');
     const sim = makeSim({ state: file });

@@ -24,18 +24,35 @@
  * leaves the file as it was, answers no request with an error, says why, and is tried again later,
  * after a delay that doubles with each failure.
  *
+ * A compaction never costs an append its room: it is not begun unless the volume has room for the
+ * new file (estimated: `compactedEstimate`) and room left for the appends meanwhile,
+ * each slice is written only while that room is left, and an append that finds no room while one
+ * is under way abandons it (its temporary file emptied and removed) and is tried again at once.
+ * Compaction is then tried again once there is room, checked every `COMPACT_RETRY_FIRST_MS`.
+ *
+ * An append that finds no room (a full disk, a quota) is not given up: its lines, and those of the
+ * requests that follow, wait in memory in their order and are tried again at every state-changing
+ * request and every `WRITE_RETRY_MS`, until the volume has room again. Meanwhile an answer is sent
+ * only once its line is written (`whenWritten`, which the HTTP adapter waits for before it sends
+ * the answer of a state-changing request): nothing acknowledged is lost to a `kill -9`. When the
+ * simulator stops first, those answers are never sent.
+ *
  * A global reset makes a new run: the file is replaced (the same way) by a new header. A write
- * that fails (a full disk) never costs a client its answer: the state stops being kept, a warning
- * says so, and `GET /_sim/health` shows it.
+ * that fails otherwise (an I/O error), or lines waiting for room past `WAITING_MAX_BYTES`, stops
+ * the state being kept: requests are answered from then on (not those whose answers waited for
+ * their lines: those are never sent), a warning says so, and `GET /_sim/health` shows it.
+ *
+ * The file is written where its path leads (symbolic links followed, as its lock is taken): a
+ * compaction's temporary file lies beside the file itself and is renamed over it, not over a link.
  */
-import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, readdirSync, renameSync, statfsSync, unlinkSync } from 'node:fs';
+import { open, statfs, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { basename, dirname, join } from 'node:path';
 import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime, type VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
-import { acquireFileLock, type FileLock } from '../fileLock.js';
+import { LockFileWriteError, acquireFileLock, resolvedFile, type FileLock } from '../fileLock.js';
 import { cutFile, readFileBytes, writeRowBytes, writeRowBytesAsync, writeRows } from '../fileRows.js';
 import { globalIdNumber } from '../core/requestIds.js';
 import { formatIds, formatMediaFaultTaken, formatStateLine, type MediaFaultTaken } from './format.js';
@@ -54,6 +71,18 @@ export interface StateStatus {
   compacted_at: string | null;
   /** Present when a write failed and the state is no longer kept: the error's code. */
   write_failed?: string;
+  /**
+   * Present while lines wait in memory for room on the volume (a full disk, a quota): the error's
+   * code, and since when (ISO, wall clock). The answers of state-changing requests wait with them.
+   */
+  write_blocked?: string;
+  write_blocked_since?: string;
+  /**
+   * Present while compaction waits for room on the volume: the bytes free when it was last
+   * checked, and what a compaction needs (its new file, as estimated, and room left for the appends
+   * meanwhile). Checked again at `compaction_retry_at`.
+   */
+  compaction_no_room?: { free_bytes: number; needed_bytes: number };
   /** Present while a compaction is under way. */
   compacting?: true;
   /** Present when the last compaction failed (the file is as it was): its error's code, and when it is tried again (ISO, wall clock). */
@@ -63,6 +92,29 @@ export interface StateStatus {
 
 /** How long a poll's line may wait in memory before it is written. */
 const POLL_FLUSH_MS = 1000;
+
+/** The errors of a write that found no room: its lines wait in memory until there is room again. */
+const OUT_OF_ROOM = new Set(['ENOSPC', 'EDQUOT']);
+
+/** How often lines waiting for room are tried again (besides at every state-changing request). */
+const WRITE_RETRY_MS = 1000;
+
+/**
+ * The most bytes of lines that wait in memory for room: past it, the state stops being kept (as
+ * after a write that failed otherwise) rather than the process's memory filling up.
+ */
+export const WAITING_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The room a compaction leaves free on the volume at every moment, for the lines appended while it
+ * runs: this at least, and an eighth of the file.
+ */
+const COMPACT_ROOM_RESERVE_BYTES = 4 * 1024 * 1024;
+
+/** The room a compaction of a file of `bytes` keeps free for appends. */
+function compactionReserve(bytes: number): number {
+  return Math.max(COMPACT_ROOM_RESERVE_BYTES, Math.ceil(bytes / 8));
+}
 
 /**
  * The tail (request lines after the snapshot) is compacted once it is at least this big and
@@ -121,8 +173,21 @@ export interface Compaction {
   after: number;
 }
 
+/** A compaction was not begun, or was abandoned, for want of room on the volume (see `StateStore.compactionNeeds`). */
+class NoRoomError extends Error {
+  readonly code = 'ENOSPC';
+  constructor(
+    readonly free: number,
+    readonly needed: number,
+  ) {
+    super(`not enough room on its volume (${free} bytes free, a compaction needs about ${needed})`);
+  }
+}
+
 export class StateStore {
   private phase: 'new' | 'open' | 'stopped' | 'closed' = 'new';
+  /** Where the file is written: its path with symbolic links followed (set when it is taken). */
+  private path: string;
   private fd: number | undefined;
   private lock: FileLock | undefined;
   private pending = '';
@@ -135,11 +200,25 @@ export class StateStore {
   private lines = 0;
   /** The file's size at which compaction is tried next (see `COMPACT_MIN_TAIL_BYTES`). */
   private compactAt = Infinity;
+  /** The bytes of the file's header and snapshot (the lines follow them). */
+  private base = 0;
+  /** How many bytes of snapshot the last compaction made of a byte of lines (see `compactedEstimate`). */
+  private growth = 1;
+  /** A new file is at least this big: what a compaction abandoned for want of room had written. */
+  private atLeast = 0;
   private compactedAt: string | null = null;
   private seq = 0;
   /** The highest global request id the file (with what is pending) accounts for. */
   private idsKept = 0;
   private writeFailed: string | undefined;
+  /** Set while lines wait in memory for room (the pending ones): the error, and since when (host time, ms). */
+  private blocked: { code: string; since: number } | undefined;
+  /** Tries the waiting lines again while `blocked`. */
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** The answers waiting for the lines now pending to be written (see `whenWritten`). */
+  private waiting: ((written: boolean) => void)[] = [];
+  /** Set while compaction waits for room: what the last check found. */
+  private noRoom: { free: number; needed: number } | undefined;
   /** The compaction under way, if any. */
   private compaction: Compacting | undefined;
   private compactions = 0;
@@ -153,6 +232,7 @@ export class StateStore {
   private anchor: number;
 
   constructor(private readonly options: StoreOptions) {
+    this.path = options.file;
     this.clockSeen = options.core.clock;
     this.anchor = options.anchor;
     if (options.existing) {
@@ -171,11 +251,18 @@ export class StateStore {
   open(): void {
     if (this.phase !== 'new') return;
     const { file, existing } = this.options;
-    this.lock = acquireFileLock(file, this.options.warn);
-    removeStaleTemporaryFiles(file);
+    try {
+      this.lock = acquireFileLock(file, this.options.warn);
+    } catch (e) {
+      // No lock file is left behind: the next start finds none to wait for.
+      if (e instanceof LockFileWriteError) throw new StateRefusedError(`cannot write the state file ${file}: ${e.message}`);
+      throw e;
+    }
+    this.path = resolvedFile(file);
+    removeStaleTemporaryFiles(this.path);
     try {
       if (existing) {
-        this.fd = openSync(file, 'a');
+        this.fd = openSync(this.path, 'a');
         const size = fstatSync(this.fd).size;
         if (size !== existing.size) {
           throw new StateRefusedError(
@@ -185,15 +272,17 @@ export class StateStore {
         // A torn last line was dropped when restoring: the file drops it too.
         if (existing.wholeBytes < size) ftruncateSync(this.fd, existing.wholeBytes);
         this.bytes = existing.wholeBytes;
+        this.base = existing.snapshotBytes;
         this.compactAt = compactionBound(existing.snapshotBytes);
       } else {
         // Checked again: a file this simulator did not write may have appeared since it was read.
-        refuseForeignFile(file);
-        this.fd = openSync(file, 'w');
+        refuseForeignFile(this.path);
+        this.fd = openSync(this.path, 'w');
         const header = `${formatStateHeader(this.header())}\n`;
         const bytes = Buffer.byteLength(header);
         writeRows(this.fd, header, bytes);
         this.bytes = bytes;
+        this.base = bytes;
         this.compactAt = compactionBound(this.bytes);
       }
     } catch (e) {
@@ -262,18 +351,91 @@ export class StateStore {
     if (this.pending === '') return;
     const text = this.pending;
     const bytes = Buffer.byteLength(text);
-    const lines = this.pendingLines;
-    this.pending = '';
-    this.pendingLines = 0;
-    try {
-      writeRows(this.fd as number, text, bytes);
-    } catch (e) {
-      this.fail(e);
+    // Cleared only once written: lines that find no room wait, and those that follow go after them.
+    const failed = this.append(text, bytes);
+    if (failed !== undefined) {
+      if (failed.room && bytes <= WAITING_MAX_BYTES) this.block(failed.code);
+      else this.fail(failed.error);
       return;
     }
+    this.pending = '';
     this.bytes += bytes;
-    this.lines += lines;
+    this.lines += this.pendingLines;
+    this.pendingLines = 0;
+    if (this.blocked) this.unblock();
     if (this.bytes >= this.compactAt && this.options.core.hostTimeMs() >= this.retryAt) this.startCompaction(true);
+  }
+
+  /**
+   * Writes `text` (`bytes` long) after the file's whole lines. A write that fails leaves the file
+   * cut back to them and answers why: `room` when it found no room (and the file could be cut), so
+   * that it may be tried again. A compaction under way gives way to it: when it finds no room, the
+   * compaction is abandoned (its temporary file emptied) and the write tried once more.
+   */
+  private append(text: string, bytes: number): { error: unknown; code: string; room: boolean } | undefined {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // At the end of the whole lines, not at the descriptor's position (a new file's is not
+        // opened to append): after a line written in part was cut off, that would leave a hole.
+        writeRows(this.fd as number, text, bytes, { offset: this.bytes });
+        return undefined;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code ?? 'unknown';
+        // A line written in part that cannot be cut off would be followed by the next: not tried again.
+        const room = OUT_OF_ROOM.has(code) && cutFile(this.fd as number, this.bytes);
+        const job = this.compaction;
+        if (!room || attempt > 0 || job === undefined || job.renamed) return { error: e, code, room };
+        this.abortCompaction();
+        this.waitForRoom(freeBytesNow(this.path), this.compactionNeeds());
+      }
+    }
+  }
+
+  /**
+   * While the lines pending cannot be written for want of room, a promise that settles once they
+   * are: true, or false when they never will be (the simulator stops, or the state stops being
+   * kept). The answer of a state-changing request is sent only after it settles true. Undefined
+   * when nothing waits.
+   */
+  whenWritten(): Promise<boolean> | undefined {
+    if (this.blocked === undefined) return undefined;
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /**
+   * The simulator stops: the lines waiting for room are tried once more, and the answers still
+   * waiting then are never sent (their requests are not kept, so they must not be acknowledged).
+   */
+  stopWaiting(): void {
+    this.flush();
+    this.settleWaiting(false);
+  }
+
+  /** The pending lines found no room (`code`): they wait, tried again every `WRITE_RETRY_MS`. */
+  private block(code: string): void {
+    if (this.blocked !== undefined) return;
+    this.blocked = { code, since: this.options.core.hostTimeMs() };
+    this.retryTimer = setInterval(() => this.flush(), WRITE_RETRY_MS);
+    this.retryTimer.unref();
+    this.options.warn(
+      `state: cannot write the state file ${this.options.file} (${code}): the lines of the requests from now on wait in memory, in their order, ` +
+        'and are written once there is room; the answers of the requests that change state wait for them',
+    );
+  }
+
+  /** The lines that waited for room are written: the answers waiting for them go. */
+  private unblock(): void {
+    this.blocked = undefined;
+    clearInterval(this.retryTimer);
+    this.retryTimer = undefined;
+    this.options.warn(`state: the state file ${this.options.file} is written again: the lines that waited for room are in it`);
+    this.settleWaiting(true);
+  }
+
+  private settleWaiting(written: boolean): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const settle of waiting) settle(written);
   }
 
   /**
@@ -295,7 +457,8 @@ export class StateStore {
   private startCompaction(pastBound: boolean): Promise<Compaction | undefined> {
     if (this.compaction) return this.compaction.done;
     const job: Compacting = {
-      temporary: `${this.options.file}.${process.pid}.${++this.compactions}.tmp`,
+      temporary: `${this.path}.${process.pid}.${++this.compactions}.tmp`,
+      handle: undefined,
       aborted: false,
       renamed: false,
       done: Promise.resolve(undefined),
@@ -310,38 +473,64 @@ export class StateStore {
       .finally(() => {
         if (this.compaction === job) this.compaction = undefined;
         if (!job.renamed) removeQuietly(job.temporary);
+        // Its room is free only now that its file is closed: lines waiting for it go at once.
+        if (this.blocked) this.flush();
       });
     return job.done;
   }
 
   private async runCompaction(job: Compacting): Promise<Compaction | undefined> {
     const { core, file } = this.options;
-    const stop = (): boolean => job.aborted || this.phase !== 'open';
+    // Lines waiting for room come first: a compaction would take it.
+    const stop = (): boolean => job.aborted || this.phase !== 'open' || this.blocked !== undefined;
     if (stop()) return undefined;
     // Everything up to the capture is in the file: the lines after it are the new file's tail.
     this.flush();
     if (stop()) return undefined;
+    const reserve = compactionReserve(this.bytes);
+    /** Bytes in the temporary file so far. */
+    let taken = 0;
+    // Room for the new file and the appends meanwhile, or none is begun; and every slice leaves the
+    // appends their room. A compaction abandoned part-way shows the new file to be bigger than that.
+    const roomFor = async (bytes: number): Promise<void> => {
+      const free = await freeBytes(this.path);
+      if (free - bytes >= reserve) return;
+      if (taken > 0) this.atLeast = Math.max(this.atLeast, taken + bytes);
+      throw new NoRoomError(free, this.compactionNeeds());
+    };
+    await roomFor(this.compactedEstimate());
+    if (stop()) return undefined;
     const from = { bytes: this.bytes, lines: this.lines };
     const wall = core.hostTimeMs();
-    const lines = compactedLines(this.header(), core.captureState(), this.seq, wall);
+    let lines: Iterable<string> | undefined = compactedLines(this.header(), core.captureState(), this.seq, wall);
     let handle: FileHandle | undefined;
     let reader: FileHandle | undefined;
     try {
       handle = await open(job.temporary, 'w');
+      job.handle = handle;
       let written = 0;
       for (const chunk of chunksOf(lines, COMPACT_CHUNK_BYTES, true)) {
         if (stop()) return undefined;
+        await roomFor(chunk.length);
+        if (stop()) return undefined;
         await writeRowBytesAsync(handle, chunk);
         written += chunk.length;
+        taken += chunk.length;
       }
-      reader = await open(file, 'r');
+      // The capture is let go once written: it holds what the state has dropped since (evicted
+      // generations, journal records, stored answers), and the copying below may take a while.
+      lines = undefined;
+      reader = await open(this.path, 'r');
       let copied = from.bytes;
       const buffer = Buffer.allocUnsafe(CATCH_UP_BYTES);
       while (!stop() && this.bytes - copied > CATCH_UP_BYTES) {
+        await roomFor(CATCH_UP_BYTES);
+        if (stop()) return undefined;
         const { bytesRead } = await reader.read(buffer, 0, CATCH_UP_BYTES, copied);
         if (bytesRead === 0) throw new Error(`${file} is shorter than the lines written to it`);
         await writeRowBytesAsync(handle, buffer.subarray(0, bytesRead));
         copied += bytesRead;
+        taken += bytesRead;
       }
       await handle.sync();
       if (stop()) return undefined;
@@ -354,12 +543,45 @@ export class StateStore {
         copied += got;
         rest -= got;
       }
-      renameSync(job.temporary, file);
+      renameSync(job.temporary, this.path);
       job.renamed = true;
       return this.appendToCompacted(from, written, wall);
     } finally {
+      job.handle = undefined;
       await reader?.close();
       await handle?.close();
+    }
+  }
+
+  /**
+   * About how big a compaction's new file would be: the file's header and snapshot, and its lines
+   * after them as the snapshot rows they become, each byte as many bytes as the last compaction
+   * made of one (at least 1: a create under an Idempotency-Key is in a snapshot twice, a poll not
+   * at all); and at least what a compaction abandoned for want of room had already written.
+   */
+  private compactedEstimate(): number {
+    return Math.max(this.atLeast, Math.ceil(this.base + (this.bytes - this.base) * this.growth));
+  }
+
+  /** What a compaction needs free on the volume: the new file, and the room it leaves for appends. */
+  private compactionNeeds(): number {
+    return this.compactedEstimate() + compactionReserve(this.bytes);
+  }
+
+  /**
+   * Compaction waits for room (`free` bytes were free, `needed` are): tried again after
+   * `COMPACT_RETRY_FIRST_MS` (a check costs nothing: no longer each time), said once.
+   */
+  private waitForRoom(free: number, needed: number): void {
+    const first = this.noRoom === undefined;
+    this.noRoom = { free, needed };
+    this.compactionError = undefined;
+    this.retryAt = this.options.core.hostTimeMs() + COMPACT_RETRY_FIRST_MS;
+    if (first) {
+      this.options.warn(
+        `state: not compacting ${this.options.file} for now: its volume has ${free} bytes free, and a compaction needs about ${needed} ` +
+          `(the new file, and room left for the appends meanwhile); it is still appended to, and compaction is tried again once there is room (checked every ${COMPACT_RETRY_FIRST_MS / 1000} s)`,
+      );
     }
   }
 
@@ -372,12 +594,16 @@ export class StateStore {
     const tail = this.bytes - from.bytes;
     try {
       closeSync(this.fd as number);
-      this.fd = openSync(this.options.file, 'a');
+      this.fd = openSync(this.path, 'a');
     } catch (e) {
       this.fd = undefined;
       this.fail(e);
       return undefined;
     }
+    const folded = from.bytes - this.base;
+    if (folded > 0) this.growth = Math.max(1, (snapshotBytes - this.base) / folded);
+    this.base = snapshotBytes;
+    this.atLeast = 0;
     this.bytes = snapshotBytes + tail;
     this.lines -= from.lines;
     this.compactAt = compactionBound(snapshotBytes);
@@ -385,6 +611,7 @@ export class StateStore {
     this.retryAt = -Infinity;
     this.retryDelayMs = COMPACT_RETRY_FIRST_MS;
     this.compactionError = undefined;
+    this.noRoom = undefined;
     return { before, after: this.bytes };
   }
 
@@ -393,6 +620,11 @@ export class StateStore {
    * tried again after a delay (not on the next request: a disk that is full stays full a while).
    */
   private compactionFailed(e: unknown, pastBound: boolean): void {
+    if (e instanceof NoRoomError) {
+      if (pastBound) this.waitForRoom(e.free, e.needed);
+      else this.options.warn(`state: cannot compact ${this.options.file}: ${e.message}; it is kept as it was`);
+      return;
+    }
     const why = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
     const kept = `state: cannot compact ${this.options.file} (${why}); it is kept as it was and still appended to`;
     if (!pastBound) {
@@ -400,18 +632,23 @@ export class StateStore {
       return;
     }
     const delay = this.retryDelayMs;
+    this.noRoom = undefined;
     this.compactionError = why;
     this.retryAt = this.options.core.hostTimeMs() + delay;
     this.retryDelayMs = Math.min(2 * delay, COMPACT_RETRY_MAX_MS);
     this.options.warn(`${kept}, and compaction is tried again in ${delay / 1000} s`);
   }
 
-  /** Stops the compaction under way, if any: its temporary file is removed, the file is left as it is. */
+  /**
+   * Stops the compaction under way, if any: its temporary file is emptied (a file removed while
+   * open keeps its room until closed) and removed, the file is left as it is.
+   */
   private abortCompaction(): void {
     const job = this.compaction;
     if (!job) return;
     job.aborted = true;
     this.compaction = undefined;
+    if (job.handle) cutFile(job.handle.fd, 0);
     removeQuietly(job.temporary);
   }
 
@@ -422,10 +659,15 @@ export class StateStore {
       lines: this.lines + this.pendingLines,
       compacted_at: this.compactedAt,
       ...(this.writeFailed !== undefined && { write_failed: this.writeFailed }),
+      ...(this.blocked !== undefined && { write_blocked: this.blocked.code, write_blocked_since: isoTime(this.blocked.since) }),
       // Over once the compacted file has taken the file's place (and `compacted_at` says so), though
       // its file handles are still being closed.
       ...(this.compaction !== undefined && !this.compaction.renamed && { compacting: true as const }),
       ...(this.compactionError !== undefined && { compaction_failed: this.compactionError, compaction_retry_at: isoTime(this.retryAt) }),
+      ...(this.noRoom !== undefined && {
+        compaction_no_room: { free_bytes: this.noRoom.free, needed_bytes: this.noRoom.needed },
+        compaction_retry_at: isoTime(this.retryAt),
+      }),
     };
   }
 
@@ -442,7 +684,7 @@ export class StateStore {
   contents(): StreamedBody {
     this.opened();
     this.flush();
-    const { file } = this.options;
+    const file = this.path;
     const length = this.fd === undefined ? 0 : this.bytes;
     return {
       length,
@@ -456,6 +698,17 @@ export class StateStore {
   close(): void {
     if (this.phase === 'closed') return;
     this.flush();
+    if (this.blocked !== undefined) {
+      this.options.warn(
+        `state: the last ${this.pendingLines} request lines could not be written to ${this.options.file} (${this.blocked.code}) before the simulator stopped: ` +
+          'they are not kept, and the requests among them that change state were not answered',
+      );
+      this.pending = '';
+      this.pendingLines = 0;
+      this.blocked = undefined;
+      clearInterval(this.retryTimer);
+    }
+    this.settleWaiting(false);
     this.abortCompaction();
     this.phase = 'closed';
     clearInterval(this.idsCheck);
@@ -488,7 +741,8 @@ export class StateStore {
 
   /** Replaces the file with a new header (a global reset began a new run at wall time `anchor`). */
   private renew(anchor: number): void {
-    const { file, core } = this.options;
+    const { core } = this.options;
+    const file = this.path;
     this.abortCompaction();
     this.clockSeen = core.clock;
     this.anchor = anchor;
@@ -508,12 +762,23 @@ export class StateStore {
       return;
     }
     this.bytes = bytes;
+    this.base = bytes;
+    this.atLeast = 0;
     this.compactAt = compactionBound(this.bytes);
     this.lines = 0;
     this.compactedAt = null;
     this.retryAt = -Infinity;
     this.retryDelayMs = COMPACT_RETRY_FIRST_MS;
     this.compactionError = undefined;
+    this.noRoom = undefined;
+    // Lines that waited for room were of the run the reset ended, which the new file replaces:
+    // their answers go, as the reset's does.
+    if (this.blocked) {
+      this.blocked = undefined;
+      clearInterval(this.retryTimer);
+      this.retryTimer = undefined;
+      this.settleWaiting(true);
+    }
   }
 
   private fail(e: unknown): void {
@@ -527,6 +792,10 @@ export class StateStore {
     this.phase = 'stopped';
     this.abortCompaction();
     clearInterval(this.idsCheck);
+    clearInterval(this.retryTimer);
+    this.blocked = undefined;
+    // Answers waiting for lines that will never be written are never sent.
+    this.settleWaiting(false);
     this.writeFailed = (e as NodeJS.ErrnoException).code ?? 'unknown';
     this.options.warn(
       `state stopped: cannot write the state file ${this.options.file} (${code}); requests are still answered, but what they change is no longer kept (a restart would lose it)`,
@@ -594,12 +863,36 @@ export function compactedBody(core: Simulator, overrides: StateHeader['overrides
   };
 }
 
-/** What a compaction under way is: its temporary file, and whether it was stopped or has taken the file's place. */
+/** What a compaction under way is: its temporary file (and its handle while open), and whether it was stopped or has taken the file's place. */
 interface Compacting {
   temporary: string;
+  handle: FileHandle | undefined;
   aborted: boolean;
   renamed: boolean;
   done: Promise<Compaction | undefined>;
+}
+
+/**
+ * The bytes an unprivileged writer may still write on the volume of `file`; Infinity when the
+ * system cannot say (the writes themselves then tell when there is no room).
+ */
+async function freeBytes(file: string): Promise<number> {
+  try {
+    const { bavail, bsize } = await statfs(dirname(file));
+    return bavail * bsize;
+  } catch {
+    return Infinity;
+  }
+}
+
+/** `freeBytes`, at once, after a write found no room (0 when the system cannot say). */
+function freeBytesNow(file: string): number {
+  try {
+    const { bavail, bsize } = statfsSync(dirname(file));
+    return bavail * bsize;
+  } catch {
+    return 0;
+  }
 }
 
 /** Removes `file` if it is there. */

@@ -7,7 +7,7 @@
  * written in part is cut off, the next line goes where the cut file ends. A device or a pipe is
  * written in sequence.
  */
-import { accessSync, closeSync, constants, createReadStream, fstatSync, openSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { cutFile, readFileBytes, writeRows, type FileOffset } from '../fileRows.js';
@@ -17,10 +17,45 @@ export class TranscriptFileError extends Error {
   constructor(
     readonly file: string,
     readonly code: string,
+    message = `cannot write the transcript ${file}: ${code}`,
   ) {
-    super(`cannot write the transcript ${file}: ${code}`);
+    super(message);
     this.name = 'TranscriptFileError';
   }
+}
+
+/** How a state file (`--state`) begins: recording over one would empty it. */
+const STATE_FILE_START = '{"state":';
+
+/**
+ * Refuses (a `TranscriptFileError`, code `ESTATEFILE`) a regular file that holds a simulator's
+ * state: a transcript is written anew, so recording to it would lose that state. Read from the
+ * file's first bytes; a missing or unreadable file passes (opening it says why it cannot be written).
+ */
+function refuseStateFile(path: string): void {
+  let fd: number;
+  try {
+    // Only a regular file is read: opening a pipe to read would wait for a writer.
+    if (!statSync(path).isFile()) return;
+    fd = openSync(path, 'r');
+  } catch {
+    return;
+  }
+  let head: string;
+  try {
+    const bytes = Buffer.alloc(STATE_FILE_START.length);
+    head = bytes.subarray(0, readSync(fd, bytes, 0, bytes.length, 0)).toString('latin1');
+  } catch {
+    return;
+  } finally {
+    closeSync(fd);
+  }
+  if (head !== STATE_FILE_START) return;
+  throw new TranscriptFileError(
+    path,
+    'ESTATEFILE',
+    `${path}: this is a state file (written by --state), not a transcript: recording to it would empty it. Give --record a file of its own, or open the state with sim --state FILE. It is left as it is.`,
+  );
 }
 
 export interface TranscriptFile {
@@ -56,11 +91,13 @@ export function checkTranscriptPath(path: string): void {
   } catch (e) {
     fail(e);
   }
+  if (exists) refuseStateFile(path);
 }
 
-/** Creates (or empties) `path` for a new transcript. */
+/** Creates (or empties) `path` for a new transcript; a state file is refused (checked again: it may have appeared since the start). */
 export function openTranscriptFile(path: string): TranscriptFile {
   const absolute = resolve(path);
+  refuseStateFile(absolute);
   let fd: number | undefined;
   let regular: boolean;
   try {
