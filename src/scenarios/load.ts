@@ -7,39 +7,17 @@ import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closestMatch } from '../closestMatch.js';
-import { ERROR_CATALOGUE, ERROR_CODES } from '../core/errors.js';
-import { FAILABLE_STAGES } from '../core/pipeline.js';
 import { BASE_SCENARIO, mergeScenario, type Scenario, type ScenarioFile } from '../core/scenario.js';
-import { checkScenario } from '../core/scenarioChecks.js';
-import { aliasProblem, MAX_ALIAS_VALUES } from './aliases.js';
-import { describeSchemaErrors, describeYamlError, formatProblems, yamlProblem } from './problems.js';
-import { scenarioFileValidator } from './schemaValidator.js';
+import { parseScenarioText, rangeProblems, ScenarioError, schemaProblems, type FileProblem } from './resolve.js';
+
+export { ScenarioError };
 
 /** The bundled scenarios' folder (next to src/ in the repository, next to dist/ in the package). */
 export const BUNDLED_SCENARIOS_DIR: string = fileURLToPath(new URL('../../scenarios/', import.meta.url));
 
-export class ScenarioError extends Error {
-  constructor(
-    readonly file: string,
-    /** Each problem; one of another file (a file `file` extends) starts with that file's path. */
-    readonly problems: string[],
-    /** The same problems, each with the file it is in (for a file that extends this one). */
-    readonly byFile: readonly FileProblem[] = problems.map((problem) => ({ file, problem })),
-  ) {
-    super(`Invalid scenario ${file}:\n${formatProblems(problems)}`);
-    this.name = 'ScenarioError';
-  }
-}
-
 /** The largest scenario file the simulator reads (1 MiB): a larger one is refused before it is parsed. */
 const MAX_SCENARIO_FILE_BYTES = 1024 * 1024;
 
-interface FileProblem {
-  file: string;
-  problem: string;
-}
-
-const API_ERROR_CODES = ERROR_CODES.filter((c) => ERROR_CATALOGUE[c].type === 'api_error');
 
 /** The bundled scenarios' names, in order (no file is read). */
 export function bundledScenarioNames(): string[] {
@@ -158,15 +136,10 @@ export function scenarioFromValue(value: unknown, source: string): Scenario {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ScenarioError(source, ['(top level): expected a mapping of scenario keys']);
   }
-  const validateFile = scenarioFileValidator();
-  const problems = validateFile(value) ? [] : describeSchemaErrors(validateFile.errors ?? []);
+  const problems = schemaProblems(value);
   if ('extends' in value) problems.push('extends: expected a resolved scenario, without extends');
   const merged = mergeScenario(BASE_SCENARIO, value);
-  try {
-    problems.push(...checkScenario(merged, API_ERROR_CODES, FAILABLE_STAGES));
-  } catch {
-    // the schema problems already explain why
-  }
+  problems.push(...rangeProblems(merged));
   if (problems.length > 0) throw new ScenarioError(source, problems);
   return merged;
 }
@@ -220,13 +193,7 @@ function resolveFile(path: string, chain: string[]): Scenario {
   const merged = mergeScenario(parent, own);
   if (own.name === undefined) merged.name = basename(path).replace(/\.ya?ml$/i, '');
   if (own.description === undefined && file.extends === undefined) merged.description = '';
-  // Range and pattern checks run even when the schema found problems, so that one run of
-  // `sim validate` lists everything; on a file of the wrong shape they may not apply.
-  try {
-    problems.push(...checkScenario(merged, API_ERROR_CODES, FAILABLE_STAGES));
-  } catch {
-    // the schema problems already explain why
-  }
+  problems.push(...rangeProblems(merged));
   const all = [...inherited.filter((p) => p.file === path), ...problems.map((problem) => ({ file: path, problem })), ...inherited.filter((p) => p.file !== path)];
   if (all.length > 0) throw new ScenarioError(path, all.map((p) => (p.file === path ? p.problem : `${p.file}: ${p.problem}`)), all);
   return merged;
@@ -252,27 +219,5 @@ function readScenarioFile(path: string): { file: ScenarioFile; problems: string[
     if (fd !== undefined) closeSync(fd);
   }
   // Loaded on first use: a simulator started with a bundled scenario needs no YAML parser.
-  const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
-  const lineCounter = new yaml.LineCounter();
-  const doc = yaml.parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
-  if (doc.errors.length > 0) {
-    // The parser may report running out of stack more than once, a column apart: one place is enough.
-    const errors = doc.errors.filter((e, i) => e.code !== 'RESOURCE_EXHAUSTION' || doc.errors.findIndex((f) => f.code === e.code) === i);
-    throw new ScenarioError(path, errors.map((e) => describeYamlError(e)));
-  }
-  const alias = aliasProblem(yaml, doc);
-  if (alias !== undefined) throw new ScenarioError(path, [yamlProblem(alias.problem, lineCounter.linePos(alias.offset))]);
-  let value: unknown;
-  try {
-    // The aliases were checked above; the parser's own bound stays as a second guard.
-    value = doc.toJS({ maxAliasCount: MAX_ALIAS_VALUES }) ?? {};
-  } catch {
-    throw new ScenarioError(path, [yamlProblem('The file cannot be read as data (its aliases or nesting go too far)', undefined)]);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ScenarioError(path, ['(top level): expected a mapping of scenario keys']);
-  }
-  const validateFile = scenarioFileValidator();
-  const problems = validateFile(value) ? [] : describeSchemaErrors(validateFile.errors ?? []);
-  return { file: value as ScenarioFile, problems };
+  return parseScenarioText(createRequire(import.meta.url)('yaml') as typeof import('yaml'), text, path);
 }
