@@ -498,11 +498,12 @@ export class StateStore {
       if (taken > 0) this.atLeast = Math.max(this.atLeast, taken + bytes);
       throw new NoRoomError(free, this.compactionNeeds());
     };
-    await roomFor(this.compactedEstimate());
-    if (stop()) return undefined;
     const from = { bytes: this.bytes, lines: this.lines };
     const wall = core.hostTimeMs();
+    // Captured at once, in the turn that wrote the lines it stands for; let go if there is no room.
     let lines: Iterable<string> | undefined = compactedLines(this.header(), core.captureState(), this.seq, wall);
+    await roomFor(this.compactedEstimate());
+    if (stop()) return undefined;
     let handle: FileHandle | undefined;
     let reader: FileHandle | undefined;
     try {
