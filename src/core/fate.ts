@@ -63,7 +63,10 @@ export interface FateRequest {
   keyframeId: string | null;
 }
 
-/** Optional outcome forced by a queued fault (see the control endpoint /_sim/faults). */
+/**
+ * Optional outcome forced by a queued fault (see the control endpoint /_sim/faults), or by the
+ * prompt's triggers (`promptTriggers.ts`), which force the same.
+ */
 export interface ForcedOutcome {
   /** Fail with an api_error at the end of this stage. */
   fail_stage?: 'keyframe' | 'routing' | 'render';
@@ -210,14 +213,17 @@ function drawCompliance(
   const rejected =
     forced?.output_rejected ??
     (forced?.flags ? forced.flags.some((f) => f.severity === 'block') : rejectDraw < verification.reject_share);
-  if (forced?.flags) {
-    return { compliance: { verified: !forced.flags.some((f) => f.severity === 'block'), flags: forced.flags }, rejected };
-  }
-  if (rejected) {
+  const blockFlag = (): ComplianceFlag => {
     const blocks = verification.flags.filter((f) => f.severity === 'block');
-    const flag = blocks.length > 0 ? (blocks[Math.floor(flagPick * blocks.length)] as ComplianceFlag) : DEFAULT_BLOCK_FLAG;
-    return { compliance: { verified: false, flags: [{ ...flag }] }, rejected };
+    return { ...(blocks.length > 0 ? (blocks[Math.floor(flagPick * blocks.length)] as ComplianceFlag) : DEFAULT_BLOCK_FLAG) };
+  };
+  if (forced?.flags) {
+    const isBlock = (f: ComplianceFlag) => f.severity === 'block';
+    // A forced rejection whose forced flags hold no block flag reports the block flag that rejected it too.
+    const flags = rejected && !forced.flags.some(isBlock) ? [...forced.flags, blockFlag()] : forced.flags;
+    return { compliance: { verified: !flags.some(isBlock), flags }, rejected };
   }
+  if (rejected) return { compliance: { verified: false, flags: [blockFlag()] }, rejected };
   if (flagDraw < verification.flag_share) {
     const soft = verification.flags.filter((f) => f.severity !== 'block');
     const flag = soft[Math.floor(flagPick * soft.length)];
