@@ -229,7 +229,7 @@ describe('scenario validation', () => {
     );
     const problems = validateScenarioFile(path);
     expect(problems).toEqual([
-      'bogus: unknown key (expected one of: extends, name, description, seed, clock, auth, account_defaults, accounts, models, routing, keyframe_first_share, stages, compliance, http, rate_limits, pricing, idempotency, limits)',
+      'bogus: unknown key (expected one of: extends, name, description, seed, clock, auth, account_defaults, accounts, models, routing, keyframe_first_share, stages, compliance, http, rate_limits, pricing, idempotency, prompt_triggers, limits)',
       'stages.queue.duration: expected min <= max, got min 5 and max 1',
       "compliance.claim_linking.rules[0].pattern: expected a valid regular expression, got '([unclosed' (Invalid regular expression: /([unclosed/i: Unterminated character class)",
     ]);

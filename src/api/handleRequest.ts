@@ -7,9 +7,9 @@
  * The order of a `/v1` request:
  *
  *   authentication (on a shard, first a key of another shard: 421 `wrong_shard`) → faults and
- *   latency → rate limit → idempotent replay → route → body → parameters → the operation
- *   (existence, balance, claim linking, room in the store) → the answer checked against
- *   openapi.yaml → stored under its Idempotency-Key → journaled.
+ *   latency → rate limit → idempotent replay → route → body → parameters → prompt triggers →
+ *   the operation (existence, balance, claim linking, room in the store) → the answer checked
+ *   against openapi.yaml → stored under its Idempotency-Key → journaled.
  *
  * Room in the store is the last check of a create (video or image): with
  * `limits.max_stored_generations` generations and images stored and none of them resolved, it is
@@ -18,6 +18,17 @@
  * store is; and after every check that no retry can pass, so that a create refused for room is one
  * that succeeds once something resolves. Being past the rate limit, it has spent the request's
  * token, as every request that reaches its parameters has.
+ *
+ * Prompt triggers (a create's prompt holding `[sim:...]`, unless the scenario's `prompt_triggers`
+ * is false) are read once the body is valid, since they are part of it; so a request that a
+ * fault, the rate limit or an idempotent replay answered never reads them, and a create answered
+ * before under its Idempotency-Key is answered again as it was. An unknown or contradictory
+ * trigger is a 400 of its parameters (its token spent, as every such 400's). `[sim:error=STATUS]`
+ * answers as a queued fault with that status does, to the byte: it takes no effect and gives back
+ * the request's token, so its `X-RateLimit-*` headers are a queued fault's. The other directives
+ * force the outcome of what the create makes: in place of any outcome a queued fault forced on the
+ * same request (that fault's shot is spent, as on a create refused for any other reason); a queued
+ * fault that answers (an error, a network fault `before`) comes first and the prompt is never read.
  *
  * A network fault drawn with the faults loses the answer: in its `before` phase the request stops
  * there (no answer: nothing after it runs but the journal and the transcript); in its `after`
@@ -39,10 +50,11 @@ import { wrongShard } from '../core/shard.js';
 import type { ForcedOutcome } from '../core/fate.js';
 import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
 import { drawInjection } from '../core/injection.js';
+import { readPromptTrigger } from '../core/promptTriggers.js';
 import { hostCdnUrl } from '../core/mediaPaths.js';
 import { journalRecord, type HandledRequest, type PendingFingerprint } from '../core/journal.js';
 import { bodyBytesSent, type NetworkFault } from '../core/network.js';
-import { RATE_LIMIT_HEADERS, addUnspentHeaders, spendToken } from '../core/rateLimit.js';
+import { RATE_LIMIT_HEADERS, addUnspentHeaders, giveBackToken, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
 import { digest, journalFingerprint, readJsonBody } from './body.js';
 import { JSON_TYPE } from '../jsonType.js';
@@ -129,7 +141,7 @@ function answer(ctx: RequestContext): ApiAnswer {
 // ---- the surfaces: each one's checks and last steps, in order ----
 
 const SERVICE: Surface = {
-  checks: [authenticate, injectFaultsAndLatency, spendRateLimit, replayIdempotent, requireRoute, requireBody, checkParameters],
+  checks: [authenticate, injectFaultsAndLatency, spendRateLimit, replayIdempotent, requireRoute, requireBody, checkParameters, applyPromptTriggers],
   emptyBody: (method) => (method === 'GET' || method === 'HEAD' ? null : method === 'DELETE' ? 'none' : 'error'),
   after: [rememberIdempotent, journal, recordExchange],
 };
@@ -247,6 +259,28 @@ function checkParameters(ctx: RequestContext): Draft | undefined {
   if ('error' in checked) return ctx.refuse(checked.error);
   ctx.query = checked.query;
   ctx.body = checked.body;
+  return undefined;
+}
+
+/**
+ * A create's prompt triggers (`promptTriggers.ts`): a refused one is 400; `[sim:error=STATUS]`
+ * answers as a queued fault's error, its token given back; the others force the outcome.
+ */
+function applyPromptTriggers(ctx: RequestContext): Draft | undefined {
+  const { operationId } = ctx;
+  if ((operationId !== 'createVideo' && operationId !== 'createImage') || ctx.sim.scenario.prompt_triggers === false) return undefined;
+  const trigger = readPromptTrigger(ctx.body.prompt as string);
+  if (trigger === null) return undefined;
+  if (trigger instanceof SimError) return ctx.refuse(trigger);
+  ctx.trigger = trigger.directives;
+  if (trigger.error !== null) {
+    const account = ctx.account as Account;
+    const { method, path } = ctx.request;
+    giveBackToken(account.buckets, method, path, ctx.atMs);
+    addUnspentHeaders(account.buckets, method, path, ctx.atMs, trigger.error, ctx.headers);
+    return ctx.refuse(trigger.error);
+  }
+  if (trigger.outcome !== null) ctx.forcedOutcome = trigger.outcome;
   return undefined;
 }
 
@@ -370,6 +404,8 @@ class RequestContext implements OperationInput, HandledRequest {
   delayMs = 0;
   note: string | undefined = undefined;
   forcedOutcome: ForcedOutcome | null = null;
+  /** The prompt triggers the create took, as written. */
+  trigger: readonly string[] | undefined = undefined;
   /** The network fault that loses the answer, if one was drawn. */
   network: NetworkFault | null = null;
   keyed: KeyedRequest | undefined = undefined;

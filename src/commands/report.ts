@@ -97,6 +97,11 @@ export function formatReport(report: ClientReport): string {
   if (statuses.length > 0) {
     lines.push(...table(['STATUS', 'REQUESTS'], statuses.map(([k, n]) => [k, String(n)]), [false, true]), '');
   }
+  // Requests whose outcome a prompt trigger chose (their statuses are counted above too).
+  const triggers = Object.entries(report.coverage.triggers ?? {});
+  if (triggers.length > 0) {
+    lines.push(...table(['PROMPT TRIGGER', 'REQUESTS'], triggers.map(([k, n]) => [k, String(n)]), [false, true]), '');
+  }
   if (report.findings.length === 0) {
     lines.push('No findings: the client broke none of the rules the report checks.');
     return `${lines.join('\n')}\n`;

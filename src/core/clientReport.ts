@@ -65,6 +65,12 @@
  * A repeated 404 (polling an unknown or deleted id) is no finding: the interface document does not
  * show the error of an unknown id, nor whether it may be retried.
  *
+ * A request whose prompt triggers chose its answer (`[sim:error=500]`, `[sim:reject=claim_linking]`,
+ * promptTriggers.ts) is judged as any other: the trigger chose what the service answered, not what
+ * the client did next, and how the client reacts to that answer is what a trigger is there to
+ * exercise. `coverage.triggers` counts those requests per directive, so that their errors are
+ * read as chosen, not as the service's.
+ *
  * Each finding counts its occurrences and gives the request ids of the first five.
  */
 import type { ClockMode } from './clock.js';
@@ -91,6 +97,7 @@ export type ReportedRequest = Pick<
   | 'videoStatus'
   | 'errorParam'
   | 'undelivered'
+  | 'trigger'
 >;
 
 export type FindingCode =
@@ -122,6 +129,11 @@ export interface ClientReport {
     endpoints: Record<string, number>;
     /** Requests per answer status (`"200"`). */
     statuses: Record<string, number>;
+    /**
+     * Requests per prompt trigger (`"[sim:error=500]"`), those whose prompt chose their outcome;
+     * only when there are any.
+     */
+    triggers?: Record<string, number>;
   };
   findings: ClientFinding[];
 }
@@ -456,13 +468,18 @@ function coverageOf(records: readonly ReportedRequest[]): ClientReport['coverage
   const endpoints: Record<string, number> = {};
   for (const { method, route } of Object.values(SERVICE_ENDPOINTS)) endpoints[`${method} ${route}`] = 0;
   const statuses: Record<string, number> = {};
+  let triggers: Record<string, number> | undefined;
   for (const r of records) {
     const key = `${r.method} ${routeOf(r)}`;
     endpoints[key] = (endpoints[key] ?? 0) + 1;
     const status = r.status === null ? 'none' : String(r.status);
     statuses[status] = (statuses[status] ?? 0) + 1;
+    for (const directive of r.trigger ?? []) {
+      triggers ??= {};
+      triggers[directive] = (triggers[directive] ?? 0) + 1;
+    }
   }
-  return { endpoints, statuses };
+  return triggers === undefined ? { endpoints, statuses } : { endpoints, statuses, triggers };
 }
 
 /** The route a request addressed: its endpoint's, else its path (a video id shown as `{id}`). */

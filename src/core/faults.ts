@@ -387,7 +387,8 @@ function checkMediaFault(request: FaultRequest, network: NetworkFault | null): v
   }
 }
 
-function faultError(request: FaultRequest, status: number): NonNullable<QueuedFault['error']> {
+/** The error a fault with `status` answers with (`type`, `code` and `message` from the request, else the status's defaults). */
+export function faultError(request: FaultRequest, status: number): NonNullable<QueuedFault['error']> {
   const defaultCode = DEFAULT_CODE_OF_STATUS[status];
   if (!defaultCode) {
     throw fail('invalid_parameter', {

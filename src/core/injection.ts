@@ -6,14 +6,15 @@
  * the outcome of what the request creates (`ForcedOutcome`, applied by `fate.ts` and claim linking).
  *
  * An injected error answers in place of the request: it spends no rate-limit token, and nothing is
- * created or stored. A network fault (`network.ts`) loses the answer instead: before the request
+ * created or stored. A create's prompt triggers (`promptTriggers.ts`), read later in the order of
+ * checks, force the same outcomes and answer with the same errors. A network fault (`network.ts`) loses the answer instead: before the request
  * takes effect (as an injected error, nothing happens) or after (the request is handled whole).
  */
 import type { Account } from './account.js';
 import type { ClockMode } from './clock.js';
 import { SimError, fail } from './errors.js';
 import type { ForcedOutcome } from './fate.js';
-import type { FaultQueue } from './faults.js';
+import type { FaultQueue, QueuedFault } from './faults.js';
 import { describeNetwork, networkFault, type NetworkFault } from './network.js';
 import { matchesPath } from './pathPattern.js';
 import { createStream } from './random.js';
@@ -64,12 +65,7 @@ export function drawInjection(
     if (queued.error) {
       const e = queued.error;
       injection.note = `queued fault: ${e.status} ${e.code}`;
-      injection.error = new SimError(e.code, {
-        type: e.type,
-        status: e.status,
-        message: e.message,
-        headers: e.status === 429 ? { 'Retry-After': '1' } : {},
-      });
+      injection.error = queuedFaultError(e);
     } else if (queued.network) {
       injection.network = queued.network;
       injection.note = `queued fault: ${describeNetwork(queued.network)}`;
@@ -87,6 +83,19 @@ export function drawInjection(
     injection.delayMs += Math.round(sample(latency, createStream(source.seed, 'latency', latencyDraw)));
   }
   return injection;
+}
+
+/**
+ * The answer of a queued fault's error (a 429 with `Retry-After: 1`); a prompt's
+ * `[sim:error=STATUS]` answers with it too (`promptTriggers.ts`).
+ */
+export function queuedFaultError(e: NonNullable<QueuedFault['error']>): SimError {
+  return new SimError(e.code, {
+    type: e.type,
+    status: e.status,
+    message: e.message,
+    headers: e.status === 429 ? { 'Retry-After': '1' } : {},
+  });
 }
 
 /** The scenario's HTTP fault the draw falls on, if any: the rules that match share [0, 1) in order. */

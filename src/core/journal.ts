@@ -27,6 +27,8 @@ export interface JournalEntry {
   negative_prompt_effective?: string | null;
   /** Set when the simulator itself decided the answer (a queued or scenario fault). */
   fault?: string;
+  /** Set when the create's prompt triggers chose its outcome: the directives as written (`"[sim:fail=render]"`), in prompt order. */
+  trigger?: string[];
   /** On error answers: the error's `code`. */
   error_code?: string;
 }
@@ -37,7 +39,7 @@ export interface JournalEntry {
  * which only a fingerprint is kept). Every /v1 request records one, and few are ever read, so the
  * ISO string is made when an entry is read.
  */
-export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault' | 'error_code' | 'network'> & {
+export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault' | 'trigger' | 'error_code' | 'network'> & {
   atMs: number;
   /**
    * The host's time when the request was handled (the injected wall clock, epoch milliseconds), not
@@ -46,6 +48,11 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
   hostMs: number;
   negative_prompt_effective: string | null | undefined;
   fault: string | undefined;
+  /**
+   * The prompt triggers that chose the create's outcome, as written (`promptTriggers.ts`). Optional:
+   * a record kept before they existed has none.
+   */
+  trigger?: readonly string[] | undefined;
   /** The operation of openapi.yaml the request addressed (`createVideo`...), null for an unknown route. */
   operation: string | null;
   /** The request's Idempotency-Key header, if any. */
@@ -107,6 +114,8 @@ export interface HandledRequest {
   readonly idempotencyKey: string | undefined;
   /** Why the simulator itself decided the answer, if it did (see `RequestInjection`). */
   readonly note: string | undefined;
+  /** The prompt triggers the create took, as written, if any. */
+  readonly trigger: readonly string[] | undefined;
   /** Whether the operation ran: every check before it passed. */
   readonly performed: boolean;
   /** The body as the operation read it. */
@@ -150,6 +159,7 @@ export function journalRecord(request: HandledRequest, answer: SentAnswer, value
         ? effectiveNegativePrompt(account.negativePrompt, (request.body.negative_prompt as string | undefined) ?? null)
         : undefined,
     fault: request.note,
+    trigger: request.trigger,
     operation: request.operationId,
     idempotencyKey: request.idempotencyKey,
     // Only a request of an account is ever reported on.
@@ -174,6 +184,7 @@ function entryOf(r: JournalRecord): JournalEntry {
   if (r.network !== undefined) entry.network = r.network;
   if (r.negative_prompt_effective !== undefined) entry.negative_prompt_effective = r.negative_prompt_effective;
   if (r.fault !== undefined) entry.fault = r.fault;
+  if (r.trigger !== undefined) entry.trigger = [...r.trigger];
   if (r.errorCode !== undefined) entry.error_code = r.errorCode;
   return entry;
 }

@@ -65,6 +65,14 @@ export class TokenBucket {
     return this.result(allowed);
   }
 
+  /**
+   * Gives back the token `take` spent at the same instant: the bucket is as it was before, exactly
+   * (a token was taken from at least one, so adding it back rounds nothing).
+   */
+  giveBack(): void {
+    this.tokens = Math.min(this.capacity, this.tokens + 1);
+  }
+
   /** The bucket as it stands, spending nothing (the headers of an answer that spent no token). */
   peek(nowMs: number): RateLimitResult {
     this.refill(nowMs);
@@ -149,6 +157,15 @@ export function spendToken(
   setHeaders(headers, limit.limit, limit.remaining, limit.resetSeconds);
   if (limit.allowed) return undefined;
   return refusal(limit.limit, limit.retryAfterSeconds as number);
+}
+
+/**
+ * Gives back the token `spendToken` spent on this request, at the same instant, when the request
+ * turns out to be answered as an injected error (a prompt's `[sim:error=STATUS]`); the caller then
+ * sets the headers with `addUnspentHeaders`, as for a queued fault's error.
+ */
+export function giveBackToken(buckets: AccountBuckets, method: string, path: string, nowMs: number): void {
+  buckets.bucketFor(method, path, nowMs).giveBack();
 }
 
 /** The last refusal made: an empty bucket refuses request after request with the same one. */

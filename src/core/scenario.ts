@@ -108,6 +108,11 @@ export interface Scenario {
     failure_charge: 'nothing' | 'full' | 'render_if_happened';
   };
   idempotency: { retention_seconds: number };
+  /**
+   * Whether a create's prompt that holds `[sim:DIRECTIVE]` gets that outcome (`promptTriggers.ts`);
+   * false: the prompt is plain text, `[sim:...]` included. A scenario object without it has them on.
+   */
+  prompt_triggers: boolean;
   /** Bounds on what the simulator holds, across all accounts (docs/limits.md). */
   limits: {
     /**
@@ -171,6 +176,7 @@ export const BASE_SCENARIO: Scenario = {
     failure_charge: 'render_if_happened',
   },
   idempotency: { retention_seconds: 86_400 },
+  prompt_triggers: true,
   limits: {
     max_stored_generations: 8_000,
     max_accounts: 10_000,

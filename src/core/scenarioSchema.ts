@@ -180,6 +180,7 @@ export const SCENARIO_FILE_SCHEMA = obj({
     failure_charge: { enum: ['nothing', 'full', 'render_if_happened'] },
   }),
   idempotency: obj({ retention_seconds: nonNegative }),
+  prompt_triggers: { type: 'boolean' },
   limits: obj({
     max_stored_generations: { type: 'integer', minimum: 1 },
     max_accounts: { type: 'integer', minimum: 1 },

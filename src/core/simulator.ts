@@ -415,6 +415,8 @@ export class Simulator {
     const { clock } = this.scenario;
     return {
       ...this.scenario,
+      // A scenario object given without it has prompt triggers on (`Scenario.prompt_triggers`).
+      prompt_triggers: this.scenario.prompt_triggers !== false,
       seed: this.seed,
       clock: { ...clock, mode: this.options.clockMode ?? clock.mode, speed: this.options.speed ?? clock.speed },
     };
