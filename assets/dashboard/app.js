@@ -13,7 +13,7 @@ import { wireAccountTools } from './account-tools.js';
 import { renderStatePanel } from './state-panel.js';
 import { renderGenerationActions } from './actions.js';
 import { api, learnCdn, newMediaView } from './api.js';
-import { renderModels, wireCreateForm } from './create-form.js';
+import { renderModels, renderTriggers, wireCreateForm } from './create-form.js';
 import { clockText, currentStage, durationText, ms, signature, stageLabel } from './format.js';
 import { failableStages, inFlightStatuses, isInFlight, learnPipeline, pipelineStages, timedStages } from './pipeline.js';
 import { generationRow, h, journalRow, renderDetail, renderMissing, renderReport, scaleTimelines } from './views.js';
@@ -179,6 +179,7 @@ async function reload(message) {
   applyHealth(health, accountClock);
   renderScenario(scenario);
   renderModels(scenario.models?.video ?? []);
+  renderTriggers(scenario.prompt_triggers !== false);
   renderLegend();
   await loadPage();
   renderSelected(true);

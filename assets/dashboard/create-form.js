@@ -12,6 +12,13 @@ export function renderModels(models) {
   select.value = models.includes(current) ? current : (models.at(-1) ?? '');
 }
 
+/** Shows the prompt triggers, or that the scenario has them off (`prompt_triggers` of GET /_sim/scenario). */
+export function renderTriggers(on) {
+  $('create-triggers').hidden = !on;
+  $('create-triggers-off').hidden = on;
+  $('create-prompt').setAttribute('aria-describedby', on ? 'create-triggers' : 'create-triggers-off');
+}
+
 /** The body the form describes: POST /v1/videos or POST /v1/images. */
 function request() {
   const prompt = $('create-prompt').value;

@@ -350,6 +350,9 @@ export function journalRow(entry) {
       h('span', { class: `code code-${level}` }, entry.status ?? 'no answer'),
       network,
       entry.fault ? h('span', { class: 'flag sev-warning fault', title: `Answered by an injected fault: ${entry.fault}` }, `fault: ${entry.fault}`) : null,
+      entry.trigger
+        ? h('span', { class: 'flag sev-warning trigger', 'data-testid': 'journal-trigger', title: 'The outcome was chosen by the prompt\'s triggers.' }, `trigger: ${entry.trigger.join(' ')}`)
+        : null,
     ),
     h('td', { class: 'mono' }, entry.error_code ? h('span', { 'data-testid': 'journal-error-code' }, entry.error_code) : h('span', { class: 'muted' }, '—')),
     h('td', { class: 'mono' }, entry.account ?? h('span', { class: 'muted' }, 'none')),

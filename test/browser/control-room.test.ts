@@ -234,6 +234,24 @@ describe('the create form', () => {
   });
 });
 
+describe('prompt triggers in the create form', () => {
+  it('lists the directives; a prompt with [sim:error=500] gets the 500, and the journal shows the trigger', async () => {
+    failureScreenshot('control-room-trigger-failure.png');
+    const help = page.getByTestId('create-triggers');
+    for (const directive of ['[sim:fail=render]', '[sim:reject=claim_linking]', '[sim:flag=CODE]', '[sim:error=429]']) {
+      await help.getByText(directive, { exact: true }).waitFor();
+    }
+    expect(await page.getByTestId('create-triggers-off').isHidden()).toBe(true);
+    await page.getByTestId('create-key').fill(KEY);
+    await page.getByTestId('create-kind').selectOption('video');
+    await page.getByTestId('create-prompt').fill('A windmill at dusk [sim:error=500]');
+    await page.getByTestId('create-submit').click();
+    await page.getByTestId('create-result').getByText(/^500 · api_error · internal_error: /).waitFor();
+    await page.getByTestId('journal-trigger').getByText('trigger: [sim:error=500]').first().waitFor();
+    expect(browser.errors).toEqual([]);
+  });
+});
+
 describe('the "Switch to" list', () => {
   /** Waits for the page's next poll of the clock to be answered. */
   const nextPoll = () => page.waitForResponse((response) => new URL(response.url()).pathname === '/_sim/health');
