@@ -11,6 +11,14 @@ import type { ApiError } from '../api-types.js';
  * shape (a proxy's page, say); `text` holds what was answered.
  */
 export class SimulatorControlError extends Error {
+  /**
+   * `instanceof` holds across copies of the class: a page's handlers (`video-service-sim/msw`, a
+   * bundle of its own) reject with theirs, which a test checks against the package's.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
   readonly status: number;
   readonly body: ApiError | null;
   readonly text: string;
@@ -19,6 +27,7 @@ export class SimulatorControlError extends Error {
     const body = errorBody(text);
     super(body ? `${what} answered ${status} ${body.error.code}: ${body.error.message}` : `${what} answered ${status}: ${text.slice(0, 200)}`);
     this.name = 'SimulatorControlError';
+    (this as unknown as Record<symbol, boolean>)[BRAND] = true;
     this.status = status;
     this.body = body;
     this.text = text;
@@ -29,6 +38,9 @@ export class SimulatorControlError extends Error {
     return this.body?.error.code;
   }
 }
+
+/** What marks a SimulatorControlError, whichever copy of the class made it. */
+const BRAND = Symbol.for('video-service-sim.SimulatorControlError');
 
 function errorBody(text: string): ApiError | null {
   try {

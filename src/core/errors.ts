@@ -131,6 +131,12 @@ export const ERROR_CATALOGUE = {
     "This shard does not hold this key's account: the key belongs to another shard. Send the request through the proxy in front of the shards.",
     421,
   ),
+  // Answered by a page's handlers once closed (`video-service-sim/msw`, `close()`), never by a server.
+  simulator_closed: entry(
+    'api_error',
+    'These simulator handlers were closed (close()): they answer nothing more. Create new ones.',
+    503,
+  ),
   // The simulator's access checks (never a service error: fault injection does not answer them).
   host_not_allowed: entry(
     'permission_error',
@@ -159,6 +165,9 @@ export const ACCESS_ERROR_CODES: readonly ErrorCode[] = ['host_not_allowed', 'cr
 
 /** The codes the proxy in front of shards answers (docs/scaling.md): never a simulator's, never injected. */
 export const PROXY_ERROR_CODES: readonly ErrorCode[] = ['sharded_global_call', 'unroutable_api_key'];
+
+/** The code a page's handlers answer once closed: about the handlers, never injected. */
+export const PAGE_ERROR_CODES: readonly ErrorCode[] = ['simulator_closed'];
 
 /** The code a shard answers for a key that belongs to another shard: about the deployment, never injected. */
 export const SHARD_ERROR_CODES: readonly ErrorCode[] = ['wrong_shard'];

@@ -10,7 +10,7 @@
  * that type); openapi.yaml's SimFaultRequest states the same pairs per status, and a test holds the
  * two together.
  */
-import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PROXY_ERROR_CODES, SHARD_ERROR_CODES, clip, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
+import { ACCESS_ERROR_CODES, ERROR_CATALOGUE, PAGE_ERROR_CODES, PROXY_ERROR_CODES, SHARD_ERROR_CODES, clip, fail, isErrorCode, type ErrorCode, type ErrorType } from './errors.js';
 import { MEDIA_ROOT } from './mediaPaths.js';
 import type { ForcedOutcome } from './fate.js';
 import { SlotList, type SlotField } from './paging.js';
@@ -415,6 +415,12 @@ export function faultError(request: FaultRequest, status: number): NonNullable<Q
     throw fail('invalid_parameter', {
       param: 'code',
       message: `code '${code}' is an answer of the proxy in front of shards, not an error of the service; a fault cannot inject it.`,
+    });
+  }
+  if (PAGE_ERROR_CODES.includes(code)) {
+    throw fail('invalid_parameter', {
+      param: 'code',
+      message: `code '${code}' is the answer of a page's handlers once closed, not an error of the service; a fault cannot inject it.`,
     });
   }
   if (SHARD_ERROR_CODES.includes(code)) {

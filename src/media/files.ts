@@ -20,7 +20,7 @@
  * must ask again each time; the ETag, taken from the bytes, makes that a 304 when nothing changed.
  */
 import fresh from 'fresh';
-import { LRUCache } from 'lru-cache';
+import QuickLRU from 'quick-lru';
 import parseRange from 'range-parser';
 
 import { SimError } from '../core/errors.js';
@@ -87,7 +87,7 @@ function loadClip(resolution: ClipResolution): Promise<Mp4Clip> {
   return pending;
 }
 
-const videoCache = new LRUCache<string, MediaFile>({ max: VIDEO_CACHE_CAP });
+const videoCache = new QuickLRU<string, MediaFile>({ maxSize: VIDEO_CACHE_CAP });
 
 /** The video file for a resolution and duration: built once, then served from the cache. */
 async function loadVideo(resolution: ClipResolution, durationSeconds: number): Promise<MediaFile> {
@@ -232,7 +232,7 @@ const KINDS: readonly { kind: MediaKind; files: string; missing: string }[] = [
 
 /** Answers requests for the media files of `catalog`, keeping the last PNGs drawn. */
 export function createMediaFiles(catalog: MediaCatalog): (request: MediaRequest) => Promise<MediaAnswer> {
-  const pngCache = new LRUCache<string, MediaFile>({ max: PNG_CACHE_CAP });
+  const pngCache = new QuickLRU<string, MediaFile>({ maxSize: PNG_CACHE_CAP });
   const placeholder = (kind: string, seed: string, label: string, size: { width: number; height: number }): MediaFile => {
     const key = `${kind}\u0000${size.width}x${size.height}\u0000${seed}\u0000${label}`;
     let file = pngCache.get(key);

@@ -10,5 +10,6 @@ export function sha256Base64(text: string): string {
 }
 
 export function sha256Base64Url(bytes: Uint8Array): string {
-  return Buffer.from(sha256(bytes)).toString('base64url');
+  // The `buffer` package writes no base64url: base64, its two letters swapped and its padding dropped.
+  return Buffer.from(sha256(bytes)).toString('base64').replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }

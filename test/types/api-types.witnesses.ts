@@ -123,6 +123,7 @@ export const ERROR_CODE_MEMBERS = {
   routing_failed: true,
   render_failed: true,
   upstream_timeout: true,
+  simulator_closed: true,
   host_not_allowed: true,
   cross_origin_request: true,
   control_token_required: true,

@@ -1,0 +1,190 @@
+/**
+ * `video-service-sim/msw` as a test suite uses it: the built browser bundle's handlers under
+ * `msw/node`, answering byte for byte as a server does for the same scenario, seed, clock and
+ * requests; the media; network faults as a page sees them; the control handle; the transcript,
+ * replayed by `sim replay`; `close()`.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runReplay } from '../src/commands/replay.js';
+import { createSimulator, SimulatorControlError, type SimulatorHandle } from '../src/index.js';
+import type { createSimulatorHandlers as CreateHandlers } from '../src/msw/index.js';
+import { PROMPT } from './helpers.js';
+
+const BASE = 'https://api.example.test';
+const KEY = 'sk_test_page';
+const bundle = (await import(new URL('../dist/browser/msw.js', import.meta.url).href)) as { createSimulatorHandlers: typeof CreateHandlers };
+const { createSimulatorHandlers } = bundle;
+
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledRequest: 'bypass' }));
+afterEach(() => server.resetHandlers());
+afterAll(() => server.close());
+
+const dir = mkdtempSync(join(tmpdir(), 'sim-msw-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const sims: SimulatorHandle[] = [];
+afterAll(async () => {
+  for (const sim of sims) await sim.close();
+});
+
+/** A server with the same options, listening; its answers are compared with the handlers'. */
+async function twinServer(options: { scenario?: string; seed?: number } = {}): Promise<string> {
+  const sim = createSimulator({ scenario: options.scenario ?? 'fast', seed: options.seed ?? 7, clock: 'manual', baseUrl: BASE, log: () => {} });
+  sims.push(sim);
+  await sim.listen(0);
+  return `http://127.0.0.1:${sim.port}`;
+}
+
+interface Step {
+  method: string;
+  path: string;
+  key?: string | null;
+  body?: unknown;
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+/** What a client sees of an answer that the service documents: status, body, and these headers. */
+const DOCUMENTED = ['content-type', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id', 'idempotent-replayed'];
+
+async function send(origin: string, step: Step): Promise<{ status: number; body: string; headers: Record<string, string | null> }> {
+  const headers: Record<string, string> = { ...step.headers };
+  if (step.key !== null) headers.Authorization = `Bearer ${step.key ?? KEY}`;
+  const body = step.raw ?? (step.body === undefined ? undefined : JSON.stringify(step.body));
+  if (body !== undefined && headers['Content-Type'] === undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(`${origin}${step.path}`, { method: step.method, headers, body });
+  return { status: res.status, body: await res.text(), headers: Object.fromEntries(DOCUMENTED.map((h) => [h, res.headers.get(h)])) };
+}
+
+describe('the same answers as a server', () => {
+  it('a client session, errors included, byte for byte: status, body and the documented headers', async () => {
+    const origin = await twinServer();
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'fast', seed: 7, clock: 'manual' });
+    server.use(...sim.handlers);
+    const steps: Step[] = [
+      { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT, duration_seconds: 4 } },
+      { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT }, headers: { 'Idempotency-Key': 'k-1' } },
+      { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT }, headers: { 'Idempotency-Key': 'k-1' } },
+      { method: 'POST', path: '/v1/videos', body: { model: 'video-9', prompt: PROMPT } },
+      { method: 'POST', path: '/v1/videos', raw: '{"model":' },
+      { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT, colour: 'red' } },
+      { method: 'GET', path: '/v1/videos?limit=1' },
+      { method: 'GET', path: '/v1/videos?limit=0' },
+      { method: 'GET', path: '/v1/videos', key: null },
+      { method: 'GET', path: '/v1/videos', key: 'sk_test_revoked' },
+      { method: 'GET', path: '/v1/nothing' },
+      { method: 'POST', path: '/v1/images', body: { prompt: PROMPT, aspect_ratio: '1:1' } },
+      { method: 'POST', path: '/_sim/clock/advance', key: null, body: { seconds: 10 } },
+      { method: 'GET', path: '/v1/videos' },
+      { method: 'GET', path: '/_sim/generations', key: null },
+      { method: 'GET', path: '/_sim/requests', key: null },
+      { method: 'GET', path: `/_sim/report?api_key=${KEY}`, key: null },
+    ];
+    for (const step of steps) {
+      const [page, served] = [await send(BASE, step), await send(origin, step)];
+      expect(page, `${step.method} ${step.path}`).toEqual(served);
+    }
+    const created = JSON.parse((await send(BASE, { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT } })).body) as { id: string };
+    await send(origin, { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT } });
+    const cancel: Step = { method: 'DELETE', path: `/v1/videos/${created.id}` };
+    expect(await send(BASE, cancel)).toEqual(await send(origin, cancel));
+  });
+
+  it("serves a video's file and thumbnail with the server's bytes and ETag, ranges included", async () => {
+    const origin = await twinServer();
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'fast', seed: 7, clock: 'manual' });
+    server.use(...sim.handlers);
+    const create: Step = { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT, duration_seconds: 4 } };
+    const { id } = JSON.parse((await send(BASE, create)).body) as { id: string };
+    await send(origin, create);
+    await sim.control.clock.advance(10);
+    await send(origin, { method: 'POST', path: '/_sim/clock/advance', key: null, body: { seconds: 10 } });
+    const video = JSON.parse((await send(BASE, { method: 'GET', path: `/v1/videos/${id}` })).body) as { status: string; output: { url: string; thumbnail_url: string } };
+    expect(video.status).toBe('succeeded');
+    expect(video.output.url).toBe(`${BASE}/cdn/videos/${id}.mp4`);
+    for (const url of [video.output.url, video.output.thumbnail_url]) {
+      const path = new URL(url).pathname;
+      for (const headers of [{}, { Range: 'bytes=0-99' }]) {
+        const page = await fetch(url, { headers });
+        const served = await fetch(`${origin}${path}`, { headers });
+        expect(page.status).toBe(served.status);
+        for (const h of ['content-type', 'etag', 'content-length', 'content-range', 'accept-ranges', 'cache-control']) expect(page.headers.get(h), h).toBe(served.headers.get(h));
+        expect(Buffer.from(await page.arrayBuffer()).equals(Buffer.from(await served.arrayBuffer()))).toBe(true);
+      }
+    }
+    const missing = await fetch(`${BASE}/cdn/videos/vid_nope.mp4`);
+    expect(missing.status).toBe(404);
+  });
+});
+
+describe('network faults as a page sees them', () => {
+  it('reset: fetch rejects with a TypeError; phase after: the create was carried out', async () => {
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'fast', clock: 'manual' });
+    server.use(...sim.handlers);
+    await sim.control.faults.queue({ path: '/v1/videos', method: 'POST', network: 'reset', phase: 'after', api_key: KEY });
+    await expect(send(BASE, { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT } })).rejects.toThrow(TypeError);
+    expect((await sim.control.generations.list({ apiKey: KEY })).data).toHaveLength(1);
+  });
+
+  it("gateway: the gateway's page with its status", async () => {
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'fast', clock: 'manual' });
+    server.use(...sim.handlers);
+    await sim.control.faults.queue({ path: '/v1/videos', method: 'GET', network: 'gateway', gateway_status: 504, api_key: KEY });
+    const res = await fetch(`${BASE}/v1/videos`, { headers: { Authorization: `Bearer ${KEY}` } });
+    expect(res.status).toBe(504);
+    expect(res.headers.get('content-type')).toBe('text/html');
+    expect(await res.text()).toContain('504 Gateway Timeout');
+  });
+});
+
+describe('the handle', () => {
+  it('control answers as SimulatorControl does, and refuses with a SimulatorControlError', async () => {
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'fast', clock: 'manual' });
+    expect((await sim.control.clock.advance(5)).now).toBe('2026-01-01T00:00:05.000Z');
+    await expect(sim.control.generations.get('vid_nope')).rejects.toBeInstanceOf(SimulatorControlError);
+    await expect(sim.control.generations.get('vid_nope')).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('transcript() replays identically with sim replay', async () => {
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'fast', seed: 3, clock: 'manual' });
+    server.use(...sim.handlers);
+    await send(BASE, { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT }, headers: { 'Idempotency-Key': 'k' } });
+    await sim.control.clock.advance(10);
+    await send(BASE, { method: 'GET', path: '/v1/videos' });
+    const file = join(dir, 'page.jsonl');
+    writeFileSync(file, sim.transcript());
+    let out = '';
+    expect(await runReplay(file, {}, { out: (t) => (out += t), err: (t) => (out += t) })).toBe(0);
+    expect(out).toBe('replayed 3 requests: 3 identical\n');
+  });
+
+  it('close(): the handlers answer 503 simulator_closed', async () => {
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'fast', clock: 'manual' });
+    server.use(...sim.handlers);
+    sim.close();
+    const res = await send(BASE, { method: 'GET', path: '/v1/videos' });
+    expect(res.status).toBe(503);
+    expect(JSON.parse(res.body)).toMatchObject({ error: { type: 'api_error', code: 'simulator_closed' } });
+  });
+
+  it.each([
+    [{ baseUrl: 'api.example.test' }, /baseUrl must be an http\(s\) URL/],
+    [{ baseUrl: '/api' }, /baseUrl must be an http\(s\) URL \(a path such as \/api needs a page/],
+    [{ baseUrl: BASE, clock: 'fast' }, /clock must be 'manual' or 'realtime'/],
+    [{ baseUrl: BASE, seed: 1.5 }, /seed must be an integer/],
+  ])('a bad option throws a RangeError naming it: %j', (options, message) => {
+    expect(() => createSimulatorHandlers(options as Parameters<typeof createSimulatorHandlers>[0])).toThrow(RangeError);
+    expect(() => createSimulatorHandlers(options as Parameters<typeof createSimulatorHandlers>[0])).toThrow(message);
+  });
+
+  it('a scenario as YAML text extends a bundled one; a bad one names its problems', async () => {
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'extends: fast\nseed: 11\n', clock: 'manual' });
+    expect((await sim.control.health()).seed).toBe(11);
+    expect(() => createSimulatorHandlers({ baseUrl: BASE, scenario: 'extends: fast\nbogus: 1\n' })).toThrow(/bogus: unknown key/);
+  });
+});
