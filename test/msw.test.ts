@@ -4,7 +4,8 @@
  * requests; the media; network faults as a page sees them; the control handle; the transcript,
  * replayed by `sim replay`; `close()`.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setupServer } from 'msw/node';
@@ -20,7 +21,7 @@ const bundle = (await import(new URL('../dist/browser/msw.js', import.meta.url).
 const { createSimulatorHandlers } = bundle;
 
 const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'bypass' }));
+beforeAll(() => server.listen({ onUnhandledFrame: 'bypass' }));
 afterEach(() => server.resetHandlers());
 afterAll(() => server.close());
 
@@ -109,7 +110,7 @@ describe('the same answers as a server', () => {
     expect(video.output.url).toBe(`${BASE}/cdn/videos/${id}.mp4`);
     for (const url of [video.output.url, video.output.thumbnail_url]) {
       const path = new URL(url).pathname;
-      for (const headers of [{}, { Range: 'bytes=0-99' }]) {
+      for (const headers of [{}, { Range: 'bytes=0-99' }] as Record<string, string>[]) {
         const page = await fetch(url, { headers });
         const served = await fetch(`${origin}${path}`, { headers });
         expect(page.status).toBe(served.status);
@@ -182,9 +183,28 @@ describe('the handle', () => {
     expect(() => createSimulatorHandlers(options as Parameters<typeof createSimulatorHandlers>[0])).toThrow(message);
   });
 
-  it('a scenario as YAML text extends a bundled one; a bad one names its problems', async () => {
-    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'extends: fast\nseed: 11\n', clock: 'manual' });
-    expect((await sim.control.health()).seed).toBe(11);
-    expect(() => createSimulatorHandlers({ baseUrl: BASE, scenario: 'extends: fast\nbogus: 1\n' })).toThrow(/bogus: unknown key/);
+  it('a scenario as YAML text or a value extends a bundled one; a bad one names its problems in ready, a misspelled name at once', async () => {
+    const text = createSimulatorHandlers({ baseUrl: BASE, scenario: 'extends: fast\nseed: 11\n', clock: 'manual' });
+    await text.ready;
+    expect((await text.control.health()).seed).toBe(11);
+    const value = createSimulatorHandlers({ baseUrl: BASE, scenario: { extends: 'flaky', seed: 12 } });
+    expect((await value.control.health()).seed).toBe(12);
+    const bad = createSimulatorHandlers({ baseUrl: BASE, scenario: 'extends: fast\nbogus: 1\n' });
+    await expect(bad.ready).rejects.toThrow(/bogus: unknown key/);
+    await expect(bad.control.health()).rejects.toThrow(/bogus: unknown key/);
+    expect(() => createSimulatorHandlers({ baseUrl: BASE, scenario: 'fsat' })).toThrow(/did you mean fast\?/);
+  });
+
+  it('the bundle loads no Node built-in, evaluates no code, and weighs at most 150 KB gzipped (without msw and the clips)', () => {
+    const read = (file: string): string => readFileSync(new URL(`../dist/browser/${file}`, import.meta.url), 'utf8');
+    const entry = read('msw.js');
+    // What the entry loads with it: the chunks it imports statically (the clips and the scenario parser load on demand).
+    const shared = [...entry.matchAll(/(?:from|import)\s*"\.\/(chunks\/[^"]+)"/g)].map((m) => read(m[1] as string));
+    for (const code of [entry, ...shared]) {
+      expect(code).not.toMatch(/from\s*"node:|require\("node:|new Function|\beval\(/);
+      expect(new Set([...code.matchAll(/from\s*"([^".][^"]*)"/g)].map((m) => m[1]))).toEqual(new Set(code === entry ? ['msw'] : []));
+    }
+    const gzipped = [entry, ...shared].reduce((sum, code) => sum + gzipSync(code, { level: 9 }).length, 0);
+    expect(gzipped).toBeLessThanOrEqual(150 * 1024);
   });
 });

@@ -16,7 +16,7 @@
  * Content-Security-Policy) and the clips loaded when a video's file is first asked for.
  */
 import { http, type HttpHandler } from 'msw';
-import { handleRequest, requestPathDeps, type ApiRequest, type Exchange, type StreamedBody } from '../api/handleRequest.js';
+import { handleRequest, requestPathDeps, type ApiRequest, type Exchange, type RequestPathDeps, type StreamedBody } from '../api/handleRequest.js';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import { controlMethods, queryString, CONTROL_ROOT, type ControlMethods } from '../client/api.js';
 import { SimulatorControlError } from '../client/controlError.js';
@@ -31,7 +31,7 @@ import { TRANSCRIPT_FORMAT } from '../transcript/format.js';
 import { isoTime } from '../core/clock.js';
 import { SIMULATOR_VERSION } from '../version.js';
 import { apiResponse, closedResponse, mediaResponse, type PageTimers } from './answers.js';
-import { resolveScenario, bundledScenarioList, type ScenarioOption } from './scenarios.js';
+import { bundledScenario, bundledScenarioList, resetScenario, type ScenarioOption } from './scenarios.js';
 
 export interface SimulatorHandlersOptions {
   /**
@@ -43,7 +43,8 @@ export interface SimulatorHandlersOptions {
   cdnUrl?: string;
   /**
    * A bundled scenario's name (`fast`), a scenario as a value (the form of a scenario file's
-   * contents), or a scenario file's YAML text; `extends` names a bundled scenario. Default: `default`.
+   * contents), or a scenario file's YAML text; `extends` names a bundled scenario. Default:
+   * `default`. A value or a text is checked asynchronously (see `ready`).
    */
   scenario?: ScenarioOption;
   /** Overrides the scenario's seed. */
@@ -64,6 +65,12 @@ export interface SimulatorHandlers {
   readonly handlers: HttpHandler[];
   /** The control API: the same methods, answers and errors as `SimulatorControl` against a server. */
   readonly control: ControlMethods<true>;
+  /**
+   * Settles once the handlers can answer: at once for a bundled scenario; for a scenario given as a
+   * value or as YAML text, once it is checked (its parser and validator load then). It rejects with
+   * the scenario's problems (a ScenarioError); so do the handlers' answers and control calls.
+   */
+  readonly ready: Promise<void>;
   /** The transcript of what the handlers answered, in the transcript format (`sim replay FILE` checks it against the server). */
   transcript(): string;
   /** Stops the timers the handlers hold (latency, hangs); from then on they answer 503 `simulator_closed`. */
@@ -84,37 +91,6 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
     throw new RangeError(`speed must be a number above 0, got ${String(options.speed)}`);
   }
   if (options.now !== undefined && typeof options.now !== 'function') throw new RangeError('now must be a function that answers epoch milliseconds');
-  const scenario = resolveScenario(options.scenario ?? 'default');
-  const core = new Simulator({
-    scenario,
-    loadScenario: (name) => resolveScenario(name, 'reset'),
-    seed: options.seed,
-    clockMode: options.clock,
-    speed: options.speed,
-    wallClock: options.now ?? (() => Date.now()),
-    cdnUrl: cdn,
-  });
-
-  const chunks: string[] = [];
-  const begun = { scenario: structuredClone(core.scenario), seed: core.seed, clock: { mode: core.clock.mode, speed: core.clock.speed, start: isoTime(core.clock.startMs) } };
-  const recorder = new TranscriptRecorder({
-    header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: base, cdn_url: core.ownCdnUrl, shard: null }),
-    write: (line) => void chunks.push(line),
-    truncate: () => false,
-    maxBytes: TRANSCRIPT_MAX_BYTES,
-    onStop: () => {},
-  });
-  const transcript = (): string => {
-    recorder.start();
-    return chunks.join('');
-  };
-  const deps = requestPathDeps(core, {
-    app: { scenarios: bundledScenarioList, transcript: (): StreamedBody => textBody(transcript()), recording: () => recorder.status() },
-    log: (line) => console.error(`video-service-sim: ${line}`),
-    onExchange: (exchange: Exchange) => void (exchange.idOnly || recorder.record(exchange)),
-    // A hang or a slow answer holds a place among `limits.max_hung_connections`, as on the server.
-    onSocket: (fault) => core.onSocket(fault),
-  });
 
   const timers: PageTimers = new Set();
   let closed = false;
@@ -123,31 +99,34 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
     for (const timer of timers) timer.cancel();
     timers.clear();
   };
+  // A bundled scenario is there at once; one given as a value or as YAML text is resolved once its
+  // parser and validator are loaded (`ready`).
+  const scenario = scenarioOption(options.scenario ?? 'default');
+  let engine: Engine | undefined;
+  const open = (resolved: Scenario): Engine => (engine = openEngine(resolved, { ...options, base, cdn }));
+  const ready: Promise<void> =
+    'bundled' in scenario
+      ? Promise.resolve(void open(scenario.bundled))
+      : import('./customScenario.js').then(({ customScenario }) => void open(customScenario(scenario.custom)));
+  // A bad scenario is the answer of `ready` (and of every request and control call), never an unhandled rejection.
+  ready.catch(() => {});
+  const started = async (): Promise<Engine> => {
+    await ready;
+    return engine as Engine;
+  };
 
-  const files = createMediaFiles({
-    videoFile(id) {
-      const g = core.findGeneration(id);
-      return g && g.status === 'succeeded' ? { resolution: g.request.resolution, durationSeconds: g.request.duration_seconds, prompt: g.request.prompt } : undefined;
-    },
-    imageFile(id) {
-      const image = core.findImage(id);
-      return image ? { aspectRatio: image.aspectRatio, prompt: image.prompt } : undefined;
-    },
-  });
-
-  /** The request path's answer to a request under `base`, as a Response. */
   const answerApi = async (request: Request, path: string): Promise<Response> => {
+    const { core, deps } = await started();
     if (closed) return closedResponse();
-    const apiRequest = await apiRequestOf(request, path);
-    const answer = handleRequest(deps, apiRequest);
+    const answer = handleRequest(deps, await apiRequestOf(request, path));
     if (answer.shutdown) queueMicrotask(close);
     return apiResponse(request, answer, { cors: !path.startsWith(CONTROL_ROOT), timers, signal: request.signal, released: () => core.held.release() });
   };
   const answerMedia = async (request: Request, path: string): Promise<Response> => {
+    const { core, files } = await started();
     if (closed) return closedResponse();
     const requestId = core.nextRequestId();
-    const download = `${MEDIA_ROOT}${path}`;
-    const fault = core.faults.takeMedia(request.method, download);
+    const fault = core.faults.takeMedia(request.method, `${MEDIA_ROOT}${path}`);
     const answer = await files({ method: request.method, path, header: (name) => request.headers.get(name) ?? undefined });
     return mediaResponse(request, answer, { requestId, fault, timers, onSocket: (f) => core.onSocket(f), released: () => core.held.release() });
   };
@@ -165,7 +144,8 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
   }
 
   const control = controlMethods<true>(async (call) => {
-    if (closed) throw new SimulatorControlError(503, closedBodyText(), `${call.method} ${call.path}`);
+    const { deps } = await started();
+    if (closed) throw new SimulatorControlError(503, JSON.stringify(fail('simulator_closed').toBody()), `${call.method} ${call.path}`);
     const answer = handleRequest(deps, {
       method: call.method,
       path: call.path,
@@ -178,7 +158,76 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
     return JSON.parse(answer.body) as unknown;
   });
 
-  return { handlers, control, transcript, close };
+  return { handlers, control, ready, transcript: () => engine?.transcript() ?? '', close };
+}
+
+/** What answers once the scenario is known: the core, its request path, its media files, its transcript. */
+interface Engine {
+  core: Simulator;
+  deps: RequestPathDeps;
+  files: ReturnType<typeof createMediaFiles>;
+  transcript(): string;
+}
+
+function openEngine(scenario: Scenario, options: SimulatorHandlersOptions & { base: string; cdn: string }): Engine {
+  const core = new Simulator({
+    scenario,
+    loadScenario: resetScenario,
+    seed: options.seed,
+    clockMode: options.clock,
+    speed: options.speed,
+    wallClock: options.now ?? (() => Date.now()),
+    cdnUrl: options.cdn,
+  });
+  const chunks: string[] = [];
+  const begun = { scenario: structuredClone(core.scenario), seed: core.seed, clock: { mode: core.clock.mode, speed: core.clock.speed, start: isoTime(core.clock.startMs) } };
+  const recorder = new TranscriptRecorder({
+    header: () => ({ transcript: TRANSCRIPT_FORMAT, version: SIMULATOR_VERSION, ...begun, base_url: options.base, cdn_url: core.ownCdnUrl, shard: null }),
+    write: (line) => void chunks.push(line),
+    truncate: () => false,
+    maxBytes: TRANSCRIPT_MAX_BYTES,
+    onStop: () => {},
+  });
+  const transcript = (): string => {
+    recorder.start();
+    return chunks.join('');
+  };
+  const deps = requestPathDeps(core, {
+    app: { scenarios: bundledScenarioList, transcript: (): StreamedBody => textBody(transcript()), recording: () => recorder.status() },
+    log: (line) => console.error(`video-service-sim: ${line}`),
+    onExchange: (exchange: Exchange) => void (exchange.idOnly || recorder.record(exchange)),
+    // A hang or a slow answer holds a place among `limits.max_hung_connections`, as on the server.
+    onSocket: (fault) => core.onSocket(fault),
+  });
+  const files = createMediaFiles({
+    videoFile(id) {
+      const g = core.findGeneration(id);
+      return g && g.status === 'succeeded' ? { resolution: g.request.resolution, durationSeconds: g.request.duration_seconds, prompt: g.request.prompt } : undefined;
+    },
+    imageFile(id) {
+      const image = core.findImage(id);
+      return image ? { aspectRatio: image.aspectRatio, prompt: image.prompt } : undefined;
+    },
+  });
+  return { core, deps, files, transcript };
+}
+
+/** The scenario option: a bundled scenario, or one to resolve once its parser is loaded. A name that is none is refused at once. */
+function scenarioOption(option: unknown): { bundled: Scenario } | { custom: ScenarioOption } {
+  if (typeof option === 'string') {
+    const found = bundledScenario(option);
+    if (found !== undefined) return { bundled: found };
+    if (/[:\n]/.test(option)) return { custom: option };
+    try {
+      resetScenario(option);
+    } catch (e) {
+      throw new RangeError(`scenario: ${(e as Error).message.replace(/^scenario: /, '')} (or a scenario's YAML text, or a scenario object)`);
+    }
+  }
+  if (typeof option !== 'object' || option === null || Array.isArray(option)) {
+    throw new RangeError(`scenario must be a bundled scenario's name, a scenario object or YAML text, got ${JSON.stringify(option)}`);
+  }
+  return { custom: option as Record<string, unknown> };
 }
 
 /** An address option: an absolute http(s) URL, or (in a page) a path on its own origin; without a trailing slash. */
@@ -222,8 +271,5 @@ function textBody(text: string): StreamedBody {
   };
 }
 
-function closedBodyText(): string {
-  return JSON.stringify(fail('simulator_closed').toBody());
-}
 
 export { bundledScenarioList };
