@@ -13,7 +13,7 @@
 # (`docker run --rm video-service-sim scenarios`).
 
 # ---- build: dev dependencies, TypeScript -> dist/ ---------------------------------------------
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
 COPY package.json package-lock.json ./
@@ -22,15 +22,17 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json openapi.yaml ./
 COPY scripts ./scripts
 COPY src ./src
-# The build resolves the bundled scenarios into dist/scenarios/bundled.json.
+# The build resolves the bundled scenarios into dist/scenarios/bundled.json, and bundles the
+# page's handlers (video-service-sim/msw, with the clips of assets/), which the image leaves out.
 COPY scenarios ./scenarios
+COPY assets ./assets
 # The build also compiles openapi.yaml's validators into dist/generated/ (the simulator never
 # parses the YAML at run time). Source maps point at src/ and declarations serve the npm package:
 # neither is needed at run time.
-RUN npm run build && find dist \( -name '*.map' -o -name '*.d.ts' \) -delete
+RUN npm run build && rm -rf dist/browser && find dist \( -name '*.map' -o -name '*.d.ts' \) -delete
 
 # ---- runtime: production dependencies only, non-root, node as PID 1 -------------------------
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false \

@@ -282,7 +282,7 @@ describe('the container image', () => {
       .split('\n')
       .filter((l) => /^FROM\s/i.test(l))
       .pop();
-    const base = lastFrom?.split(/\s+/)[1] ?? 'node:20-bookworm-slim';
+    const base = lastFrom?.split(/\s+/)[1] ?? 'node:24-bookworm-slim';
     const size = Number(await dockerOk(['image', 'inspect', '--format', '{{.Size}}', IMAGE]));
     const baseSize = Number(await dockerOk(['image', 'inspect', '--format', '{{.Size}}', base]));
     const added = size - baseSize;

@@ -153,7 +153,7 @@ describe('package.json', () => {
     expect(Object.keys(pkg.exports['.'] as object)[0], 'types must come first in the export conditions').toBe('types');
     expect(pkg.exports['./openapi.yaml']).toBe('./openapi.yaml');
     expect([...pkg.files].sort()).toEqual(['!dist/**/*.map', 'README.md', 'assets', 'dist', 'openapi.yaml', 'scenarios']);
-    expect(pkg.engines.node).toBe('>=20.15');
+    expect(pkg.engines.node).toBe('>=22.12');
     expect(readFileSync(join(ROOT, 'src', 'cli.ts'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
   });
 });
