@@ -8,7 +8,7 @@
 #
 # Every flag of `sim` has an environment variable: PORT, SIM_HOST, SIM_SCENARIO, SIM_SEED,
 # SIM_CLOCK, SIM_SPEED, SIM_BASE_URL, SIM_CDN_URL, SIM_RECORD, SIM_RECORD_MAX_BYTES, SIM_STATE, SIM_HEAP_GROWING_PERCENT,
-# SIM_CONTROL_TOKEN, SIM_ALLOWED_HOSTS, SIM_SCENARIOS_DIR, SIM_SHARD. Flags can also be passed as arguments
+# SIM_CONTROL_TOKEN, SIM_ALLOWED_HOSTS, SIM_CONTROL_ORIGINS, SIM_SCENARIOS_DIR, SIM_SHARD. Flags can also be passed as arguments
 # (`docker run ... video-service-sim --scenario flaky`), and so can the subcommands
 # (`docker run --rm video-service-sim scenarios`).
 
