@@ -203,10 +203,11 @@ describe('an append that finds no room', () => {
     sim = await startSim(file);
     expect(await listIds(sim.url)).toEqual(acknowledged);
 
-    // A stop while a line waits: its answer is never sent, and the stop says so.
+    // A stop while a line waits (POST /_sim/shutdown, answered at once): the waiting answer is never
+    // sent, and the stop says so.
     filler = fill(disk);
     const stopped = (await createHandled(sim.url)).answer;
-    sim.child.kill('SIGTERM');
+    expect((await fetch(`${sim.url}/_sim/shutdown`, { method: 'POST' })).status).toBe(200);
     expect((await sim.exited)[0]).toBe(0);
     await expect(stopped).rejects.toThrow();
     expect(sim.stderr()).toContain(

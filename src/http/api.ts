@@ -203,7 +203,8 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     });
     // A state-changing request is acknowledged only once its line is in the state file: while the
     // file's lines wait for room, its answer waits for them, and is never sent if they never are.
-    if (method !== 'GET' && method !== 'HEAD') {
+    // A shutdown changes no state, and its answer is what stops the simulator: it does not wait.
+    if (method !== 'GET' && method !== 'HEAD' && !answer.shutdown) {
       const written = options.whenWritten?.();
       if (written) return written.then((kept) => (kept ? afterLatency(req, res, method, body, answer, cors) : unanswered(res, answer)));
     }
