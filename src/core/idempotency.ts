@@ -92,6 +92,12 @@ export class IdempotencyLedger {
   }
 }
 
+/** An account's stored answers as captured (`IdempotencyStore.capture`): with `release`, each is let go once read (see `StateCapture.rows`). */
+export interface AnswersCapture {
+  count: number;
+  entries(release?: boolean): Generator<IdempotencyEntryState, void, undefined>;
+}
+
 export type IdempotencyLookup =
   | { kind: 'miss' }
   | { kind: 'replay'; status: number; text: string }
@@ -156,15 +162,19 @@ export class IdempotencyStore {
   /**
    * The stored answers now, in expiry order, each made as plain data as it is read (a stored
    * answer is replaced or dropped, never changed but by `readdress`); `ranks`: the ledger's, taken
-   * at the same time.
+   * at the same time (read now: the capture does not hold the ledger's other answers).
    */
-  capture(ranks: ReadonlyMap<StoredResponse, number>): { count: number; entries(): Generator<IdempotencyEntryState, void, undefined> } {
+  capture(ranks: ReadonlyMap<StoredResponse, number>): AnswersCapture {
     const stored = this.entries();
+    const seqs: number[] = [];
+    for (const v of stored) seqs.push(ranks.get(v) ?? -1);
     return {
       count: stored.length,
-      *entries() {
-        for (const v of stored) {
-          yield { key: v.filed, fingerprint: v.fingerprint, status: v.status, text: v.text, expires_at: v.expiresAt, seq: ranks.get(v) ?? -1 };
+      *entries(release = false) {
+        for (let i = 0; i < stored.length; i++) {
+          const v = stored[i] as StoredResponse;
+          if (release) stored[i] = undefined as unknown as StoredResponse;
+          yield { key: v.filed, fingerprint: v.fingerprint, status: v.status, text: v.text, expires_at: v.expiresAt, seq: seqs[i] as number };
         }
       },
     };

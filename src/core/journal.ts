@@ -269,9 +269,10 @@ export class Journal {
 
   /**
    * The records shown now, oldest first, each made as plain data as it is read: a record changes
-   * only its `undelivered` (an answer that could not be sent), which is kept as it is now.
+   * only its `undelivered` (an answer that could not be sent), which is kept as it is now. With
+   * `release`, each record is let go once read (see `StateCapture.rows`).
    */
-  capture(): { count: number; records(): Generator<SettledRecord, void, undefined> } {
+  capture(): { count: number; records(release?: boolean): Generator<SettledRecord, void, undefined> } {
     const shown: JournalRecord[] = [];
     const undelivered: boolean[] = [];
     for (let i = this.start; i < this.entries.length; i++) {
@@ -282,10 +283,11 @@ export class Journal {
     }
     return {
       count: shown.length,
-      *records() {
+      *records(release = false) {
         // `undelivered` is left out when false (nearly always).
         for (let i = 0; i < shown.length; i++) {
           const record = shown[i] as JournalRecord;
+          if (release) shown[i] = undefined as unknown as JournalRecord;
           yield { ...record, bodyFingerprint: settledFingerprint(record), undelivered: (undelivered[i] || undefined) as boolean };
         }
       },

@@ -16,7 +16,7 @@ import { Accounts } from './accounts.js';
 import type { VirtualClock } from './clock.js';
 import { FaultQueue, type QueuedFault } from './faults.js';
 import { generationFromState, generationToState, type Generation, type GenerationState } from './generation.js';
-import { IdempotencyLedger, type IdempotencyEntryState } from './idempotency.js';
+import { IdempotencyLedger, type AnswersCapture, type IdempotencyEntryState } from './idempotency.js';
 import { Journal, type JournalRecord } from './journal.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
@@ -77,8 +77,13 @@ export interface StateCapture {
   readonly head: StateHead;
   /** How many rows `rows` gives. */
   readonly count: number;
-  /** The rows; what changed in the state since the capture does not show in them. */
-  rows(): Generator<StateRow, void, undefined>;
+  /**
+   * The rows; what changed in the state since the capture does not show in them. With `release`,
+   * the capture lets go of each item once its row is made, and its rows can be read only once: a
+   * compaction, which writes them over many turns of the event loop, then holds what it has still
+   * to write, not what the state has dropped since it began.
+   */
+  rows(release?: boolean): Generator<StateRow, void, undefined>;
 }
 
 /** Puts a state back from its rows: `add` each as it comes, then `finish`. */
@@ -160,8 +165,10 @@ export class SimulatorState {
    */
   capture(): StateCapture {
     const controlRequests = [...this.controlRequests];
+    // A loop, not a closure: nothing the rows are made from refers to `ranks`, which holds every stored answer.
     const ranks = this.idempotencyKeys.ranks();
-    const accounts = [...this.accounts.values()].map((account) => ({ row: account.toRow(), answers: account.idempotency.capture(ranks) }));
+    const accounts: { row: AccountRow; answers: AnswersCapture }[] = [];
+    for (const account of this.accounts.values()) accounts.push({ row: account.toRow(), answers: account.idempotency.capture(ranks) });
     const { counters, generations, images, accountChanges } = this.store.capture();
     // An in-flight generation as it is now: its own fields copied (what they hold is replaced, never changed).
     const held = generations.map((g) => (g.completedAt === null ? { ...g } : g));
@@ -177,17 +184,17 @@ export class SimulatorState {
     return {
       head,
       count: controlRequests.length + accounts.length + answers + held.length + accountChanges.length + images.length + journal.count + faults.length,
-      *rows() {
-        for (const [key, count] of controlRequests) yield { control_requests: { key, count } };
-        for (const { row, answers: stored } of accounts) {
+      *rows(release = false) {
+        for (const [key, count] of itemsOf(controlRequests, release)) yield { control_requests: { key, count } };
+        for (const { row, answers: stored } of itemsOf(accounts, release)) {
           yield { account: row };
-          for (const entry of stored.entries()) yield { idempotency: { account: row.key, ...entry } };
+          for (const entry of stored.entries(release)) yield { idempotency: { account: row.key, ...entry } };
         }
-        for (const g of held) yield { generation: generationToState(g) };
-        for (const [account, changes] of accountChanges) yield { account_changes: { account, changes } };
-        for (const image of images) yield { image };
-        for (const record of journal.records()) yield { journal: record };
-        for (const fault of faults) yield { fault };
+        for (const g of itemsOf(held, release)) yield { generation: generationToState(g) };
+        for (const [account, changes] of itemsOf(accountChanges, release)) yield { account_changes: { account, changes } };
+        for (const image of itemsOf(images, release)) yield { image };
+        for (const record of journal.records(release)) yield { journal: record };
+        for (const fault of itemsOf(faults, release)) yield { fault };
       },
     };
   }
@@ -281,5 +288,14 @@ export class SimulatorState {
     for (const record of data.journal) loader.add({ journal: record });
     for (const fault of data.faults) loader.add({ fault });
     return loader.finish();
+  }
+}
+
+/** The items of `list` in order; with `release`, each is taken out of the list as it is given (the list is then read once). */
+function* itemsOf<T>(list: T[], release: boolean): Generator<T, void, undefined> {
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i] as T;
+    if (release) list[i] = undefined as T;
+    yield item;
   }
 }

@@ -75,13 +75,14 @@ export function stateHeaderOf(core: Simulator, overrides: StateHeader['overrides
 /**
  * A compacted state file, line by line (each with its newline): the header, then the snapshot of
  * `capture` standing for the requests up to `seq`, taken at wall-clock time `wallMs`. Each line is
- * made as it is read.
+ * made as it is read; with `release`, the capture lets go of each item once its line is made (its
+ * lines can then be read only once: see `StateCapture.rows`).
  */
-export function* compactedLines(header: StateHeader, capture: StateCapture, seq: number, wallMs: number): Generator<string, void, undefined> {
+export function* compactedLines(header: StateHeader, capture: StateCapture, seq: number, wallMs: number, release = false): Generator<string, void, undefined> {
   yield `${formatStateHeader(header)}\n`;
   const snapshot: Snapshot = { format: SNAPSHOT_FORMAT, version: SIMULATOR_VERSION, compacted_at: isoTime(wallMs), seq, state: capture.head };
   yield `${JSON.stringify({ snapshot })}\n`;
-  for (const row of capture.rows()) yield `${JSON.stringify(row)}\n`;
+  for (const row of capture.rows(release)) yield `${JSON.stringify(row)}\n`;
   yield `${JSON.stringify({ [SNAPSHOT_END]: { rows: capture.count } })}\n`;
 }
 

@@ -500,8 +500,9 @@ export class StateStore {
     };
     const from = { bytes: this.bytes, lines: this.lines };
     const wall = core.hostTimeMs();
-    // Captured at once, in the turn that wrote the lines it stands for; let go if there is no room.
-    let lines: Iterable<string> | undefined = compactedLines(this.header(), core.captureState(), this.seq, wall);
+    // Captured at once, in the turn that wrote the lines it stands for; let go if there is no room,
+    // and item by item as their lines are written (`release`): see below.
+    let lines: Iterable<string> | undefined = compactedLines(this.header(), core.captureState(), this.seq, wall, true);
     await roomFor(this.compactedEstimate());
     if (stop()) return undefined;
     let handle: FileHandle | undefined;
