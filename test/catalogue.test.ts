@@ -85,6 +85,7 @@ const STATUS_EXCEPTIONS: Record<string, number> = {
   sharded_global_call: 421,
   unroutable_api_key: 421,
   wrong_shard: 421,
+  simulator_closed: 503,
 };
 
 /** The codes the simulator promises (docs/errors.md). */

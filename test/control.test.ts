@@ -35,6 +35,8 @@ describe('GET /_sim/health', () => {
       limits: { accounts: 0, stored_generations: 0, evicted_accounts: 0, evicted_generations: 0 },
       network: { hung: 0 },
       shard: null,
+      // Not listening: the simulator's own media address, whatever the Host.
+      media: { url: 'http://localhost/cdn', follows_host: false },
     });
     expect(res.body.clock.now).toMatch(ISO_MS);
     expect(res.headers['x-request-id']).toBe('req_0000000001');

@@ -74,7 +74,8 @@ async function run(file: string): Promise<{ lines: string[]; journal: unknown; e
       const answer = await rawRequest(url, {
         method: create ? 'POST' : 'GET',
         path: '/v1/videos',
-        headers: { authorization: `Bearer ${key}`, connection: 'close', ...(create && { 'content-type': 'application/json', 'idempotency-key': `k${i}` }) },
+        // One Host for both runs, whatever their ports: the addresses in answers (and the transcript's `host`) follow it.
+        headers: { host: 'localhost:8080', authorization: `Bearer ${key}`, connection: 'close', ...(create && { 'content-type': 'application/json', 'idempotency-key': `k${i}` }) },
         ...(create && { body }),
       });
       ends.push(`${answer.end} ${answer.status ?? '-'} ${answer.body.length}`);
