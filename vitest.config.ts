@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: ['test/browser/**', 'test/docker/**', 'test/shards/**', 'test/package/**', 'test/contract/**', 'test/large/**', 'node_modules/**'],
+    exclude: ['test/browser/**', 'test/docker/**', 'test/shards/**', 'test/package/**', 'test/examples/**', 'test/contract/**', 'test/large/**', 'node_modules/**'],
     setupFiles: ['test/setup.ts'],
     testTimeout: 15_000,
     hookTimeout: 15_000,
