@@ -189,6 +189,24 @@ describe('examples/', () => {
     expect(read('frontend/index.html')).toContain("const API = 'http://localhost:8080'");
   });
 
+  it('the frontend examples (run by npm run test:examples): the simulator from the clone as its packed files, by its name, with a lock file and a README', () => {
+    for (const name of ['msw-vitest', 'msw-browser', 'playwright', 'storybook']) {
+      const pkg = JSON.parse(read(join(name, 'package.json'))) as { devDependencies: Record<string, string>; scripts: Record<string, string> };
+      expect(pkg.devDependencies['video-service-sim'], name).toBe('file:../..');
+      expect(pkg.devDependencies.msw, name).toMatch(/^\^3\./);
+      expect(pkg.scripts.test, name).toBeDefined();
+      expect(read(join(name, '.npmrc')), name).toMatch(/^install-links=true$/m);
+      const lock = JSON.parse(read(join(name, 'package-lock.json'))) as { packages: Record<string, { resolved?: string }> };
+      expect(lock.packages['node_modules/video-service-sim']?.resolved, name).toBe('file:../..');
+      expect(read(join(name, 'README.md')), name).toMatch(/npm install[\s\S]*npm test/);
+      const sources = spawnSync('git', ['ls-files', '*.ts', '*.mjs'], { cwd: join(EXAMPLES, name), encoding: 'utf8' }).stdout.trim().split('\n');
+      expect(sources.length, name).toBeGreaterThan(1);
+      const imports = sources.map((file) => read(join(name, file))).join('\n');
+      expect(imports, name).toContain("from 'video-service-sim/msw'");
+      expect(imports, name).not.toMatch(/from '(\.\.\/){2,}|\bsrc\/msw\b|dist\/browser/);
+    }
+  });
+
   it('vitest-downstream/: imports the package by its name, never the repository sources', () => {
     for (const file of ['global-setup.ts', 'in-process.test.ts', 'video-client.test.ts', 'sim-helpers.ts', 'video-client.ts']) {
       const source = read(join('vitest-downstream', file));
