@@ -28,7 +28,7 @@ import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
 import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './client/api.js';
 import { SimulatorControlError } from './client/client.js';
-import type { Exchange } from './api/handleRequest.js';
+import type { ApiAnswer, Exchange } from './api/handleRequest.js';
 import type { MediaFaultTaken } from './persistence/format.js';
 import type { StateHeader } from './persistence/header.js';
 import { openState, type DurableState } from './persistence/restore.js';
@@ -43,13 +43,14 @@ export { parseShard, ShardSpecError, type ShardSpec } from './core/shard.js';
 export type { VideoView } from './core/generation.js';
 export type { ClientReport, ClientFinding, FindingCode } from './core/clientReport.js';
 export { Simulator } from './core/simulator.js';
-export { SimulatorControl, SimulatorControlError, type SimulatorControlOptions } from './client/client.js';
+export { SimulatorControl, SimulatorControlError, VerificationError, type SimulatorControlOptions } from './client/client.js';
 export { SimulatorShardsError, type ShardedHealth } from './client/shards.js';
 export { StateRefusedError } from './persistence/open.js';
 export type { StateStatus } from './persistence/store.js';
 export type {
   ControlMethods,
   GenerationListOptions,
+  RequestPattern,
   ResetOptions,
   SimClientReport,
   SimClock,
@@ -59,7 +60,12 @@ export type {
   SimGeneration,
   SimGenerationList,
   SimHealth,
+  SimJournalEntry,
   SimulatorControlApi,
+  SimVerification,
+  SimWaitAnswer,
+  VerifyTimes,
+  WaitOptions,
 } from './client/api.js';
 
 export interface CreateSimulatorOptions {
@@ -385,16 +391,20 @@ function openCore(
 /** The control methods in-process: each the control request it names, through the API's request path, answered at once. */
 function inProcessControl(api: Api): ControlMethods<false> {
   return controlMethods<false>((call) => {
-    const answer = api.answer({
+    // A wait for requests may be held: its answer comes later (a promise); every other call answers at once.
+    const answer = api.answerHeld({
       method: call.method,
       path: call.path,
       query: queryString(call.query),
       headers: call.body === undefined ? {} : { 'content-type': JSON_MEDIA_TYPE },
       body: call.body === undefined ? null : Buffer.from(JSON.stringify(call.body)),
     });
-    if (answer.status !== 200) throw new SimulatorControlError(answer.status, answer.body, `${call.method} ${call.path}`);
-    if (call.text) return answer.stream ? answer.stream.text() : answer.body;
-    return JSON.parse(answer.body);
+    const valueOf = (sent: ApiAnswer): unknown => {
+      if (sent.status !== 200) throw new SimulatorControlError(sent.status, sent.body, `${call.method} ${call.path}`);
+      if (call.text) return sent.stream ? sent.stream.text() : sent.body;
+      return JSON.parse(sent.body);
+    };
+    return answer instanceof Promise ? answer.then(valueOf) : valueOf(answer);
   });
 }
 

@@ -357,7 +357,7 @@ function record(n: number, account: string | null, extra: Partial<SettledRecord>
 }
 
 function entry(n: number, account: string | null): JournalEntry {
-  return { method: 'GET', path: `/v1/videos?n=${n}`, status: 200, account, at: isoTime(START + n), request_id: `req_${n}` };
+  return { seq: n, method: 'GET', path: `/v1/videos?n=${n}`, status: 200, account, at: isoTime(START + n), request_id: `req_${n}` };
 }
 
 describe('Journal', () => {

@@ -177,6 +177,7 @@ export function withFreshSim(take: (sim: ReturnType<typeof makeSim>) => void): v
 /** A journal record of a plain list request (the fields given replace the defaults), for the core's tests. */
 export function journalRecord(fields: Partial<SettledRecord> = {}): SettledRecord {
   return {
+    seq: 0,
     method: 'GET',
     path: '/v1/videos',
     status: 200,

@@ -301,6 +301,7 @@ describe('GET /_sim/health limits', () => {
       max_idempotency_keys: 2_000,
       max_queued_faults: 10_000,
       max_hung_connections: 1000,
+      max_waits: 100,
     });
   });
 });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runReplay } from '../src/commands/replay.js';
-import { createSimulator, SimulatorControlError, type SimulatorHandle } from '../src/index.js';
+import { createSimulator, SimulatorControlError, VerificationError, type SimulatorHandle } from '../src/index.js';
 import type { createSimulatorHandlers as CreateHandlers } from '../src/msw/index.js';
 import { PROMPT } from './helpers.js';
 
@@ -162,6 +162,30 @@ describe('the handle', () => {
     let out = '';
     expect(await runReplay(file, {}, { out: (t) => (out += t), err: (t) => (out += t) })).toBe(0);
     expect(out).toBe('replayed 3 requests: 3 identical\n');
+  });
+
+  it('verifies and waits as a server does: control and /_sim alike; a wait held until the request arrives; close() ends held waits with 503', async () => {
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'fast', clock: 'manual' });
+    server.use(...sim.handlers);
+    const waiting = sim.control.waitForRequest({ method: 'POST', path: '/v1/videos', body: { prompt: PROMPT } });
+    await send(BASE, { method: 'POST', path: '/v1/videos', body: { model: 'video-3.2', prompt: PROMPT }, headers: { 'Idempotency-Key': 'k' } });
+    expect((await waiting).map((e) => [e.seq, e.idempotency_key])).toEqual([[1, 'k']]);
+    expect(await sim.control.verify({ method: 'POST', idempotency_key: true }, { exactly: 1 })).toMatchObject({ verified: true, count: 1 });
+    const refused = await sim.control.verify({ method: 'DELETE' }).catch((e: unknown) => e);
+    // The bundle's own copy of the class: instanceof holds across copies.
+    expect(refused).toBeInstanceOf(VerificationError);
+    expect((refused as VerificationError).message).toBe(
+      ['Expected at least 1 request matching {"method":"DELETE"}; found 0.', 'Closest requests in the journal:', '  #1 POST /v1/videos (sk_test_page) -> 200, seen queued; differs: method'].join('\n'),
+    );
+    const overHandlers = await send(BASE, { method: 'POST', path: '/_sim/verify', key: null, body: { request: { seen: 'queued' } } });
+    expect(JSON.parse(overHandlers.body)).toMatchObject({ verified: true, count: 1 });
+    // Held waits, through the control and through the handlers, end when the handlers close.
+    const held = sim.control.waitForRequest({ method: 'DELETE' }, { timeoutMs: 30_000 }).catch((e: unknown) => e);
+    const heldOverHandlers = send(BASE, { method: 'POST', path: '/_sim/requests/wait', key: null, body: { request: { method: 'DELETE' }, timeout_ms: 30_000 } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    sim.close();
+    expect(await held).toMatchObject({ status: 503, code: 'simulator_closed' });
+    expect((await heldOverHandlers).status).toBe(503);
   });
 
   it('close(): the handlers answer 503 simulator_closed', async () => {

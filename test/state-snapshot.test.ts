@@ -418,15 +418,27 @@ describe('a snapshot of format 1 (a single line, as earlier versions wrote it)',
     // each account's changes in the order of the global ones). So did a stored answer's digest of
     // its request (the old snapshot holds the request itself, which a repeat still matches) and its
     // rank among the answers of all accounts (`seq`: the old snapshot's go account by account).
-    // Nothing else differs.
+    // So did what a journal record keeps for request patterns: the body's fields and the statuses
+    // the answer showed (`body`, `seen`). Nothing else differs.
     const withoutCreatedIds = (sim: SimulatorHandle): string =>
       stateOf(sim)
         .replaceAll(/"createdId":"[^"]*",/g, '')
         .replaceAll(/"account_change":\d+,/g, '')
         .replaceAll(/"fingerprint":"(?:[^"\\]|\\.)*",/g, '')
-        .replaceAll(/,"seq":\d+\}/g, '}');
+        .replaceAll(/,"seq":\d+\}/g, '}')
+        .replaceAll(/,"body":(null|\{[^{}]*\}),"seen":\d+\}/g, '}');
     expect(withoutCreatedIds(fromSnapshot)).toBe(withoutCreatedIds(fromLog));
-    expect(await reads(fromSnapshot)).toEqual(await reads(fromLog));
-    await Promise.all([fromLog.close(), fromSnapshot.close()]);
+    // The journal's entries show those fields (`seen`, `body`) where the record has them.
+    const readsWithoutKept = async (sim: SimulatorHandle): Promise<Record<string, Answer | unknown>> => {
+      const out = await reads(sim);
+      const journal = out['/_sim/requests?limit=1000'] as Answer;
+      out['/_sim/requests?limit=1000'] = { ...journal, text: journal.text.replaceAll(/,"seen":\[[^\]]*\]/g, '').replaceAll(/,"body":\{[^{}]*\}/g, '') };
+      return out;
+    };
+    try {
+      expect(await readsWithoutKept(fromSnapshot)).toEqual(await readsWithoutKept(fromLog));
+    } finally {
+      await Promise.all([fromLog.close(), fromSnapshot.close()]);
+    }
   });
 });

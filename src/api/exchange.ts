@@ -62,6 +62,26 @@ export interface ApiAnswer {
    * client has gone before the answer could be sent. Not part of what is sent.
    */
   journaled?: JournalRecord;
+  /**
+   * A wait for requests (`POST /_sim/requests/wait`) that is not answered yet: for the adapter to
+   * hold, and to send the answer `finish`, `stopped` or nothing (`cancel`) gives. Nothing else of
+   * this answer is sent.
+   */
+  wait?: HeldWait;
+}
+
+/**
+ * A wait for requests held by an adapter: it offers each record the journal adds (`offer`: true
+ * once enough have matched), then sends `finish(false)`; after `timeoutMs` on the host's clock,
+ * `finish(true)`; when the simulator stops, `stopped()` (503); when the client has gone, `cancel()`.
+ * Each of the last three gives back the wait's place among `limits.max_waits`, once.
+ */
+export interface HeldWait {
+  readonly timeoutMs: number;
+  offer(record: JournalRecord): boolean;
+  finish(timedOut: boolean): ApiAnswer;
+  stopped(): ApiAnswer;
+  cancel(): void;
 }
 
 /** One request and its answer, as a transcript records it. */

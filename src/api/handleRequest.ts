@@ -52,17 +52,17 @@ import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/id
 import { drawInjection } from '../core/injection.js';
 import { readPromptTrigger } from '../core/promptTriggers.js';
 import { hostCdnUrl } from '../core/mediaPaths.js';
-import { journalRecord, type HandledRequest, type PendingFingerprint } from '../core/journal.js';
+import { NO_KEPT_BODY, journalRecord, keptBody, type HandledRequest, type KeptBody, type PendingFingerprint } from '../core/journal.js';
 import { bodyBytesSent, type NetworkFault } from '../core/network.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, giveBackToken, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
 import { digest, journalFingerprint, readJsonBody } from './body.js';
 import { JSON_TYPE } from '../jsonType.js';
 import { checkRequest, checkResponse, matchRoute, takesBody, type Operation } from './contract.js';
-import type { ApiAnswer, ApiRequest, Exchange, StreamedBody } from './exchange.js';
-import { OPERATION_HANDLERS, StreamAnswer, type AppParts, type OperationInput } from './operations.js';
+import type { ApiAnswer, ApiRequest, Exchange, HeldWait, StreamedBody } from './exchange.js';
+import { HeldWaitAnswer, OPERATION_HANDLERS, StreamAnswer, type AppParts, type OperationInput } from './operations.js';
 
-export type { ApiAnswer, ApiRequest, Exchange, StreamedBody };
+export type { ApiAnswer, ApiRequest, Exchange, HeldWait, StreamedBody };
 
 /** What the request path needs beside the request: the simulator and the parts of the app around it (one per app, restore or replay). */
 export interface RequestPathDeps {
@@ -95,10 +95,20 @@ export function requestPathDeps(
   return { sim, app: parts.app, log: parts.log, responseFailures: [], onExchange: parts.onExchange, onSocket: parts.onSocket };
 }
 
-/** An answer before it is checked and serialised: a JSON value, text already serialised, or a stream. */
+/** An answer before it is checked and serialised: a JSON value, text already serialised, or a stream; or a wait to hold. */
 type Draft =
   | ({ status: number; headers: Record<string, string>; contentType: string } & ({ value: unknown } | { text: string } | { stream: StreamedBody }))
+  | { held: HeldWaitAnswer }
   | typeof NO_ANSWER;
+
+/** An answer that is one (not a wait held, nor none). */
+type Answered = Exclude<Draft, typeof NO_ANSWER | { held: HeldWaitAnswer }>;
+
+/**
+ * The control operations that are sent as POST (they take a pattern as their body) but change
+ * nothing: neither a transcript nor a state file records them, as they record no GET.
+ */
+const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['simVerify', 'simWaitRequests']);
 
 /** The request never reached the service (a network fault in its `before` phase): there is no answer. */
 const NO_ANSWER = { noAnswer: true } as const;
@@ -232,6 +242,7 @@ function replayIdempotent(ctx: RequestContext): Draft | undefined {
   const found = replayFor((ctx.account as Account).idempotency, ctx.keyed, ctx.atMs, ctx.headers);
   if (found === undefined) return undefined;
   if (found instanceof SimError) return ctx.refuse(found);
+  ctx.replayed = true;
   return { status: found.status, headers: ctx.headers, contentType: JSON_TYPE, text: found.text };
 }
 
@@ -297,6 +308,7 @@ function perform(ctx: RequestContext): Draft {
     return ctx.failure(e);
   }
   if (value instanceof StreamAnswer) return { status: 200, headers: { ...ctx.headers, ...value.headers }, contentType: value.contentType, stream: value.stream };
+  if (value instanceof HeldWaitAnswer) return { held: value };
   return { status: 200, headers: ctx.headers, contentType: JSON_TYPE, value };
 }
 
@@ -311,6 +323,21 @@ function send(ctx: RequestContext, draft: Draft): ApiAnswer {
     for (const step of ctx.surface.after) step(ctx, sent, undefined);
     return sent;
   }
+  if ('held' in draft) {
+    // Answered later, by the adapter that holds it (`HeldWait`); nothing is sent now.
+    const sent: ApiAnswer = { status: 200, headers: ctx.headers, body: '', stream: undefined, contentType: JSON_TYPE, delayMs: 0, journaled: undefined };
+    sent.wait = heldWait(ctx, draft.held);
+    for (const step of ctx.surface.after) step(ctx, sent, undefined);
+    return sent;
+  }
+  const sent = serialise(ctx, draft);
+  const value = 'value' in draft ? draft.value : undefined;
+  for (const step of ctx.surface.after) step(ctx, sent, value);
+  return sent;
+}
+
+/** An answer checked against openapi.yaml (one that fails is logged and becomes a 500) and serialised. */
+function serialise(ctx: RequestContext, draft: Answered): ApiAnswer {
   const checked = ctx.operation ? checkAnswer(ctx, ctx.operation, draft) : draft;
   // Built field by field: an object rest (`{ value, text, ...rest }`) makes a dictionary-mode copy.
   const sent: ApiAnswer = {
@@ -327,12 +354,39 @@ function send(ctx: RequestContext, draft: Draft): ApiAnswer {
     const length = sent.stream ? (sent.stream.length ?? 0) : ctx.method === 'HEAD' ? 0 : Buffer.byteLength(sent.body);
     sent.network = { fault: ctx.network, bodyBytes: bodyBytesSent(ctx.network, length) };
   }
-  const value = 'value' in checked ? checked.value : undefined;
-  for (const step of ctx.surface.after) step(ctx, sent, value);
   return sent;
 }
 
-function checkAnswer(ctx: RequestContext, operation: Operation, draft: Exclude<Draft, typeof NO_ANSWER>): Exclude<Draft, typeof NO_ANSWER> {
+/**
+ * A wait for requests, for the adapter to hold (`POST /_sim/requests/wait`): its place among
+ * `limits.max_waits` is taken; it is given back once the wait ends, however it ends.
+ */
+function heldWait(ctx: RequestContext, held: HeldWaitAnswer): HeldWait {
+  let holding = true;
+  const release = (): void => {
+    if (!holding) return;
+    holding = false;
+    ctx.sim.waits.release();
+  };
+  return {
+    timeoutMs: held.timeoutMs,
+    offer: (record) => holding && held.wait.offer(record),
+    finish(timedOut) {
+      release();
+      return serialise(ctx, { status: 200, headers: ctx.headers, contentType: JSON_TYPE, value: held.wait.answer(timedOut) });
+    },
+    stopped() {
+      release();
+      return serialise(
+        ctx,
+        ctx.refuse(fail('simulator_closed', { message: 'The simulator stopped while this wait was held: it ended the wait before it was answered.' })),
+      );
+    },
+    cancel: release,
+  };
+}
+
+function checkAnswer(ctx: RequestContext, operation: Operation, draft: Answered): Answered {
   // A streamed body is checked as what it is documented as (a string), without reading it; a text one is a stored JSON answer (an idempotent replay).
   const value = 'value' in draft ? draft.value : 'stream' in draft ? '' : JSON.parse(draft.text);
   const problem = checkResponse(operation, draft.status, draft.headers, value);
@@ -353,7 +407,9 @@ function rememberIdempotent(ctx: RequestContext, sent: ApiAnswer): void {
 }
 
 function journal(ctx: RequestContext, sent: ApiAnswer, value: unknown): void {
-  const record = journalRecord(ctx, sent, value, ctx.sim.hostTimeMs());
+  // An answer replayed as stored text showed what the text shows (its generation's status).
+  const shown = value === undefined && ctx.replayed ? parsedOrUndefined(sent.body) : value;
+  const record = journalRecord(ctx, sent, value, ctx.sim.hostTimeMs(), shown);
   ctx.sim.journal.record(record);
   sent.journaled = record;
 }
@@ -371,8 +427,17 @@ function recordStateChange(ctx: RequestContext, sent: ApiAnswer): void {
   const { onExchange } = ctx.deps;
   if (!onExchange) return;
   const { method } = ctx.request;
-  if (method !== 'GET' && method !== 'HEAD' && sent.status === 200) onExchange(ctx.exchange(sent));
+  const changes = method !== 'GET' && method !== 'HEAD' && !READ_ONLY_POSTS.has(ctx.operationId as string);
+  if (changes && sent.status === 200) onExchange(ctx.exchange(sent));
   else if (ctx.namesAccount) onExchange({ ...ctx.exchange(sent), idOnly: true });
+}
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function markShutdown(ctx: RequestContext, sent: ApiAnswer): void {
@@ -409,6 +474,8 @@ class RequestContext implements OperationInput, HandledRequest {
   /** The network fault that loses the answer, if one was drawn. */
   network: NetworkFault | null = null;
   keyed: KeyedRequest | undefined = undefined;
+  /** Whether the answer is one stored under the request's Idempotency-Key, replayed as its text. */
+  replayed = false;
   /** The query and the body, once checked. */
   query: Record<string, unknown> = NO_FIELDS;
   body: Record<string, unknown> = NO_FIELDS;
@@ -450,15 +517,22 @@ class RequestContext implements OperationInput, HandledRequest {
     return journalFingerprint(this.request.body, this.read?.value);
   }
 
+  /** What the journal keeps of the body's fields: read (once) if no check has read it yet. */
+  keptBody(): KeptBody {
+    const { value } = this.readBody();
+    const raw = this.request.body;
+    return value === undefined ? NO_KEPT_BODY : keptBody(value, raw === null || raw === 'too_large' ? 0 : raw.length, digest);
+  }
+
   /** A catalogue error as the answer. */
-  refuse(e: SimError): Draft {
+  refuse(e: SimError): Answered {
     // The error's own headers (a Retry-After) join the answer's, after them.
     for (const name in e.headers) this.headers[name] = e.headers[name] as string;
     return { status: e.status, headers: this.headers, contentType: JSON_TYPE, value: e.toBody() };
   }
 
   /** What an operation threw as the answer: a catalogue error, or the simulator's bug (logged, 500). */
-  failure(e: unknown): Draft {
+  failure(e: unknown): Answered {
     if (e instanceof SimError) return this.refuse(e);
     this.deps.log(`internal error on ${this.method} ${this.target}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     return { status: 500, headers: this.headers, contentType: JSON_TYPE, value: fail('internal_error').toBody() };

@@ -12,6 +12,7 @@ import { isMediaPattern, type FaultRequest } from '../core/faults.js';
 import { createImage, type CreateImageInput } from '../core/images.js';
 import { MEDIA_ROOT } from '../core/mediaPaths.js';
 import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
+import { CompiledPattern, RequestWait, verifyCount, verifySequence, type RequestPattern, type VerifyTimes } from '../core/requestPattern.js';
 import { wrongShard } from '../core/shard.js';
 import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
@@ -19,6 +20,7 @@ import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 import { JSON_LINES_TYPE } from '../jsonType.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../persistence/store.js';
+import { digest } from './body.js';
 import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
 import type { StreamedBody } from './exchange.js';
 
@@ -61,7 +63,21 @@ export class StreamAnswer {
   ) {}
 }
 
+/** A wait for requests that must be held (`POST /_sim/requests/wait`): the request path hands it to the adapter (`HeldWait`). */
+export class HeldWaitAnswer {
+  constructor(
+    readonly wait: RequestWait,
+    readonly timeoutMs: number,
+  ) {}
+}
+
+/** Waits held at once when the scenario does not say (`limits.max_waits`). */
+export const DEFAULT_MAX_WAITS = 100;
+
 type Handler = (input: OperationInput) => unknown;
+
+/** A request pattern of a body, checked by openapi.yaml's `SimRequestPattern`, ready to match. */
+const patternOf = (value: unknown): CompiledPattern => new CompiledPattern(value as RequestPattern, digest);
 
 function accountOf(input: OperationInput): Account {
   if (!input.account) throw new Error('a /v1 operation was reached without an authenticated account');
@@ -129,6 +145,25 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
   simRequests({ sim, query }) {
     const { data, has_more } = sim.journal.recent(int(query.limit) ?? REQUEST_DEFAULTS.simRequests.limit, str(query.api_key) ?? undefined);
     return { object: 'list', data, has_more };
+  },
+  simVerify({ sim, body }) {
+    // openapi.yaml's SimVerifyRequest takes `request` (with `times`) or `sequence`, not both.
+    if (Array.isArray(body.sequence)) return verifySequence(sim.journal, body.sequence.map(patternOf));
+    return verifyCount(sim.journal, patternOf(body.request), body.times as VerifyTimes | undefined);
+  },
+  simWaitRequests({ sim, body }) {
+    const defaults = REQUEST_DEFAULTS.simWaitRequests;
+    const timeoutMs = int(body.timeout_ms) ?? defaults.timeout_ms;
+    const wait = new RequestWait(() => sim.journal, patternOf(body.request), int(body.count) ?? defaults.count, int(body.after) ?? defaults.after);
+    if (wait.satisfied || timeoutMs === 0) return wait.answer(!wait.satisfied);
+    const max = sim.scenario.limits.max_waits ?? DEFAULT_MAX_WAITS;
+    if (!sim.waits.take(max)) {
+      throw fail('rate_limit_exceeded', {
+        message: `The simulator holds ${max} waits for requests, its limit (limits.max_waits). Retry once one has been answered, or raise limits.max_waits.`,
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    return new HeldWaitAnswer(wait, timeoutMs);
   },
   simQueueFault(input) {
     const { sim, body } = input;

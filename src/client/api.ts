@@ -9,6 +9,7 @@
  */
 import type { ErrorCode, VideoStatus } from '../api-types.js';
 import type { components } from '../generated/openapi-types.js';
+import { VerificationError } from './verificationError.js';
 
 type Schemas = components['schemas'];
 
@@ -28,6 +29,33 @@ export type SimFaultQueued = Schemas['SimFaultQueued'];
 export type SimFaultList = Schemas['SimFaultList'];
 /** `GET /_sim/report?api_key=`. */
 export type SimClientReport = Schemas['SimClientReport'];
+/** An entry of the request journal (`GET /_sim/requests`, and what verifications and waits answer). */
+export type SimJournalEntry = Schemas['SimJournalEntry'];
+/**
+ * A request pattern (`POST /_sim/verify`, `POST /_sim/requests/wait`): every field optional; a
+ * request matches when it matches every field given.
+ */
+export type RequestPattern = Schemas['SimRequestPattern'];
+/** How many matching requests a verification expects: one of `exactly`, `at_least`, `at_most` (`{ at_most: 0 }`: never). */
+export type VerifyTimes = { exactly: number } | { at_least: number } | { at_most: number };
+/** The answer of `POST /_sim/verify`. */
+export type SimVerification = Schemas['SimVerification'];
+/** The answer of `POST /_sim/requests/wait`. */
+export type SimWaitAnswer = Schemas['SimWaitAnswer'];
+
+export interface WaitOptions {
+  /** How many matching requests to wait for. Default 1. */
+  count?: number;
+  /** How long to wait, in milliseconds of the host's clock (at most 30,000). Default 5,000. */
+  timeoutMs?: number;
+  /** Only requests after the entry of this `seq` (an entry's `seq`). Default: any the journal holds. */
+  after?: number;
+}
+
+/** How many entries `requests(pattern)` answers at most (the most a wait's `count` takes). */
+export const MAX_REQUESTS_LISTED = 10000;
+/** The default of `WaitOptions.timeoutMs` (openapi.yaml's `timeout_ms`). */
+export const DEFAULT_WAIT_MS = 5000;
 
 export interface ResetOptions {
   /** Switch to this scenario (a bundled name, or one the simulator accepts). */
@@ -103,6 +131,22 @@ export interface ControlMethods<Async extends boolean> {
   report(apiKey: string): Answer<SimClientReport, Async>;
   /** `GET /_sim/transcript`: the transcript recorded so far (NDJSON); a 404 error when recording is off. */
   transcript(): Answer<string, Async>;
+  /**
+   * `POST /_sim/verify {request, times}`: that the journal holds `times` requests matching
+   * `pattern` (default at least 1; `{ at_most: 0 }`: none). Answers the verification, or rejects
+   * (throws, in-process) with a `VerificationError`: the sentence and the closest entries.
+   */
+  verify(pattern: RequestPattern, times?: VerifyTimes): Answer<SimVerification, Async>;
+  /** `POST /_sim/verify {sequence}`: requests matching each pattern in turn, in this order (others allowed between); else a `VerificationError`. */
+  verifySequence(patterns: RequestPattern[]): Answer<SimVerification, Async>;
+  /**
+   * `POST /_sim/requests/wait`: resolves with the matching entries once `count` requests matching
+   * `pattern` are in the journal (after `after`), or rejects with a `VerificationError` when
+   * `timeoutMs` (host time) runs out first. A promise in-process too.
+   */
+  waitForRequest(pattern: RequestPattern, options?: WaitOptions): Promise<SimJournalEntry[]>;
+  /** The journal's entries matching `pattern` (every entry without one), oldest first, at most `MAX_REQUESTS_LISTED`. */
+  requests(pattern?: RequestPattern): Answer<SimJournalEntry[], Async>;
 }
 
 /** The control methods of either kind: await every call. */
@@ -139,6 +183,8 @@ export const CONTROL_ENDPOINTS = {
   simScenarios: { method: 'GET', path: 'scenarios' },
   simPipeline: { method: 'GET', path: 'pipeline' },
   simRequests: { method: 'GET', path: 'requests' },
+  simVerify: { method: 'POST', path: 'verify' },
+  simWaitRequests: { method: 'POST', path: 'requests/wait' },
   simQueueFault: { method: 'POST', path: 'faults' },
   simListFaults: { method: 'GET', path: 'faults' },
   simClearFaults: { method: 'DELETE', path: 'faults' },
@@ -186,6 +232,8 @@ export interface ControlCall {
   body?: Record<string, unknown>;
   /** The answer is text (the transcript), not JSON. */
   text?: boolean;
+  /** Aborts the call (a transport that can: over HTTP, the request). */
+  signal?: AbortSignal;
 }
 
 /** What a call adds to its endpoint: the generation's id, the query, the body. */
@@ -231,7 +279,46 @@ export function controlMethods<Async extends boolean>(send: (call: ControlCall) 
     },
     report: (apiKey) => call('simReport', { query: { api_key: apiKey } }),
     transcript: () => call('simTranscript', { text: true }),
+    verify: (pattern, times) =>
+      then(call<SimVerification>('simVerify', { body: definedOnly({ request: pattern, times }) }), verified) as Answer<SimVerification, Async>,
+    verifySequence: (patterns) => then(call<SimVerification>('simVerify', { body: { sequence: patterns } }), verified) as Answer<SimVerification, Async>,
+    waitForRequest: async (pattern, options = {}) => {
+      const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_MS;
+      const count = options.count ?? 1;
+      const answer = await call<SimWaitAnswer>('simWaitRequests', {
+        body: definedOnly({ request: pattern, count: options.count, after: options.after, timeout_ms: timeoutMs }),
+      });
+      if (!answer.timed_out) return answer.matched;
+      throw new VerificationError(waitTimedOut(pattern, count, timeoutMs, options.after, answer.matched.length), {
+        closest: answer.closest,
+        matched: answer.matched,
+      });
+    },
+    requests: (pattern) =>
+      then(
+        call<SimWaitAnswer>('simWaitRequests', { body: { request: pattern ?? {}, count: MAX_REQUESTS_LISTED, timeout_ms: 0 } }),
+        (answer) => answer.matched,
+      ) as Answer<SimJournalEntry[], Async>,
   };
+}
+
+/** A verification's answer, or the `VerificationError` it says. */
+function verified(answer: SimVerification): SimVerification {
+  if (answer.verified) return answer;
+  throw new VerificationError(answer.message ?? 'Not verified.', { closest: answer.closest, dropped: answer.dropped, count: answer.count });
+}
+
+/** The sentence of a wait that timed out. */
+export function waitTimedOut(pattern: RequestPattern, count: number, timeoutMs: number, after: number | undefined, matched: number): string {
+  const requests = count === 1 ? 'request' : 'requests';
+  return `Timed out after ${timeoutMs} ms waiting for ${count} ${requests} matching ${JSON.stringify(pattern)}${after ? ` after #${after}` : ''}; ${matched} matched.`;
+}
+
+/** `fn` of a value, or of what a promise resolves to: a transport answers either. */
+function then<T, U>(value: T | Promise<T>, fn: (value: T) => U): U | Promise<U> {
+  return value instanceof Promise || (typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function')
+    ? (value as Promise<T>).then(fn)
+    : fn(value as T);
 }
 
 /** The query string of a call (without `?`), undefined parameters left out. */

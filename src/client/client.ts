@@ -10,11 +10,23 @@
  */
 import { isHttpUrl } from '../hostNames.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
-import { controlCall, controlMethods, queryString, shardPrefix, type ControlCall, type ControlMethods, type SimHealth } from './api.js';
+import {
+  controlCall,
+  controlMethods,
+  queryString,
+  shardPrefix,
+  type ControlCall,
+  type ControlMethods,
+  type RequestPattern,
+  type SimHealth,
+  type VerifyTimes,
+  type WaitOptions,
+} from './api.js';
 import { SimulatorControlError } from './controlError.js';
 import { mergeHealth, sendToEveryShard, type ShardedHealth } from './shards.js';
+import { VerificationError } from './verificationError.js';
 
-export { SimulatorControlError };
+export { SimulatorControlError, VerificationError };
 
 export interface SimulatorControlOptions {
   /** The simulator's address, `http://localhost:8080` (a trailing slash is fine). */
@@ -84,6 +96,26 @@ export class SimulatorControl implements ControlMethods<true> {
     return this.methods.transcript();
   }
 
+  /** `POST /_sim/verify`; behind a proxy in front of shards, every shard's count summed. See `ControlMethods.verify`. */
+  verify(pattern: RequestPattern, times?: VerifyTimes) {
+    return this.methods.verify(pattern, times);
+  }
+
+  /** `POST /_sim/verify {sequence}`; behind a proxy in front of shards, verified when one shard holds the whole sequence. */
+  verifySequence(patterns: RequestPattern[]) {
+    return this.methods.verifySequence(patterns);
+  }
+
+  /** `POST /_sim/requests/wait`; behind a proxy in front of shards, a wait on each, the matches counted together. */
+  waitForRequest(pattern: RequestPattern, options?: WaitOptions) {
+    return this.methods.waitForRequest(pattern, options);
+  }
+
+  /** The journal's entries matching `pattern`; behind a proxy in front of shards, every shard's. */
+  requests(pattern?: RequestPattern) {
+    return this.methods.requests(pattern);
+  }
+
   private async send(call: ControlCall): Promise<unknown> {
     const keyed = call.query?.api_key !== undefined;
     if (keyed || call.operation === 'simHealth') return this.sendTo('', call);
@@ -114,6 +146,7 @@ export class SimulatorControl implements ControlMethods<true> {
       method: call.method,
       headers,
       body: call.body === undefined ? undefined : JSON.stringify(call.body),
+      ...(call.signal && { signal: call.signal }),
     });
     const text = await res.text();
     if (res.status !== 200) throw new SimulatorControlError(res.status, text, `${call.method} ${prefix}${call.path}`);

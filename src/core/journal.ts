@@ -5,9 +5,13 @@
 import type { Account } from './account.js';
 import { isoTime } from './clock.js';
 import { statusSeen, type AnswerLoss, type NetworkKind, type NetworkPhase } from './network.js';
+import type { VideoStatus } from './pipeline.js';
+import { canonicalJson } from './sameRequest.js';
 import { effectiveNegativePrompt } from './videos.js';
 
 export interface JournalEntry {
+  /** This simulator's arrival number of the request: increasing, never given twice (resets included). */
+  seq: number;
   method: string;
   /** Path with its query string. */
   path: string;
@@ -31,6 +35,17 @@ export interface JournalEntry {
   trigger?: string[];
   /** On error answers: the error's `code`. */
   error_code?: string;
+  /** The generation statuses the answer showed (a video, a cancel, a list's videos), in pipeline order. */
+  seen?: VideoStatus[];
+  /** The request's Idempotency-Key, when it sent one. */
+  idempotency_key?: string;
+  /**
+   * The fields of the request's JSON body the journal keeps (`keptBody`), each as sent; a field kept
+   * only as a digest is in `body_digests` instead. Absent: no JSON object body was read.
+   */
+  body?: Record<string, unknown>;
+  /** The body's fields too long to keep, each as a SHA-256 digest (base64) of its value's canonical JSON. */
+  body_digests?: Record<string, string>;
 }
 
 /**
@@ -39,7 +54,10 @@ export interface JournalEntry {
  * which only a fingerprint is kept). Every /v1 request records one, and few are ever read, so the
  * ISO string is made when an entry is read.
  */
-export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective' | 'fault' | 'trigger' | 'error_code' | 'network'> & {
+export type JournalRecord = Omit<
+  JournalEntry,
+  'at' | 'negative_prompt_effective' | 'fault' | 'trigger' | 'error_code' | 'network' | 'seen' | 'idempotency_key' | 'body' | 'body_digests'
+> & {
   atMs: number;
   /**
    * The host's time when the request was handled (the injected wall clock, epoch milliseconds), not
@@ -85,6 +103,15 @@ export type JournalRecord = Omit<JournalEntry, 'at' | 'negative_prompt_effective
    * could be sent: the client got no answer.
    */
   undelivered: boolean;
+  /**
+   * The body's fields the journal keeps (see `keptBody`); null when no JSON object body was read.
+   * Optional: a record kept before the journal kept bodies has none (no body pattern matches it).
+   */
+  body?: Record<string, unknown> | null;
+  /** The body's fields kept only as digests (see `keptBody`), if any. */
+  bodyDigests?: Record<string, string> | undefined;
+  /** The statuses the answer showed, as bits of `SEEN_STATUSES` (0: none). Optional: a record kept before has none. */
+  seen?: number;
 };
 
 /** A body fingerprint still to be made (from a small body's parsed value). */
@@ -122,6 +149,89 @@ export interface HandledRequest {
   readonly body: Record<string, unknown>;
   /** The body's fingerprint, or how to make it (`bodyFingerprint` in the request path), null when there is none. */
   bodyFingerprint(): string | null | PendingFingerprint;
+  /** What the journal keeps of the body's fields (`keptBody`, with the request path's digest). */
+  keptBody(): KeptBody;
+}
+
+/** What a record keeps of a request's JSON body: its fields (null: none read), and those kept as digests. */
+export interface KeptBody {
+  readonly body: Record<string, unknown> | null;
+  readonly digests: Record<string, string> | undefined;
+}
+
+/** A request without a JSON object body (or whose body was not read). */
+export const NO_KEPT_BODY: KeptBody = Object.freeze({ body: null, digests: undefined });
+
+/** A body of at most this many bytes, every value a string, number, boolean or null, is kept whole. */
+export const KEPT_BODY_BYTES = 1024;
+/** Of a larger (or nested) body, at most this many fields are kept... */
+export const KEPT_BODY_FIELDS = 16;
+/** ...each named in at most this many characters (a longer name is no field any operation takes)... */
+export const KEPT_FIELD_NAME_CHARS = 64;
+/** ...and each value whose canonical JSON is at most this many characters as it is; a longer one as its digest. */
+export const KEPT_VALUE_CHARS = 128;
+
+/**
+ * What the journal keeps of a parsed JSON object body of `bytes` bytes, for request patterns to
+ * match (`requestPattern.ts`): a small flat body whole (the parsed value itself, no copy: a create's
+ * prompt is the stored generation's own string); of any other, its first `KEPT_BODY_FIELDS` fields
+ * with a name of at most `KEPT_FIELD_NAME_CHARS` characters, each value whose canonical JSON is at
+ * most `KEPT_VALUE_CHARS` characters as it is, and each longer one as `digest` of that JSON. So a
+ * record holds at most a few KB of its body whatever was sent. (A body beyond those bounds is one
+ * no operation takes: it was refused.)
+ */
+export function keptBody(parsed: Record<string, unknown>, bytes: number, digest: (text: string) => string): KeptBody {
+  if (bytes <= KEPT_BODY_BYTES && isFlat(parsed)) return { body: parsed, digests: undefined };
+  const body: Record<string, unknown> = {};
+  let digests: Record<string, string> | undefined;
+  let fields = 0;
+  for (const name in parsed) {
+    if (!Object.hasOwn(parsed, name) || name.length > KEPT_FIELD_NAME_CHARS) continue;
+    if (++fields > KEPT_BODY_FIELDS) break;
+    const value = parsed[name];
+    let text: string;
+    try {
+      text = canonicalJson(value);
+    } catch {
+      continue; // nested too deep to walk: no pattern can name it
+    }
+    if (text.length <= KEPT_VALUE_CHARS) body[name] = value;
+    else (digests ??= {})[name] = digest(text);
+  }
+  return { body, digests };
+}
+
+function isFlat(body: Record<string, unknown>): boolean {
+  for (const key in body) {
+    const value = body[key];
+    if (typeof value === 'object' && value !== null) return false;
+  }
+  return true;
+}
+
+/** The statuses `seen` counts, each a bit (`1 << index`). */
+export const SEEN_STATUSES: readonly VideoStatus[] = ['queued', 'processing', 'verifying', 'succeeded', 'failed', 'canceled'];
+
+/** The bit of a status in `seen`; 0 for a string that is none. */
+export function seenBit(status: unknown): number {
+  const i = SEEN_STATUSES.indexOf(status as VideoStatus);
+  return i < 0 ? 0 : 1 << i;
+}
+
+/** The statuses of a `seen` value, in pipeline order. */
+export function seenStatuses(seen: number | undefined): VideoStatus[] {
+  return SEEN_STATUSES.filter((_, i) => ((seen ?? 0) & (1 << i)) !== 0);
+}
+
+/** The statuses an answer showed: a video object's (a cancel answer is one too), or those of a list's videos. */
+function seenIn(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  const v = value as { object?: unknown; status?: unknown; data?: unknown };
+  if (v.object === 'video') return seenBit(v.status);
+  if (v.object !== 'list' || !Array.isArray(v.data)) return 0;
+  let seen = 0;
+  for (const item of v.data) if (item !== null && typeof item === 'object' && (item as { object?: unknown }).object === 'video') seen |= seenBit((item as { status?: unknown }).status);
+  return seen;
 }
 
 /** What the journal reads of the answer: its status and headers, and its JSON value when it was built from one. */
@@ -134,16 +244,20 @@ export interface SentAnswer {
 
 /**
  * The journal's record of one /v1 request and its answer. `value` is the answer's JSON value
- * (undefined for an answer replayed as stored text); `hostMs` the host's time of the request.
+ * (undefined for an answer replayed as stored text); `shown` the answer's value as the client got
+ * it, replays included (for `seen`); `hostMs` the host's time of the request. Its `seq` is given
+ * by the journal that records it.
  */
-export function journalRecord(request: HandledRequest, answer: SentAnswer, value: unknown, hostMs: number): JournalRecord {
+export function journalRecord(request: HandledRequest, answer: SentAnswer, value: unknown, hostMs: number, shown: unknown = value): JournalRecord {
   const { account } = request;
   const video = value !== undefined && answer.status === 200 ? videoShown(value) : undefined;
   const error = value !== undefined && answer.status >= 400 ? (value as { error?: { param?: unknown; code?: unknown } } | null)?.error : undefined;
   const retryAfter = answer.headers['Retry-After'];
   const loss = answer.network;
   const created = request.performed && answer.status === 200 && (request.operationId === 'createVideo' || request.operationId === 'createImage');
+  const kept = account === null ? NO_KEPT_BODY : request.keptBody();
   return {
+    seq: 0,
     method: request.method,
     path: request.target,
     status: loss === undefined ? answer.status : statusSeen(loss.fault, answer.status),
@@ -170,6 +284,9 @@ export function journalRecord(request: HandledRequest, answer: SentAnswer, value
     errorParam: error === null || typeof error !== 'object' ? undefined : (error.param as string | null | undefined),
     errorCode: typeof error?.code === 'string' ? error.code : undefined,
     undelivered: false,
+    body: kept.body,
+    bodyDigests: kept.digests,
+    seen: answer.status === 200 ? seenIn(shown) : 0,
   };
 }
 
@@ -179,13 +296,18 @@ function videoShown(value: unknown): { id: string; status: string } | undefined 
   return v !== null && typeof v === 'object' && v.object === 'video' ? { id: v.id as string, status: v.status as string } : undefined;
 }
 
-function entryOf(r: JournalRecord): JournalEntry {
-  const entry: JournalEntry = { method: r.method, path: r.path, status: r.status, account: r.account, at: isoTime(r.atMs), request_id: r.request_id };
+/** A record as the control API shows it. */
+export function entryOf(r: JournalRecord): JournalEntry {
+  const entry: JournalEntry = { seq: r.seq, method: r.method, path: r.path, status: r.status, account: r.account, at: isoTime(r.atMs), request_id: r.request_id };
   if (r.network !== undefined) entry.network = r.network;
   if (r.negative_prompt_effective !== undefined) entry.negative_prompt_effective = r.negative_prompt_effective;
   if (r.fault !== undefined) entry.fault = r.fault;
   if (r.trigger !== undefined) entry.trigger = [...r.trigger];
   if (r.errorCode !== undefined) entry.error_code = r.errorCode;
+  if (r.seen) entry.seen = seenStatuses(r.seen);
+  if (r.idempotencyKey !== undefined) entry.idempotency_key = r.idempotencyKey;
+  if (r.body != null) entry.body = { ...r.body };
+  if (r.bodyDigests !== undefined) entry.body_digests = { ...r.bodyDigests };
   return entry;
 }
 
@@ -193,6 +315,11 @@ function entryOf(r: JournalRecord): JournalEntry {
  * The records of the most recent `capacity` requests, oldest first. Forgetting an account (a
  * per-account reset, or an account dropped for `max_accounts`) takes constant time: its records are
  * hidden at once (they no longer count against the capacity) and removed from memory in batches.
+ *
+ * Each record gets its `seq` as it is recorded: one more than the last, which a global reset (a new
+ * journal, `continueFrom`) and a restore carry on from. It counts the records dropped for the
+ * capacity (of all accounts, and of each account), so that what asks about requests it no longer
+ * holds can say so (`requestPattern.ts`), and tells `onRecord` of each record it adds.
  */
 export class Journal {
   /** Records in arrival order from `start`, hidden ones included; `base + i` numbers `entries[i]`. */
@@ -207,10 +334,73 @@ export class Journal {
   private readonly perAccount = new Map<string, number>();
   /** Forgotten accounts: their records numbered below the value are hidden. */
   private forgotten = new Map<string, number>();
+  /** The `seq` of the last record. */
+  private lastSeq = 0;
+  /** Visible records dropped for the capacity, of all accounts (the forgotten ones' taken back). */
+  private droppedAll = 0;
+  /** Visible records dropped for the capacity, per account (accounts with none are left out). */
+  private readonly droppedOf = new Map<string, number>();
+  /** Told of every record as it is added (the journal grew): what waits for requests listens here. */
+  onRecord: ((record: JournalRecord) => void) | undefined = undefined;
 
   constructor(private readonly capacity: number) {}
 
+  /** Adds the record of a request just answered, with the next `seq`, and tells `onRecord`. */
   record(entry: JournalRecord): void {
+    entry.seq = ++this.lastSeq;
+    this.add(entry);
+    this.onRecord?.(entry);
+  }
+
+  /** The `seq` of the last record (0 before any). */
+  get seq(): number {
+    return this.lastSeq;
+  }
+
+  /** Goes on numbering after `seq` (a journal that replaces another: a global reset, a restore); never moves back. */
+  continueFrom(seq: number): void {
+    if (seq > this.lastSeq) this.lastSeq = seq;
+  }
+
+  /** Records dropped for the capacity that were of `account` (of every account, without one). */
+  dropped(account?: string): number {
+    return account === undefined ? this.droppedAll : (this.droppedOf.get(account) ?? 0);
+  }
+
+  /** The counts of `dropped` as plain data (a snapshot's), accounts with none left out. */
+  droppedState(): { all: number; accounts: Map<string, number> } {
+    return { all: this.droppedAll, accounts: new Map(this.droppedOf) };
+  }
+
+  /** Puts back the counts `droppedState` gave (into a journal that dropped nothing yet). */
+  restoreDropped(all: number, accounts: Iterable<[string, number]>): void {
+    this.droppedAll = all;
+    for (const [account, count] of accounts) if (count > 0) this.droppedOf.set(account, count);
+  }
+
+  /** How many records are shown now. */
+  get size(): number {
+    return this.live;
+  }
+
+  /** The records shown with a `seq` above `after`, oldest first (settled as they are read). */
+  *after(after: number): Generator<JournalRecord, void, undefined> {
+    // Records are in `seq` order: the first above `after` is found by halving.
+    let lo = this.start;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.entries[mid] as JournalRecord).seq <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < this.entries.length; i++) {
+      const e = this.entries[i] as JournalRecord;
+      if (this.isVisible(e, i)) yield e;
+    }
+  }
+
+  /** Adds a record as it is (its `seq` given), without telling `onRecord`. */
+  private add(entry: JournalRecord): void {
     this.entries.push(entry);
     this.live++;
     if (entry.account !== null) this.perAccount.set(entry.account, (this.perAccount.get(entry.account) ?? 0) + 1);
@@ -218,7 +408,11 @@ export class Journal {
       const oldest = this.entries[this.start] as JournalRecord;
       if (this.isVisible(oldest, this.start)) {
         this.live--;
-        if (oldest.account !== null) this.countDown(oldest.account);
+        this.droppedAll++;
+        if (oldest.account !== null) {
+          this.countDown(oldest.account);
+          this.droppedOf.set(oldest.account, (this.droppedOf.get(oldest.account) ?? 0) + 1);
+        }
       } else {
         this.hidden--;
       }
@@ -294,13 +488,27 @@ export class Journal {
     };
   }
 
-  /** Puts back the records `toState` gave, into an empty journal. */
+  /**
+   * Puts back the records `toState` gave, into an empty journal, with their `seq` (a record kept
+   * before records had one is numbered as it comes).
+   */
   fromState(records: readonly JournalRecord[]): void {
-    for (const record of records) this.record({ ...record, undelivered: record.undelivered === true });
+    for (const record of records) {
+      const seq = Number.isSafeInteger(record.seq) && record.seq > this.lastSeq ? record.seq : this.lastSeq + 1;
+      this.lastSeq = seq;
+      // `seq` first, where a record made here has it.
+      this.add(Object.assign({ seq }, record, { seq, undelivered: record.undelivered === true }));
+    }
   }
 
   /** Drops one account's entries (a per-account reset, or the account dropped). */
   forget(account: string): void {
+    // As if it had never been used: the requests of it the journal dropped are no longer counted.
+    const dropped = this.droppedOf.get(account);
+    if (dropped !== undefined) {
+      this.droppedOf.delete(account);
+      this.droppedAll -= dropped;
+    }
     const count = this.perAccount.get(account);
     if (count === undefined) return;
     this.perAccount.delete(account);

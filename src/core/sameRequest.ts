@@ -21,3 +21,12 @@ export function sameBodyText(value: unknown): string {
   }
   return stableStringify(value) ?? 'null';
 }
+
+/**
+ * A JSON value as canonical text (object keys sorted at every level, no spacing): two values are
+ * equal as JSON when their texts are. Undefined is `null`. Throws a RangeError when the value is
+ * nested too deep to walk.
+ */
+export function canonicalJson(value: unknown): string {
+  return stableStringify(value) ?? 'null';
+}

@@ -130,6 +130,11 @@ export interface Scenario {
     max_queued_faults: number;
     /** Connections held by network `hang` faults at once; past it a hang is a `close`. */
     max_hung_connections: number;
+    /**
+     * Waits for requests (`POST /_sim/requests/wait`) held at once; past it a wait that would be
+     * held is 429. Optional in a scenario object given in code (default 100).
+     */
+    max_waits?: number;
   };
 }
 
@@ -184,6 +189,7 @@ export const BASE_SCENARIO: Scenario = {
     max_idempotency_keys: 2_000,
     max_queued_faults: 10_000,
     max_hung_connections: 1000,
+    max_waits: 100,
   },
 };
 

@@ -188,5 +188,6 @@ export const SCENARIO_FILE_SCHEMA = obj({
     max_idempotency_keys: { type: 'integer', minimum: 1 },
     max_queued_faults: { type: 'integer', minimum: 1 },
     max_hung_connections: { type: 'integer', minimum: 0 },
+    max_waits: { type: 'integer', minimum: 0 },
   }),
 });

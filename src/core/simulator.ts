@@ -18,7 +18,7 @@ import { readdressed } from './idempotency.js';
 import type { FaultQueue } from './faults.js';
 import type { Generation } from './generation.js';
 import type { Image } from './image.js';
-import type { Journal } from './journal.js';
+import type { Journal, JournalRecord } from './journal.js';
 import type { LimitsHealth } from './limits.js';
 import { HeldConnections, boundedHold, type NetworkFault } from './network.js';
 import { accountControlRequestId, accountRequestId, globalRequestId } from './requestIds.js';
@@ -71,7 +71,18 @@ export class Simulator {
   readonly shard: ShardSpec | null;
   /** Connections held by network `hang` faults: the process's sockets, so they outlive resets. */
   readonly held = new HeldConnections();
-  private state: SimulatorState;
+  /**
+   * Waits for requests held now (`POST /_sim/requests/wait`), at most the scenario's
+   * `limits.max_waits`: the adapters hold them (a connection each, or a page's promise), so, like
+   * held connections, they outlive resets.
+   */
+  readonly waits = new HeldConnections();
+  /** Told of every record the journal adds, whichever journal is current (see `onJournalRecord`). */
+  private readonly journalListeners = new Set<(record: JournalRecord) => void>();
+  private readonly journalGrew = (record: JournalRecord): void => {
+    for (const listener of this.journalListeners) listener(record);
+  };
+  private state!: SimulatorState;
   private loaded: Scenario;
   private seedInUse: number;
   private mediaUrl: string;
@@ -86,7 +97,25 @@ export class Simulator {
     this.shard = options.shard ?? null;
     this.loaded = options.scenario;
     this.seedInUse = options.runSeed ?? options.seed ?? options.scenario.seed;
-    this.state = this.newState();
+    this.adopt(this.newState());
+  }
+
+  /**
+   * Calls `listener` with every record the journal adds from now on (the journal grew), across
+   * resets and restores: the one signal that what waits for requests listens to. Returns the
+   * function that stops it.
+   */
+  onJournalRecord(listener: (record: JournalRecord) => void): () => void {
+    this.journalListeners.add(listener);
+    return () => void this.journalListeners.delete(listener);
+  }
+
+  /** Makes `state` the current one: its journal tells the listeners, and numbers on from the last one's. */
+  private adopt(state: SimulatorState): void {
+    const previous = (this.state as SimulatorState | undefined)?.journal.seq ?? 0;
+    state.journal.continueFrom(previous);
+    state.journal.onRecord = this.journalGrew;
+    this.state = state;
   }
 
   /** The scenario as loaded (what transcripts and state files record beside the seed and clock); a reset may load another. */
@@ -346,7 +375,7 @@ export class Simulator {
       }
     }
     this.seedInUse = input.seed ?? this.options.seed ?? this.scenario.seed;
-    this.state = this.newState();
+    this.adopt(this.newState());
     return this.health();
   }
 
@@ -404,7 +433,7 @@ export class Simulator {
    * wall-clock anchor) and moving it by the state's advances.
    */
   fromState(data: CoreState): void {
-    this.state = SimulatorState.fromState(data, this.state.clock, this.scenario, this.seed);
+    this.adopt(SimulatorState.fromState(data, this.state.clock, this.scenario, this.seed));
   }
 
   /**
@@ -439,7 +468,7 @@ export class Simulator {
     return {
       add: (row) => loader.add(row),
       finish: () => {
-        this.state = loader.finish();
+        this.adopt(loader.finish());
       },
     };
   }

@@ -33,13 +33,26 @@ export interface CoreState {
   requests: number;
   /** Request ids given out to control requests that named an account, by API key (absent: none). */
   control_requests?: Record<string, number>;
-  /** In order of last use, the least recently used first. */
-  accounts: AccountState[];
+  /** In order of last use, the least recently used first (each with its requests the journal dropped, when any). */
+  accounts: (AccountState & { journal_dropped?: number })[];
   evicted_accounts: number;
   store: StoreState;
   /** The journal's records shown, oldest first. */
   journal: JournalRecord[];
+  /** The journal's last `seq` and what it dropped (absent in a state kept before: see `JournalHead`). */
+  journal_head?: JournalHead;
   faults: QueuedFault[];
+}
+
+/**
+ * What a snapshot keeps of the journal beside its records: the `seq` it numbers on from, and the
+ * records it dropped for its capacity (of every account; each account's are on its account row,
+ * `journal_dropped`). A state kept before had none: its records are numbered as they come, and it
+ * dropped nothing.
+ */
+export interface JournalHead {
+  seq: number;
+  dropped: number;
 }
 
 /** A snapshot's head: the counters of the state, which its rows do not hold. */
@@ -48,7 +61,12 @@ export interface StateHead {
   requests: number;
   evicted_accounts: number;
   store: StoreCounters;
+  /** Absent in a snapshot taken before the journal numbered its records. */
+  journal?: JournalHead;
 }
+
+/** An account as a snapshot's row holds it: with the count of its requests the journal dropped, when any. */
+export type AccountStateRow = AccountRow & { journal_dropped?: number };
 
 /** A stored answer as a snapshot's row holds it: its account's key beside it. */
 export type IdempotencyRow = IdempotencyEntryState & { account: string };
@@ -64,7 +82,7 @@ export type IdempotencyRow = IdempotencyEntryState & { account: string };
  */
 export type StateRow =
   | { control_requests: { key: string; count: number } }
-  | { account: AccountRow }
+  | { account: AccountStateRow }
   | { idempotency: IdempotencyRow }
   | { generation: GenerationState }
   | { account_changes: { account: string; changes: number } }
@@ -148,10 +166,11 @@ export class SimulatorState {
       clock_advanced_ms: this.clock.advancedMs,
       requests: this.requestCount,
       ...(this.controlRequests.size > 0 && { control_requests: Object.fromEntries(this.controlRequests) }),
-      accounts: [...this.accounts.values()].map((account) => account.toState(ranks)),
+      accounts: [...this.accounts.values()].map((account) => ({ ...account.toState(ranks), ...this.journalDropped(account.key) })),
       evicted_accounts: this.accounts.evicted,
       store: this.store.toState(),
       journal: this.journal.toState(),
+      journal_head: this.journalHead(),
       faults: this.faults.toState(),
     };
   }
@@ -167,8 +186,10 @@ export class SimulatorState {
     const controlRequests = [...this.controlRequests];
     // A loop, not a closure: nothing the rows are made from refers to `ranks`, which holds every stored answer.
     const ranks = this.idempotencyKeys.ranks();
-    const accounts: { row: AccountRow; answers: AnswersCapture }[] = [];
-    for (const account of this.accounts.values()) accounts.push({ row: account.toRow(), answers: account.idempotency.capture(ranks) });
+    const accounts: { row: AccountStateRow; answers: AnswersCapture }[] = [];
+    for (const account of this.accounts.values()) {
+      accounts.push({ row: { ...account.toRow(), ...this.journalDropped(account.key) }, answers: account.idempotency.capture(ranks) });
+    }
     const { counters, generations, images, accountChanges } = this.store.capture();
     // An in-flight generation as it is now: its own fields copied (what they hold is replaced, never changed).
     const held = generations.map((g) => (g.completedAt === null ? { ...g } : g));
@@ -179,6 +200,7 @@ export class SimulatorState {
       requests: this.requestCount,
       evicted_accounts: this.accounts.evicted,
       store: counters,
+      journal: this.journalHead(),
     };
     const answers = accounts.reduce((sum, a) => sum + a.answers.count, 0);
     return {
@@ -199,6 +221,17 @@ export class SimulatorState {
     };
   }
 
+  /** The journal's head for a snapshot (see `JournalHead`). */
+  private journalHead(): JournalHead {
+    return { seq: this.journal.seq, dropped: this.journal.dropped() };
+  }
+
+  /** What an account's row holds of the journal: its requests the journal dropped, when there are any. */
+  private journalDropped(key: string): { journal_dropped?: number } {
+    const dropped = this.journal.dropped(key);
+    return dropped > 0 ? { journal_dropped: dropped } : {};
+  }
+
   /**
    * Puts back a state from its head and its rows, on `clock` (moved by the state's advances). Each
    * account's in-flight generations are scheduled again in the order their current stages end,
@@ -209,6 +242,7 @@ export class SimulatorState {
   static loader(head: StateHead, clock: VirtualClock, scenario: Scenario, seed: number): StateLoader {
     const controlRequests: [string, number][] = [];
     const accounts: Account[] = [];
+    const journalDropped: [string, number][] = [];
     const answers = new Map<string, IdempotencyEntryState[]>();
     const generations: Generation[] = [];
     const accountChanges: [string, number][] = [];
@@ -224,6 +258,7 @@ export class SimulatorState {
         else if ('account' in row) {
           accounts.push(Account.fromRow(row.account, scenario, seed, ledger));
           answers.set(row.account.key, []);
+          if (typeof row.account.journal_dropped === 'number') journalDropped.push([row.account.key, row.account.journal_dropped]);
         } else if ('idempotency' in row) {
           const { account, ...entry } = row.idempotency;
           const list = answers.get(account);
@@ -258,6 +293,10 @@ export class SimulatorState {
           for (const { g } of list) lifecycle.scheduleAgain(account, g);
         }
         state.journal.fromState(journal);
+        if (head.journal !== undefined) {
+          state.journal.continueFrom(head.journal.seq);
+          state.journal.restoreDropped(head.journal.dropped, journalDropped);
+        }
         state.faults.fromState(faults);
         return state;
       },
@@ -272,6 +311,7 @@ export class SimulatorState {
         requests: data.requests,
         evicted_accounts: data.evicted_accounts,
         store: { next_seq: data.store.next_seq, change_seq: data.store.change_seq, evicted_generations: data.store.evicted_generations },
+        ...(data.journal_head && { journal: data.journal_head }),
       },
       clock,
       scenario,

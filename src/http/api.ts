@@ -16,6 +16,7 @@ import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import type { RawBody } from '../api/exchange.js';
 import { handleRequest, requestPathDeps, type ApiAnswer, type ApiRequest, type RequestPathDeps, type Exchange, type StreamedBody } from '../api/handleRequest.js';
+import { WaitRoom, type WaitTimers } from '../api/waits.js';
 import { logToStderr } from '../host.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
@@ -54,6 +55,8 @@ export interface ApiOptions {
   whenWritten?: () => Promise<boolean> | undefined;
   /** Called once `POST /_sim/shutdown` has been answered. */
   onShutdown?: () => void;
+  /** The timers waits for requests run out on (`POST /_sim/requests/wait`). Default: the global `setTimeout`, read when called. */
+  timers?: WaitTimers;
   /** Who may talk to the simulator (read at every request). Default: the Host check on, no control token. */
   access?: AccessPolicy;
   /**
@@ -85,6 +88,11 @@ export interface Api {
   readonly admit: Admission;
   /** Answers one request as `handle` would (recorded like one), synchronously, without waiting any injected latency. */
   readonly answer: (request: ApiRequest) => ApiAnswer;
+  /**
+   * Answers one request as `answer` does, but a wait for requests is held until it is answered
+   * (the in-process handle's `waitForRequest`): then a promise.
+   */
+  readonly answerHeld: (request: ApiRequest) => ApiAnswer | Promise<ApiAnswer>;
   /** The answers that failed validation against openapi.yaml (each became a 500). */
   readonly responseFailures: RequestPathDeps['responseFailures'];
   /**
@@ -118,6 +126,8 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   const requestId = (): string => sim.nextRequestId();
   // Aborted while the server stops: every wait for injected latency ends at once.
   let drain = drainController();
+  // Waits for requests held (over HTTP, or in-process): a stop ends them at once.
+  const waits = new WaitRoom(sim, options.timers);
   const wait = (ms: number): Promise<void> => {
     const { signal } = drain;
     if (signal.aborted) return Promise.resolve();
@@ -201,6 +211,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       body,
       mediaHost: followsHost() ? usableHost(req.headers.host) : undefined,
     });
+    if (answer.wait) return holdWait(res, answer.wait).then((held) => held && afterLatency(req, res, method, body, held, cors));
     // A state-changing request is acknowledged only once its line is in the state file: while the
     // file's lines wait for room, its answer waits for them, and is never sent if they never are.
     // A shutdown changes no state, and its answer is what stops the simulator: it does not wait.
@@ -226,6 +237,13 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
         fail(req, res, err, cors);
       }
     }, res.socket);
+  };
+  // A wait for requests, held until it is answered; let go (nothing sent) when the client goes first.
+  const holdWait = (res: ServerResponse, wait: NonNullable<ApiAnswer['wait']>): Promise<ApiAnswer | undefined> => {
+    const gone = new AbortController();
+    const onClose = (): void => gone.abort();
+    res.once('close', onClose);
+    return waits.hold(wait, gone.signal).finally(() => res.removeListener('close', onClose));
   };
   // Whether an answer, as it is written, closes its connection: after a body too large to read
   // whole, or while the server stops.
@@ -293,14 +311,22 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     handle,
     admit,
     answer: (request) => handleRequest(socketless, request),
+    answerHeld: (request) => {
+      const answer = handleRequest(socketless, request);
+      return answer.wait ? waits.hold(answer.wait).then((held) => held as ApiAnswer) : answer;
+    },
     requestId,
     responseFailures: deps.responseFailures,
     mediaFaults,
     drain: () => {
       const current = drain;
       current.abort();
+      waits.stop();
       return () => {
-        if (drain === current) drain = drainController();
+        if (drain === current) {
+          drain = drainController();
+          waits.resume();
+        }
       };
     },
   };

@@ -15,9 +15,10 @@
  * (scripts/build-msw.mjs), with the validators compiled ahead of time (no `eval` under a strict
  * Content-Security-Policy) and the clips loaded when a video's file is first asked for.
  */
-import { http, type HttpHandler } from 'msw';
-import { handleRequest, requestPathDeps, type ApiRequest, type Exchange, type RequestPathDeps, type StreamedBody } from '../api/handleRequest.js';
+import { HttpResponse, http, type HttpHandler } from 'msw';
+import { handleRequest, requestPathDeps, type ApiAnswer, type ApiRequest, type Exchange, type RequestPathDeps, type StreamedBody } from '../api/handleRequest.js';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
+import { WaitRoom } from '../api/waits.js';
 import { controlMethods, queryString, CONTROL_ROOT, type ControlMethods } from '../client/api.js';
 import { SimulatorControlError } from '../client/controlError.js';
 import { fail } from '../core/errors.js';
@@ -98,6 +99,8 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
     closed = true;
     for (const timer of timers) timer.cancel();
     timers.clear();
+    // Waits for requests held now are answered 503 simulator_closed at once.
+    engine?.waits.stop();
   };
   // A bundled scenario is there at once; one given as a value or as YAML text is resolved once its
   // parser and validator are loaded (`ready`).
@@ -116,9 +119,15 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
   };
 
   const answerApi = async (request: Request, path: string): Promise<Response> => {
-    const { core, deps } = await started();
+    const { core, deps, waits } = await started();
     if (closed) return closedResponse();
-    const answer = handleRequest(deps, await apiRequestOf(request, path));
+    let answer = handleRequest(deps, await apiRequestOf(request, path));
+    if (answer.wait) {
+      // Held until answered; a page that aborts the request lets it go.
+      const held = await waits.hold(answer.wait, request.signal);
+      if (held === undefined) return HttpResponse.error();
+      answer = held;
+    }
     if (answer.shutdown) queueMicrotask(close);
     return apiResponse(request, answer, { cors: !path.startsWith(CONTROL_ROOT), timers, signal: request.signal, released: () => core.held.release() });
   };
@@ -144,15 +153,16 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
   }
 
   const control = controlMethods<true>(async (call) => {
-    const { deps } = await started();
+    const { deps, waits } = await started();
     if (closed) throw new SimulatorControlError(503, JSON.stringify(fail('simulator_closed').toBody()), `${call.method} ${call.path}`);
-    const answer = handleRequest(deps, {
+    const first = handleRequest(deps, {
       method: call.method,
       path: call.path,
       query: queryString(call.query),
       headers: call.body === undefined ? {} : { 'content-type': JSON_MEDIA_TYPE },
       body: call.body === undefined ? null : Buffer.from(JSON.stringify(call.body)),
     });
+    const answer = first.wait ? ((await waits.hold(first.wait)) as ApiAnswer) : first;
     if (answer.status !== 200) throw new SimulatorControlError(answer.status, answer.body, `${call.method} ${call.path}`);
     if (call.text) return answer.stream ? answer.stream.text() : answer.body;
     return JSON.parse(answer.body) as unknown;
@@ -161,10 +171,11 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
   return { handlers, control, ready, transcript: () => engine?.transcript() ?? '', close };
 }
 
-/** What answers once the scenario is known: the core, its request path, its media files, its transcript. */
+/** What answers once the scenario is known: the core, its request path, its media files, its transcript, the waits for requests it holds. */
 interface Engine {
   core: Simulator;
   deps: RequestPathDeps;
+  waits: WaitRoom;
   files: ReturnType<typeof createMediaFiles>;
   transcript(): string;
 }
@@ -209,7 +220,8 @@ function openEngine(scenario: Scenario, options: SimulatorHandlersOptions & { ba
       return image ? { aspectRatio: image.aspectRatio, prompt: image.prompt } : undefined;
     },
   });
-  return { core, deps, files, transcript };
+  // Waits for requests run out on the page's own timers.
+  return { core, deps, files, transcript, waits: new WaitRoom(core) };
 }
 
 /** The scenario option: a bundled scenario, or one to resolve once its parser is loaded. A name that is none is refused at once. */

@@ -1,0 +1,102 @@
+/**
+ * The waits for requests an adapter holds (`POST /_sim/requests/wait`): the HTTP adapter's, for
+ * its connections and the in-process handle, and a page's handlers'. Each wait is offered every
+ * record the journal adds (the core's one "journal grew" signal, `Simulator.onJournalRecord`,
+ * listened to only while a wait is held), and answered by the record that makes its count, by its
+ * timer on the host's clock, or by a stop. No polling: nothing runs while nothing arrives.
+ *
+ * The timers are the host's, injected (`WaitTimers`): the server's and the page's `setTimeout`, or
+ * a test's.
+ */
+import type { Simulator } from '../core/simulator.js';
+import type { ApiAnswer, HeldWait } from './exchange.js';
+
+/** The host's timers, as a wait uses them. */
+export interface WaitTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** The global `setTimeout` and `clearTimeout`, read when called (so that a test runner's fake timers, installed later, are the ones used). */
+export const HOST_TIMERS: WaitTimers = {
+  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
+  clearTimeout: (handle) => globalThis.clearTimeout(handle as Parameters<typeof clearTimeout>[0]),
+};
+
+interface Held {
+  wait: HeldWait;
+  timer: unknown;
+  done: (answer: ApiAnswer | undefined) => void;
+}
+
+export class WaitRoom {
+  private readonly held = new Set<Held>();
+  private stopListening: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly sim: Simulator,
+    private readonly timers: WaitTimers = HOST_TIMERS,
+  ) {}
+
+  /** How many waits are held now. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /**
+   * Holds `wait` until it is answered: resolves with the answer to send, or with undefined when
+   * `signal` aborts first (the client has gone: nothing is sent, its place is given back). Once
+   * stopped, a wait is answered at once with the stop's 503.
+   */
+  hold(wait: HeldWait, signal?: AbortSignal): Promise<ApiAnswer | undefined> {
+    if (this.stopped) return Promise.resolve(wait.stopped());
+    if (signal?.aborted) {
+      wait.cancel();
+      return Promise.resolve(undefined);
+    }
+    return new Promise((resolve) => {
+      const entry: Held = {
+        wait,
+        timer: undefined,
+        done: (answer) => {
+          if (!this.held.delete(entry)) return;
+          this.timers.clearTimeout(entry.timer);
+          signal?.removeEventListener('abort', aborted);
+          if (this.held.size === 0) this.quiet();
+          resolve(answer);
+        },
+      };
+      const aborted = (): void => {
+        wait.cancel();
+        entry.done(undefined);
+      };
+      this.held.add(entry);
+      this.listen();
+      entry.timer = this.timers.setTimeout(() => entry.done(wait.finish(true)), wait.timeoutMs);
+      signal?.addEventListener('abort', aborted, { once: true });
+    });
+  }
+
+  /** Ends every held wait at once with the stop's 503; later ones too, until `resume`. */
+  stop(): void {
+    this.stopped = true;
+    for (const entry of [...this.held]) entry.done(entry.wait.stopped());
+  }
+
+  /** Holds waits again (a server that listens again after a stop). */
+  resume(): void {
+    this.stopped = false;
+  }
+
+  private listen(): void {
+    this.stopListening ??= this.sim.onJournalRecord((record) => {
+      for (const entry of [...this.held]) if (entry.wait.offer(record)) entry.done(entry.wait.finish(false));
+    });
+  }
+
+  private quiet(): void {
+    this.stopListening?.();
+    this.stopListening = undefined;
+  }
+}
