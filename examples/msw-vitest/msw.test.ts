@@ -84,7 +84,6 @@ describe('video-service-sim/msw under msw/node', () => {
       ids.push(video.id);
     }
     expect(client.retries).toContain('network');
-    expect(client.retries.some((r) => r === '500' || r === '429')).toBe(true);
     expect(new Set(ids).size).toBe(12);
     // What the service holds: exactly one generation per create, retries and the lost answer included.
     const held = await s.control.generations.list({ apiKey, limit: 100 });
@@ -92,6 +91,8 @@ describe('video-service-sim/msw under msw/node', () => {
 
     // Polls are retried too; every video resolves (a flaky one may fail: ~15% of generations do).
     for (const id of ids) expect(['succeeded', 'failed']).toContain((await client.waitFor(id)).status);
+    // Along the way the client met the scenario's 500s and 429s, and got past each.
+    expect(client.retries.filter((r) => r === '500' || r === '429').length).toBeGreaterThan(0);
   });
 
   it('a prompt trigger: [sim:fail=render] gives a failed video with error code render_failed', async () => {
