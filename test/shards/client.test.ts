@@ -100,6 +100,18 @@ describe('SimulatorControl over three shards', () => {
     await expect(control.generations.get('vid_nowhere')).rejects.toMatchObject({ status: 404, code: 'resource_not_found' });
   });
 
+  it('verifies and waits over every shard: counts summed, a wait on each shard, let go once enough matched', async () => {
+    const keys = keysOnEveryShard(3, 'sk_test_verify_', 3);
+    const control = new SimulatorControl({ baseUrl: cluster.proxy.url, token: TOKEN });
+    await create(cluster, keys[0] as string);
+    const waiting = control.waitForRequest({ method: 'POST', path: '/v1/videos' }, { count: keys.length, timeoutMs: 20_000 });
+    for (const key of keys.slice(1)) await create(cluster, key);
+    expect((await waiting).map((e) => e.account).sort()).toEqual([...keys].sort());
+    expect(await control.verify({ method: 'POST' }, { exactly: keys.length })).toMatchObject({ verified: true, count: keys.length });
+    await expect(control.verify({ method: 'POST' }, { at_most: 0 })).rejects.toThrow(`Expected no request matching {"method":"POST"} over 3 shards; found ${keys.length}.`);
+    expect((await control.requests({ method: 'POST' })).map((e) => e.account).sort()).toEqual([...keys].sort());
+  });
+
   it('sends a call that names an account through the proxy once, to its shard', async () => {
     const key = 'sk_test_keyed_client';
     await create(cluster, key);
