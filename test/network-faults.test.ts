@@ -234,6 +234,7 @@ describe('before or after the request takes effect', () => {
     await create(url);
     const [entry] = await journal(sim);
     expect(entry).toEqual({
+      seq: 1,
       method: 'POST',
       path: '/v1/videos',
       status: null,
@@ -243,6 +244,8 @@ describe('before or after the request takes effect', () => {
       request_id: expect.stringMatching(/^req_/),
       negative_prompt_effective: null,
       fault: 'queued fault: network reset (after)',
+      // What the client sent; nothing of what it was answered (`seen`): the answer was lost.
+      body: JSON.parse(CREATE_BODY),
     });
   });
 });

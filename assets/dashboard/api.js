@@ -199,6 +199,33 @@ export const api = {
     const data = journals.flatMap((j) => j.data).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     return { object: 'list', data: data.slice(-limit), has_more: data.length > limit || journals.some((j) => j.has_more) };
   },
+  /**
+   * The journal's entries matching a request pattern (of one account too, with `account`), oldest
+   * first, at most `limit` of the latest: a wait that does not wait (`timeout_ms: 0`) on every shard.
+   */
+  matching: async ({ pattern, limit, account }) => {
+    const request = account ? { ...pattern, api_key: account } : pattern;
+    const body = { request, count: 10000, timeout_ms: 0 };
+    const answers = (await sharded()) ? await everyShard('simWaitRequests', () => ({ body })) : [await control('simWaitRequests', { body })];
+    const data = answers.flatMap((a) => a.matched).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    return { object: 'list', data: data.slice(-limit), has_more: data.length > limit };
+  },
+  /**
+   * POST /_sim/verify of a pattern (at least one request): { verified, count, message, closest,
+   * dropped }. Over shards, every shard's count and dropped requests summed, their closest merged.
+   */
+  verify: async (pattern) => {
+    if (!(await sharded())) return control('simVerify', { body: { request: pattern } });
+    const answers = await everyShard('simVerify', () => ({ body: { request: pattern, times: { at_least: 1 } } }));
+    const count = answers.reduce((n, a) => n + a.count, 0);
+    const dropped = answers.reduce((n, a) => n + a.dropped, 0);
+    if (count >= 1) return { verified: true, count, message: null, closest: [], dropped };
+    const closest = answers
+      .flatMap((a) => a.closest)
+      .sort((a, b) => a.differs.length - b.differs.length || (a.at > b.at ? -1 : a.at < b.at ? 1 : 0))
+      .slice(0, 3);
+    return { verified: false, count, message: answers.find((a) => a.message)?.message ?? null, closest, dropped };
+  },
   /** How well an account's client follows the interface document: coverage and findings. */
   report: (account) => control('simReport', { query: { api_key: account } }),
   generation: async (id) => {

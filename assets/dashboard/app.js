@@ -16,7 +16,7 @@ import { api, learnCdn, newMediaView } from './api.js';
 import { renderModels, renderTriggers, wireCreateForm } from './create-form.js';
 import { clockText, currentStage, durationText, ms, signature, stageLabel } from './format.js';
 import { failableStages, inFlightStatuses, isInFlight, learnPipeline, pipelineStages, timedStages } from './pipeline.js';
-import { generationRow, h, journalRow, renderDetail, renderMissing, renderReport, scaleTimelines } from './views.js';
+import { generationRow, h, journalRow, renderDetail, renderMissing, renderPatternProblem, renderReport, renderVerdict, scaleTimelines } from './views.js';
 
 const POLL_MS = 1500;
 const MAX_CHANGE_PAGES_PER_TICK = 10; // 10 x 1000 changes; the rest waits for the next tick
@@ -42,6 +42,7 @@ const state = {
   missing: null, // a linked generation that could not be shown: { id, error }
   journalLimit: 50,
   journalKey: '',
+  journalPattern: null, // a request pattern the journal is filtered by (and verified against), or null
   reportMissing: false, // this simulator has no GET /_sim/report: stop asking
   busy: false,
 };
@@ -362,21 +363,42 @@ function renderSelected(force = false) {
   $('detail-close').hidden = !g && !state.missing;
 }
 
-/** The journal has no cursor: a one-entry probe tells whether anything arrived before fetching more. */
+/**
+ * The journal has no cursor: a one-entry probe tells whether anything arrived before fetching more.
+ * With a request pattern, only the entries it matches, and POST /_sim/verify's answer beside them.
+ */
 async function refreshJournal(epoch) {
   const account = state.filter.account;
+  const pattern = state.journalPattern;
   const probe = await api.journal({ limit: 1, account });
   if (epoch !== state.epoch) return;
-  const key = `${state.journalLimit}|${account}|${probe.data[0]?.request_id ?? ''}`;
+  const key = `${state.journalLimit}|${account}|${probe.data[0]?.request_id ?? ''}|${pattern === null ? '' : JSON.stringify(pattern)}`;
   if (key === state.journalKey) return;
-  const journal = probe.data.length ? await api.journal({ limit: state.journalLimit, account }) : probe;
+  let journal;
+  try {
+    journal = pattern !== null ? await api.matching({ pattern, limit: state.journalLimit, account }) : probe.data.length ? await api.journal({ limit: state.journalLimit, account }) : probe;
+    if (pattern !== null) {
+      const verification = await api.verify(account ? { ...pattern, api_key: account } : pattern);
+      if (epoch !== state.epoch) return;
+      renderVerdict($('journal-verdict'), verification);
+    }
+  } catch (error) {
+    if (pattern === null || error.status !== 400) throw error;
+    // The simulator refused the pattern (an unknown or malformed field): said where the verdict goes.
+    state.journalKey = key;
+    $('journal-verdict').hidden = false;
+    renderPatternProblem($('journal-verdict'), error.message);
+    return;
+  }
   if (epoch !== state.epoch) return;
   state.journalKey = key;
+  $('journal-verdict').hidden = pattern === null;
   $('journal-scope').textContent = journal.data.length
-    ? `(latest ${journal.data.length}${account ? ` of ${account}` : ''}, newest first)`
+    ? `(latest ${journal.data.length}${pattern !== null ? ' matching' : ''}${account ? ` of ${account}` : ''}, newest first)`
     : '';
   $('journal-body').replaceChildren(...journal.data.toReversed().map(journalRow));
   $('journal-empty').hidden = journal.data.length > 0;
+  $('journal-empty').textContent = pattern !== null ? 'No request in the journal matches the pattern.' : 'No /v1 requests yet.';
   await refreshReport(epoch);
 }
 
@@ -642,6 +664,33 @@ function wire() {
   $('journal-limit').addEventListener('change', () => {
     state.journalLimit = Number($('journal-limit').value);
     state.journalKey = '';
+    refreshNow();
+  });
+  $('journal-pattern-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const text = $('journal-pattern').value.trim();
+    let pattern = null;
+    if (text !== '') {
+      try {
+        pattern = JSON.parse(text);
+      } catch {
+        pattern = undefined;
+      }
+      if (pattern === undefined || pattern === null || typeof pattern !== 'object' || Array.isArray(pattern)) {
+        $('journal-verdict').hidden = false;
+        renderPatternProblem($('journal-verdict'), 'A request pattern is a JSON object, such as {"method":"POST","path":"/v1/videos"}.');
+        return;
+      }
+    }
+    state.journalPattern = pattern;
+    state.journalKey = '';
+    refreshNow();
+  });
+  $('journal-pattern-clear').addEventListener('click', () => {
+    $('journal-pattern').value = '';
+    state.journalPattern = null;
+    state.journalKey = '';
+    $('journal-verdict').hidden = true;
     refreshNow();
   });
   $('detail-close').addEventListener('click', () => {

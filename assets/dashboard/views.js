@@ -360,6 +360,46 @@ export function journalRow(entry) {
   );
 }
 
+/**
+ * POST /_sim/verify's answer for the journal's pattern: verified with its count, or its sentence
+ * and the entries nearest the pattern, each with the pattern's fields it does not match.
+ */
+export function renderVerdict(container, verification) {
+  const dropped = verification.dropped > 0 ? ` The journal dropped ${verification.dropped} older request${verification.dropped === 1 ? '' : 's'} of this scope.` : '';
+  if (verification.verified) {
+    container.replaceChildren(
+      h('p', { class: 'callout ok', 'data-testid': 'journal-verified' }, `Verified: ${verification.count} request${verification.count === 1 ? '' : 's'} match.${dropped}`),
+    );
+    return;
+  }
+  container.replaceChildren(
+    h(
+      'div',
+      { class: 'callout warning', 'data-testid': 'journal-not-verified' },
+      h('p', { 'data-testid': 'journal-verify-message' }, verification.message),
+      verification.closest.length > 0
+        ? h(
+            'ul',
+            { class: 'closest', 'data-testid': 'journal-closest' },
+            ...verification.closest.map((e) =>
+              h(
+                'li',
+                { class: 'mono', 'data-testid': 'journal-closest-entry' },
+                `#${e.seq} ${e.method} ${e.path}${e.account ? ` (${e.account})` : ''} -> ${e.status ?? 'no answer'}${e.seen ? `, seen ${e.seen.join(' and ')}` : ''}: `,
+                e.differs.length === 0 ? h('span', {}, 'matches') : h('span', { class: 'differs' }, `differs in ${e.differs.join(', ')}`),
+              ),
+            ),
+          )
+        : null,
+    ),
+  );
+}
+
+/** A pattern's text that is no JSON object, or a pattern the simulator refused: said where the verdict goes. */
+export function renderPatternProblem(container, message) {
+  container.replaceChildren(h('p', { class: 'callout warning', role: 'alert', 'data-testid': 'journal-pattern-problem' }, message));
+}
+
 /** The detail panel when a linked generation cannot be shown. */
 export function renderMissing(container, id, error) {
   container.replaceChildren(

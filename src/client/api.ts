@@ -9,7 +9,7 @@
  */
 import type { ErrorCode, VideoStatus } from '../api-types.js';
 import type { components } from '../generated/openapi-types.js';
-import { VerificationError } from './verificationError.js';
+import { VerificationError, type JournalEntry } from './verificationError.js';
 
 type Schemas = components['schemas'];
 
@@ -30,7 +30,7 @@ export type SimFaultList = Schemas['SimFaultList'];
 /** `GET /_sim/report?api_key=`. */
 export type SimClientReport = Schemas['SimClientReport'];
 /** An entry of the request journal (`GET /_sim/requests`, and what verifications and waits answer). */
-export type SimJournalEntry = Schemas['SimJournalEntry'];
+export type SimJournalEntry = JournalEntry;
 /**
  * A request pattern (`POST /_sim/verify`, `POST /_sim/requests/wait`): every field optional; a
  * request matches when it matches every field given.
@@ -39,9 +39,9 @@ export type RequestPattern = Schemas['SimRequestPattern'];
 /** How many matching requests a verification expects: one of `exactly`, `at_least`, `at_most` (`{ at_most: 0 }`: never). */
 export type VerifyTimes = { exactly: number } | { at_least: number } | { at_most: number };
 /** The answer of `POST /_sim/verify`. */
-export type SimVerification = Schemas['SimVerification'];
+export type SimVerification = Omit<Schemas['SimVerification'], 'closest'> & { closest: JournalEntry[] };
 /** The answer of `POST /_sim/requests/wait`. */
-export type SimWaitAnswer = Schemas['SimWaitAnswer'];
+export type SimWaitAnswer = Omit<Schemas['SimWaitAnswer'], 'matched' | 'closest'> & { matched: JournalEntry[]; closest?: JournalEntry[] };
 
 export interface WaitOptions {
   /** How many matching requests to wait for. Default 1. */

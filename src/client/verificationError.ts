@@ -6,7 +6,15 @@
  */
 import type { components } from '../generated/openapi-types.js';
 
-type SimJournalEntry = components['schemas']['SimJournalEntry'];
+/**
+ * An entry of the request journal, as openapi.yaml has it (`SimJournalEntry`), its `body` holding
+ * the fields the client sent, whatever their names.
+ */
+export type JournalEntry = Omit<components['schemas']['SimJournalEntry'], 'body' | 'body_digests'> & {
+  body?: Record<string, unknown>;
+  body_digests?: Record<string, string>;
+};
+type SimJournalEntry = JournalEntry;
 
 /**
  * What did not hold: `message` is the sentence (what was expected, what was found) followed by the

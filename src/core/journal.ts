@@ -286,7 +286,8 @@ export function journalRecord(request: HandledRequest, answer: SentAnswer, value
     undelivered: false,
     body: kept.body,
     bodyDigests: kept.digests,
-    seen: answer.status === 200 ? seenIn(shown) : 0,
+    // What the client saw: nothing of an answer a network fault lost (but a slow one, which arrives whole).
+    seen: answer.status === 200 && (loss === undefined || loss.fault.kind === 'slow') ? seenIn(shown) : 0,
   };
 }
 

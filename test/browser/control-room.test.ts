@@ -22,6 +22,8 @@ beforeAll(async () => {
     [429, /^\/v1\//],
     [500, /^\/v1\//],
     [422, /^\/v1\//],
+    // A request pattern the simulator refuses (the journal's filter).
+    [400, /^\/_sim\/(verify|requests\/wait)$/],
   ]);
   page = browser.page;
   await page.goto(`${url}/_sim/`);
@@ -290,5 +292,34 @@ describe('the "Switch to" list', () => {
     // After the switch the list shows the scenario in use.
     expect(await select.inputValue()).toBe('flaky');
     expect(browser.errors).toEqual([]);
+  });
+});
+
+describe('the journal filtered by a request pattern', () => {
+  it("shows only the requests it matches, and POST /_sim/verify's answer: the sentence and the closest entries, then verified", async () => {
+    failureScreenshot('control-room-pattern-failure.png');
+    const key = 'sk_test_room_pattern';
+    const id = await createVideo('A paper lantern drifting up at dusk.', key);
+    await fetch(`${url}/v1/videos/${id}`, { headers: { Authorization: `Bearer ${key}` } });
+    await page.getByTestId('journal-pattern').fill(`{"api_key":"${key}","path":"/v1/videos/*","seen":"succeeded"}`);
+    await page.getByTestId('journal-pattern-apply').click();
+    await page
+      .getByTestId('journal-verify-message')
+      .getByText(`Expected at least 1 request matching {"api_key":"${key}","path":"/v1/videos/*","seen":"succeeded"}; found 0.`, { exact: true })
+      .waitFor();
+    expect(await page.getByTestId('journal-closest-entry').first().textContent()).toMatch(/^#\d+ GET \/v1\/videos\/vid_\w+ \(sk_test_room_pattern\) -> 200, seen queued: differs in seen$/);
+    expect(await page.getByTestId('journal-row').count()).toBe(0);
+    // The app's next poll sees it succeeded: the journal shows that request alone, verified.
+    sim.generations.finish(id, key);
+    await fetch(`${url}/v1/videos/${id}`, { headers: { Authorization: `Bearer ${key}` } });
+    await page.getByTestId('journal-verified').getByText('Verified: 1 request match.', { exact: true }).waitFor();
+    await expect.poll(() => page.getByTestId('journal-row').count()).toBe(1);
+    // A field the pattern cannot have is the simulator's 400, said in place of the verdict.
+    await page.getByTestId('journal-pattern').fill('{"methd":"GET"}');
+    await page.getByTestId('journal-pattern-apply').click();
+    await page.getByTestId('journal-pattern-problem').getByText("Unknown parameter 'request/methd'", { exact: false }).waitFor();
+    await page.getByTestId('journal-pattern-clear').click();
+    await expect.poll(() => page.getByTestId('journal-row').count()).toBeGreaterThan(1);
+    expect(await page.getByTestId('journal-verdict').isHidden()).toBe(true);
   });
 });
