@@ -3,11 +3,11 @@
  * checked against the JSON schema; every problem names the file, the field and what was expected.
  */
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closestMatch } from '../closestMatch.js';
 import { BASE_SCENARIO, mergeScenario, type Scenario, type ScenarioFile } from '../core/scenario.js';
+import { cachedScenarioFile, keepScenarioFile, yamlParser } from './fileReading.js';
 import { parseScenarioText, rangeProblems, ScenarioError, schemaProblems, type FileProblem } from './resolve.js';
 
 export { ScenarioError };
@@ -183,7 +183,7 @@ function resolveFile(path: string, chain: string[]): Scenario {
       inherited.push(...e.problems.map((problem) => ({ file: path, problem })));
     }
     try {
-      if (parentPath !== undefined) parent = resolveFile(parentPath, [...chain, path]);
+      if (parentPath !== undefined) parent = bundledScenarioAt(parentPath) ?? resolveFile(parentPath, [...chain, path]);
     } catch (e) {
       if (!(e instanceof ScenarioError)) throw e;
       inherited.push(...e.byFile);
@@ -218,6 +218,21 @@ function readScenarioFile(path: string): { file: ScenarioFile; problems: string[
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-  // Loaded on first use: a simulator started with a bundled scenario needs no YAML parser.
-  return parseScenarioText(createRequire(import.meta.url)('yaml') as typeof import('yaml'), text, path);
+  // A text read and found valid before is taken from the cache (fileReading.ts); otherwise the
+  // parser is loaded on first use: a simulator started with a bundled scenario needs none.
+  const cached = cachedScenarioFile(text);
+  if (cached !== undefined) return { file: cached, problems: [] };
+  const read = parseScenarioText(yamlParser(), text, path);
+  if (read.problems.length === 0) keepScenarioFile(text, read.file);
+  return read;
+}
+
+/**
+ * The bundled scenario at `path` as the build resolved and checked it (a file's `extends: fast`),
+ * without reading its YAML or what it extends; undefined for any other file, or from sources.
+ */
+function bundledScenarioAt(path: string): Scenario | undefined {
+  if (dirname(path) !== resolve(BUNDLED_SCENARIOS_DIR) || !path.endsWith('.yaml')) return undefined;
+  const scenario = prebuiltScenarios()?.[basename(path, '.yaml')];
+  return scenario && structuredClone(scenario);
 }
