@@ -3,8 +3,9 @@
 // the baselines and the history of the figures: bench/README.md.
 //
 //   node bench/bench.mjs [--quick] [--skip-tests] [--out FILE] [--strict]
-//                        [--only startup,in-process,poll,create,floor,advance,list,memory,hung,headers,tests,shards]
+//                        [--only startup,in-process,poll,create,floor,advance,list,memory,hung,waits,headers,tests,shards]
 //                        [--generations N]   (the memory figure's count; default 100,000, --quick 10,000)
+//                        [--waits-on-polled]  (waits: the held waits name the polled account, rather than clients of their own)
 //                        [--against DIST/cli.js]  (floor: another build's simulator in the same rounds)
 //
 // Exit status: 0 when it ran (whatever the figures; with --strict, only when every target is met),
@@ -50,7 +51,7 @@ const quick = flag('--quick');
 const skipTests = flag('--skip-tests');
 const strict = flag('--strict');
 const outFile = option('--out', join(BENCH_DIR, quick ? 'results.quick.json' : 'results.json'));
-const ALL = ['startup', 'in-process', 'poll', 'create', 'floor', 'advance', 'list', 'memory', 'hung', 'headers', 'tests', 'shards'];
+const ALL = ['startup', 'in-process', 'poll', 'create', 'floor', 'advance', 'list', 'memory', 'hung', 'waits', 'headers', 'tests', 'shards'];
 const only = new Set(option('--only', ALL.join(',')).split(','));
 for (const o of only) if (!ALL.includes(o)) throw new Error(`--only: unknown figure '${o}' (one of ${ALL.join(', ')})`);
 if (skipTests) only.delete('tests');
@@ -860,6 +861,139 @@ async function benchHung() {
   });
 }
 
+// ---- waits for requests held -----------------------------------------------------------------------
+
+/** Waits for requests held at once in the `waits` figure: the default `limits.max_waits`. */
+const WAITS = 100;
+/**
+ * `--waits-on-polled`: the waits name the polled account (every poll is offered to every wait and
+ * matched field by field up to `seen`), rather than other clients of their own (the figure's case).
+ */
+const WAITS_ON_POLLED = flag('--waits-on-polled');
+
+/**
+ * Wait `i`'s body: the poll of its client's video that shows `succeeded` (on the manual clock, never),
+ * its client another one than the polling clients (`sk_test_waiter_i`), or with `--waits-on-polled`
+ * the polling clients' own account.
+ */
+const waitBody = (i) =>
+  JSON.stringify({ request: { method: 'GET', path: '/v1/videos/*', api_key: WAITS_ON_POLLED ? KEY : `sk_test_waiter_${i}`, seen: 'succeeded' }, timeout_ms: 30_000 });
+
+/**
+ * Opens `n` connections, each holding a `POST /_sim/requests/wait` that no request answers, and
+ * resolves once the simulator holds them all (a wait more is then 429: it holds `limits.max_waits`),
+ * to a function that closes them (a wait whose client has gone gives its place back).
+ */
+async function holdWaits(url, n) {
+  const { hostname, port } = new URL(url);
+  const sockets = [];
+  const open = (i) => {
+    const body = waitBody(i);
+    const head = `POST /_sim/requests/wait HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(head + body));
+    socket.on('error', () => {});
+    // A place not yet given back by the last round's waits (429): asked again.
+    socket.once('data', (chunk) => {
+      if (chunk.toString('latin1').startsWith('HTTP/1.1 429')) {
+        socket.destroy();
+        sockets.splice(sockets.indexOf(socket), 1, open(i));
+      }
+    });
+    return socket;
+  };
+  for (let i = 0; i < n; i++) sockets.push(open(i));
+  const probe = () => request(`${url}/_sim/requests/wait`, { method: 'POST', body: { request: { method: 'DELETE' }, timeout_ms: 1 } }).then((r) => r.status);
+  for (const deadline = now() + 60_000; ; await sleep(50)) {
+    if ((await probe()) === 429) break;
+    if (now() > deadline) throw new Error(`waits: not all ${n} held within 60 s`);
+  }
+  return async () => {
+    for (const socket of sockets) socket.destroy();
+    await sleep(200);
+  };
+}
+
+async function benchWaits() {
+  requireAutocannon();
+  const n = WAITS;
+  const whose = WAITS_ON_POLLED ? "the polling clients' account (every poll offered to every wait)" : 'clients of their own';
+  log(`waits: ${n} waits for requests held at once (POST /_sim/requests/wait), waiting for ${whose}; resident memory, and ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s of polls (${CONFIG.connections} connections) with and without them`);
+  const sim = await startServer(CLI, SIM_ARGS, { name: 'sim' });
+  const rounds = { without: [], with: [] };
+  const cpu = { without: [], with: [] };
+  const memory = [];
+  let firstCost = 0;
+  try {
+    const created = await createOne(sim.url, KEY);
+    const poll = (seconds) => autocannon(`${sim.url}/v1/videos/${created.id}`, ['-c', String(CONFIG.connections), ...acHeaders(AUTH), '-d', String(seconds)]);
+    await poll(CONFIG.warmupSeconds);
+    // The memory figure is the first time they are held; the poll rounds come after.
+    const rest = await settledRss(sim.pid);
+    const releaseFirst = await holdWaits(sim.url, n);
+    firstCost = (await settledRss(sim.pid)) - rest;
+    log(`  at rest ${fmtBytes(rest)}; ${n} held the first time: ${fmtBytes(rest + firstCost)} (${fmtBytes(firstCost)} more)`);
+    await releaseFirst();
+    for (let round = 0; round < CONFIG.rounds; round++) {
+      const rate = async (kind) => {
+        const cpuBefore = cpuMs(sim.pid);
+        const r = await poll(CONFIG.seconds);
+        if (r.non2xx > 0 || r.errors > 0) log(`  WARNING: ${r.non2xx} non-2xx and ${r.errors} errors`);
+        rounds[kind].push(r.requests.total / r.duration);
+        cpu[kind].push(((cpuMs(sim.pid) - cpuBefore) * 1000) / r.requests.total);
+      };
+      const order = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
+      for (const kind of order) {
+        if (kind === 'with') {
+          const before = await settledRss(sim.pid);
+          const release = await holdWaits(sim.url, n);
+          memory.push((await settledRss(sim.pid)) - before);
+          await rate('with');
+          await release();
+        } else {
+          await rate('without');
+        }
+      }
+      log(
+        `  round ${round + 1}: without ${rounds.without.at(-1).toFixed(0)} req/s (${cpu.without.at(-1).toFixed(1)} µs of CPU each), ` +
+          `with ${rounds.with.at(-1).toFixed(0)} req/s (${cpu.with.at(-1).toFixed(1)} µs); ${n} held again cost ${fmtBytes(memory.at(-1))}`,
+      );
+    }
+  } finally {
+    await stopServer(sim);
+  }
+  const value = median(rounds.with);
+  const baseline = median(rounds.without);
+  raw.waits = { waits: n, onPolled: WAITS_ON_POLLED, rpsWith: rounds.with, rpsWithout: rounds.without, cpuUsPerPollWith: cpu.with, cpuUsPerPollWithout: cpu.without, firstRssDeltaBytes: firstCost, againRssDeltaBytes: memory };
+  figure({
+    id: 'waits_memory',
+    figure: `resident memory of ${n} waits for requests held at once`,
+    value: firstCost,
+    unit: 'bytes',
+    display: fmtBytes(firstCost),
+    baseline: null,
+    baselineDisplay: '-',
+    ratio: null,
+    target: '< 16 MB',
+    pass: firstCost < 16 * 1024 * 1024,
+    note: `the first time they are held; held again in the poll rounds, a median ${fmtBytes(median(memory))} more`,
+  });
+  figure({
+    id: 'waits_poll_rate',
+    figure: WAITS_ON_POLLED
+      ? `polls of the account ${n} held waits for requests wait for (every poll offered to every wait), ${CONFIG.connections} connections`
+      : `other clients' polls while ${n} waits for requests are held, ${CONFIG.connections} connections`,
+    value,
+    unit: 'req/s',
+    display: `${value.toFixed(0)} req/s`,
+    baseline,
+    baselineDisplay: `${baseline.toFixed(0)} req/s (none held)`,
+    ratio: value / baseline,
+    target: 'ratio >= 0.9',
+    pass: value / baseline >= 0.9,
+    note: `server CPU per poll: ${median(cpu.with).toFixed(1)} µs with them held, ${median(cpu.without).toFixed(1)} µs without`,
+  });
+}
+
 // ---- npm test ---------------------------------------------------------------------------------
 
 async function benchTests() {
@@ -1007,6 +1141,7 @@ async function main() {
   if (only.has('list')) await benchList();
   if (only.has('memory')) await benchMemory();
   if (only.has('hung')) await benchHung();
+  if (only.has('waits')) await benchWaits();
   if (only.has('headers')) await benchHeaders();
   if (only.has('tests')) await benchTests();
   if (only.has('shards')) await benchShards();

@@ -65,6 +65,19 @@ describe('a wait', () => {
     await sim.close();
   });
 
+  it("naming an account, is answered by that account's request alone", async () => {
+    const sim = makeSim();
+    const url = await sim.listen(0);
+    const mine = sim.waitForRequest({ method: 'POST', api_key: 'sk_test_mine' });
+    const anyone = sim.waitForRequest({ method: 'POST' });
+    await create(url, 'sk_test_theirs');
+    expect((await anyone).map((e) => e.account)).toEqual(['sk_test_theirs']);
+    expect(sim.core.waits.held).toBe(1);
+    await create(url, 'sk_test_mine');
+    expect((await mine).map((e) => [e.seq, e.account])).toEqual([[2, 'sk_test_mine']]);
+    await sim.close();
+  });
+
   it('with after, counts only the entries after that seq', async () => {
     const sim = makeSim();
     const url = await sim.listen(0);

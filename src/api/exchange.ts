@@ -78,6 +78,8 @@ export interface ApiAnswer {
  */
 export interface HeldWait {
   readonly timeoutMs: number;
+  /** The account the wait's pattern names, if it names one: only its requests (and no other) can answer it. */
+  readonly apiKey: string | undefined;
   offer(record: JournalRecord): boolean;
   finish(timedOut: boolean): ApiAnswer;
   stopped(): ApiAnswer;

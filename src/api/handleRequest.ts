@@ -370,6 +370,7 @@ function heldWait(ctx: RequestContext, held: HeldWaitAnswer): HeldWait {
   };
   return {
     timeoutMs: held.timeoutMs,
+    apiKey: held.wait.pattern.apiKey,
     offer: (record) => holding && held.wait.offer(record),
     finish(timedOut) {
       release();

@@ -31,6 +31,12 @@ interface Held {
 
 export class WaitRoom {
   private readonly held = new Set<Held>();
+  /**
+   * The held waits by the account their pattern names (`null`: none): a record is offered only to
+   * the waits of its account and to those that name none, so other clients' requests cost a wait
+   * nothing.
+   */
+  private readonly byAccount = new Map<string | null, Set<Held>>();
   private stopListening: (() => void) | undefined;
   private stopped = false;
 
@@ -56,11 +62,15 @@ export class WaitRoom {
       return Promise.resolve(undefined);
     }
     return new Promise((resolve) => {
+      const account = wait.apiKey ?? null;
       const entry: Held = {
         wait,
         timer: undefined,
         done: (answer) => {
           if (!this.held.delete(entry)) return;
+          const bucket = this.byAccount.get(account) as Set<Held>;
+          bucket.delete(entry);
+          if (bucket.size === 0) this.byAccount.delete(account);
           this.timers.clearTimeout(entry.timer);
           signal?.removeEventListener('abort', aborted);
           if (this.held.size === 0) this.quiet();
@@ -72,6 +82,9 @@ export class WaitRoom {
         entry.done(undefined);
       };
       this.held.add(entry);
+      const bucket = this.byAccount.get(account);
+      if (bucket === undefined) this.byAccount.set(account, new Set([entry]));
+      else bucket.add(entry);
       this.listen();
       entry.timer = this.timers.setTimeout(() => entry.done(wait.finish(true)), wait.timeoutMs);
       signal?.addEventListener('abort', aborted, { once: true });
@@ -91,8 +104,15 @@ export class WaitRoom {
 
   private listen(): void {
     this.stopListening ??= this.sim.onJournalRecord((record) => {
-      for (const entry of [...this.held]) if (entry.wait.offer(record)) entry.done(entry.wait.finish(false));
+      if (record.account !== null) this.offer(this.byAccount.get(record.account), record);
+      this.offer(this.byAccount.get(null), record);
     });
+  }
+
+  /** Offers `record` to each wait of `bucket`; one it answers is done (and leaves the bucket: a Set iterates on past it). */
+  private offer(bucket: Set<Held> | undefined, record: Parameters<HeldWait['offer']>[0]): void {
+    if (bucket === undefined) return;
+    for (const entry of bucket) if (entry.wait.offer(record)) entry.done(entry.wait.finish(false));
   }
 
   private quiet(): void {

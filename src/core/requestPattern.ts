@@ -73,7 +73,10 @@ const SHOWN_PATTERN_CHARS = 1000;
 
 /** A pattern ready to match records: each field it gives, as a test. */
 export class CompiledPattern {
+  /** The field tests in the pattern's order (what `differs` lists)... */
   private readonly tests: { field: PatternField; test: (r: JournalRecord) => boolean }[] = [];
+  /** ...and in the order `matches` runs them: the cheapest first, the body last. */
+  private readonly quick: ((r: JournalRecord) => boolean)[];
 
   /** `digest`: the request path's, which made the digests the journal keeps of long body values. */
   constructor(
@@ -84,6 +87,7 @@ export class CompiledPattern {
       const test = fieldTest(field, source, digest);
       if (test !== undefined) this.tests.push({ field, test });
     }
+    this.quick = [...this.tests].sort((a, b) => COST.indexOf(a.field) - COST.indexOf(b.field)).map((t) => t.test);
   }
 
   /** The account the pattern is about, if it names one. */
@@ -92,7 +96,7 @@ export class CompiledPattern {
   }
 
   matches(r: JournalRecord): boolean {
-    for (const { test } of this.tests) if (!test(r)) return false;
+    for (const test of this.quick) if (!test(r)) return false;
     return true;
   }
 
@@ -109,6 +113,9 @@ export class CompiledPattern {
   }
 }
 
+/** The fields from the cheapest test to the dearest: `matches` runs them in this order. */
+const COST: readonly PatternField[] = ['api_key', 'method', 'status', 'seen', 'idempotency_key', 'path', 'body'];
+
 function fieldTest(field: PatternField, p: RequestPattern, digest: (text: string) => string): ((r: JournalRecord) => boolean) | undefined {
   switch (field) {
     case 'method': {
@@ -117,12 +124,14 @@ function fieldTest(field: PatternField, p: RequestPattern, digest: (text: string
     }
     case 'path': {
       const pattern = p.path as string;
-      const withQuery = pattern.includes('?');
-      const prefix = pattern.endsWith('*') ? pattern.slice(0, -1) : undefined;
-      return (r) => {
-        const target = withQuery ? r.path : pathOnly(r.path);
-        return prefix === undefined ? target === pattern : target.startsWith(prefix);
-      };
+      if (pattern.endsWith('*')) {
+        // A prefix: compared with the path and its query alike (a prefix without `?` ends within the path).
+        const prefix = pattern.slice(0, -1);
+        return (r) => r.path.startsWith(prefix);
+      }
+      if (pattern.includes('?')) return (r) => r.path === pattern;
+      // The path alone: the whole of the record's, or what comes before its query.
+      return (r) => r.path === pattern || (r.path.startsWith(pattern) && r.path.charCodeAt(pattern.length) === QUESTION_MARK);
     }
     case 'api_key': {
       const key = p.api_key;
@@ -173,10 +182,7 @@ function jsonOf(value: unknown): string | undefined {
   }
 }
 
-function pathOnly(target: string): string {
-  const q = target.indexOf('?');
-  return q < 0 ? target : target.slice(0, q);
-}
+const QUESTION_MARK = 63;
 
 /** A pattern (or a list of them) as a message shows it. */
 function shown(value: unknown): string {
