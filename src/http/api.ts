@@ -211,28 +211,31 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       body,
       mediaHost: followsHost() ? usableHost(req.headers.host) : undefined,
     });
-    if (answer.wait) return holdWait(res, answer.wait).then((held) => held && afterLatency(req, res, method, body, held, cors));
+    // Only whether the body was too large is read later: its bytes go with the request, not with
+    // the answer (written at the end of its turn, perhaps after a collection or two).
+    const tooLarge = body === 'too_large';
+    if (answer.wait) return holdWait(res, answer.wait).then((held) => held && afterLatency(req, res, method, tooLarge, held, cors));
     // A state-changing request is acknowledged only once its line is in the state file: while the
     // file's lines wait for room, its answer waits for them, and is never sent if they never are.
     // A shutdown changes no state, and its answer is what stops the simulator: it does not wait.
     if (method !== 'GET' && method !== 'HEAD' && !answer.shutdown) {
       const written = options.whenWritten?.();
-      if (written) return written.then((kept) => (kept ? afterLatency(req, res, method, body, answer, cors) : unanswered(res, answer)));
+      if (written) return written.then((kept) => (kept ? afterLatency(req, res, method, tooLarge, answer, cors) : unanswered(res, answer)));
     }
-    return afterLatency(req, res, method, body, answer, cors);
+    return afterLatency(req, res, method, tooLarge, answer, cors);
   };
-  const afterLatency = (req: IncomingMessage, res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer, cors: readonly string[]): Promise<void> | void => {
-    if (answer.delayMs > 0) return wait(answer.delayMs).then(() => deliver(req, res, method, body, answer, cors));
-    deliver(req, res, method, body, answer, cors);
+  const afterLatency = (req: IncomingMessage, res: ServerResponse, method: string, tooLarge: boolean, answer: ApiAnswer, cors: readonly string[]): Promise<void> | void => {
+    if (answer.delayMs > 0) return wait(answer.delayMs).then(() => deliver(req, res, method, tooLarge, answer, cors));
+    deliver(req, res, method, tooLarge, answer, cors);
   };
   // An answer is sent with the others of its event-loop turn (turnWrites.ts says why); one a
   // network fault loses is carried out at once.
-  const deliver = (req: IncomingMessage, res: ServerResponse, method: string, body: RawBody, answer: ApiAnswer, cors: readonly string[]): void => {
-    if (answer.network) return sendLost(res, method, answer, cors, closes(body), networkHooks());
+  const deliver = (req: IncomingMessage, res: ServerResponse, method: string, tooLarge: boolean, answer: ApiAnswer, cors: readonly string[]): void => {
+    if (answer.network) return sendLost(res, method, answer, cors, closes(tooLarge), networkHooks());
     if (answer.shutdown) res.once('finish', () => options.onShutdown?.());
     writeAtEndOfTurn(() => {
       try {
-        send(res, method, answer, cors, closes(body));
+        send(res, method, answer, cors, closes(tooLarge));
       } catch (err) {
         fail(req, res, err, cors);
       }
@@ -247,7 +250,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   };
   // Whether an answer, as it is written, closes its connection: after a body too large to read
   // whole, or while the server stops.
-  const closes = (body: RawBody): boolean => body === 'too_large' || drain.signal.aborted;
+  const closes = (tooLarge: boolean): boolean => tooLarge || drain.signal.aborted;
   // Answered without a socket (`answer`): a network hang holds no connection.
   const socketless: RequestPathDeps = { ...deps, onSocket: undefined };
   const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release() });
