@@ -15,10 +15,12 @@
 // compiled at run time) and the files the modules find beside themselves (the bundled scenarios, the
 // scenario file's validator, the contract's YAML, the dashboard, the clips): `import.meta.url` in
 // each source is the URL its tsc output has, so every path, `createRequire` included, resolves as it
-// did. Node's built-in modules are taken with `process.getBuiltinModule` rather than imported: an
-// `import` of `node:http` reads every export of the module, and on Node 24 that loads undici (for
-// its WebSocket export), about 25 ms. `__SIM_BUNDLE_ID__` is a hash of what was built, for the
-// scenario files' cache (src/scenarios/fileReading.ts).
+// did. What no first answer needs is run when first used: Node's built-in `crypto` and
+// `child_process`, and the packages that make the PNGs (fflate, crc-32). Built-in modules are taken
+// with `process.getBuiltinModule` rather than imported: an `import` of `node:http` reads every
+// export of the module, and on Node 24 that loads undici (for its WebSocket export), about 25 ms.
+// `__SIM_BUNDLE_ID__` is a hash of what was built, for the scenario files' cache
+// (src/scenarios/fileReading.ts). What each of these took off a start: bench/README.md, "Start-up".
 //
 // `--metafile FILE` writes esbuild's metafile (what each input adds).
 import { build } from 'esbuild';
@@ -98,30 +100,68 @@ module.exports = new Proxy({}, {
 };
 
 /**
- * fflate's browser build: the same code for the synchronous compression the PNGs use, without the
- * node build's `worker_threads` (loaded at import, for the asynchronous functions).
+ * The packages that make the PNGs, loaded with the first one (a media file, never a first create):
+ * fflate (its browser build: the same code for the synchronous compression the PNGs use, without
+ * the node build's `worker_threads`, loaded at import for its asynchronous functions) and crc-32.
+ * Both build tables when they load, a few milliseconds at start otherwise. Each is bundled as it
+ * is, behind a module whose functions load it on first call (`require` inside a function: esbuild
+ * bundles the package and runs it then).
  */
-const fflateWithoutWorkers = {
-  name: 'fflate-without-workers',
+const LAZY_PACKAGES = {
+  fflate: join(root, 'node_modules', 'fflate', 'esm', 'browser.js'),
+  'crc-32': join(root, 'node_modules', 'crc-32', 'crc32.js'),
+};
+const lazyPackages = {
+  name: 'lazy-packages',
   setup(b) {
-    b.onResolve({ filter: /^fflate$/ }, () => ({ path: join(root, 'node_modules', 'fflate', 'esm', 'browser.js') }));
+    const imported = namesImported(Object.keys(LAZY_PACKAGES));
+    const filter = new RegExp(`^(${Object.keys(LAZY_PACKAGES).map((n) => n.replace(/[-/.]/g, '\\$&')).join('|')})$`);
+    b.onResolve({ filter }, (args) =>
+      args.importer.startsWith(src) && args.kind === 'import-statement' ? { path: args.path, namespace: 'lazy-package' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-package' }, ({ path }) => {
+      const { names, defaultImport } = imported.get(path);
+      const lines = [
+        `let m; const load = () => (m ??= require(${JSON.stringify(LAZY_PACKAGES[path])}));`,
+        ...[...names].map((n) => `export function ${n}(...args) { return load().${n}(...args); }`),
+        ...(defaultImport ? ['export default new Proxy({}, { get: (_, key) => load()[key] });'] : []),
+      ];
+      return { contents: lines.join('\n'), loader: 'js', resolveDir: root };
+    });
   },
 };
 
 /** Each built-in module's names that the sources import (`node:fs` → readFileSync, ...). */
 function namesImportedFromBuiltins() {
   const imported = new Map();
-  const sources = readdirSync(src, { recursive: true }).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
+  for (const [from, { names }] of namesImported()) {
+    if (!/^[a-z_/:]+$/.test(from) || (!from.startsWith('node:') && !builtinModules.includes(from))) continue;
+    const key = `node:${from.replace(/^node:/, '')}`;
+    imported.set(key, new Set([...(imported.get(key) ?? []), ...names]));
+  }
+  return imported;
+}
+
+/**
+ * What the sources import of each module (`import x, { a, b as c } from 'm'`, types left out):
+ * `names` the named imports, `defaultImport` whether one takes its default. Only `modules`, if given.
+ */
+function namesImported(modules) {
+  const imported = new Map();
+  const sources = readdirSync(src, { recursive: true }).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.endsWith('.browser.ts'));
   for (const file of sources) {
-    for (const [, clause, from] of readFileSync(join(src, file), 'utf8').matchAll(/^import\s+(?!type\s)([^;]*?)\s+from\s+'((?:node:)?[a-z_/]+)'/gm)) {
-      const names = imported.get(`node:${from.replace(/^node:/, '')}`) ?? new Set();
-      imported.set(`node:${from.replace(/^node:/, '')}`, names);
+    for (const [, clause, from] of readFileSync(join(src, file), 'utf8').matchAll(/^import\s+(?!type\s)([^;]*?)\s+from\s+'([^']+)'/gm)) {
+      if (modules && !modules.includes(from)) continue;
+      const entry = imported.get(from) ?? { names: new Set(), defaultImport: false };
+      imported.set(from, entry);
+      if (/^[\w$]+/.test(clause.trim())) entry.defaultImport = true;
       for (const spec of /\{([^}]*)\}/.exec(clause)?.[1].split(',') ?? []) {
         const name = spec.trim().split(/\s+as\s+/)[0];
-        if (name && !name.startsWith('type ')) names.add(name);
+        if (name && !name.startsWith('type ')) entry.names.add(name);
       }
     }
   }
+  for (const name of modules ?? []) if (!imported.has(name)) imported.set(name, { names: new Set(), defaultImport: false });
   return imported;
 }
 
@@ -159,10 +199,10 @@ rmSync(join(dist, 'bundle'), { recursive: true, force: true });
 const metafile = process.argv.includes('--metafile') ? process.argv[process.argv.indexOf('--metafile') + 1] : undefined;
 const results = await Promise.all([
   // The library: one file, where the package's exports name it.
-  build({ ...options, entryPoints: { index: join(src, 'index.ts') }, outdir: dist, plugins: [moduleUrls('./'), builtins, fflateWithoutWorkers], metafile: metafile !== undefined }),
+  build({ ...options, entryPoints: { index: join(src, 'index.ts') }, outdir: dist, plugins: [moduleUrls('./'), builtins, lazyPackages], metafile: metafile !== undefined }),
   // The command line. What its commands import when they run (drift, replay) is in it too, evaluated
   // then: as chunks of their own, the modules they share with a start would be files of their own.
-  build({ ...options, entryPoints: { cli: join(src, 'cli.ts') }, outdir: join(dist, 'bundle'), plugins: [moduleUrls('../'), builtins, fflateWithoutWorkers], metafile: metafile !== undefined }),
+  build({ ...options, entryPoints: { cli: join(src, 'cli.ts') }, outdir: join(dist, 'bundle'), plugins: [moduleUrls('../'), builtins, lazyPackages], metafile: metafile !== undefined }),
   // The YAML parser for a scenario file, one CommonJS file loaded when the first is read.
   build({
     ...options,
