@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The simulator's memory bounds under hostile load (`npm run soak:bounds`):
 //
-//   node bench/bounds.mjs [--only costs,fill,keys,bodies] [--text ascii,emoji] [--state] [--rounds 2] [--keys 1000000] [--bodies 5000] [--json FILE]
+//   node bench/bounds.mjs [--only costs,fill,keys,bodies] [--text ascii,emoji] [--state] [--rounds 2] [--keys 1000000] [--bodies 5000] [--cost TEXT] [--json FILE]
 //
 // Each run starts a fresh `node dist/cli.js --port 0 --scenario fast --clock manual` (the default
 // limits, read from GET /_sim/scenario), sends its load over keep-alive connections to 127.0.0.1
@@ -12,7 +12,9 @@
 //     with a short prompt, and with a 4,000-character prompt and negative prompt of ASCII and of
 //     emoji; an answer stored under an Idempotency-Key (a keyed create, less an unkeyed one); a
 //     fault with every string at its maximum length; an account with a 255-character key; a
-//     journal record of a 16 KB path. Informational: it fails only when an answer is unexpected.
+//     journal record of a 16 KB path, and of a 16 KB path with a body at the bounds of what a
+//     record keeps of one (ASCII and emoji). Informational: it fails only when an answer is
+//     unexpected. `--cost TEXT` measures only the things whose name holds TEXT.
 //   - fill: every bound filled at once with the largest values a client may send, on the manual
 //     clock where nothing resolves unless asked, once with ASCII text and once with emoji (--text),
 //     with a state file kept beside it when --state is given: max_accounts accounts with
@@ -24,7 +26,10 @@
 //     the same size, each resolved by an advance of that key's clock and evicted by the next, so
 //     that the journal holds journal_size negative prompts the store no longer holds and the
 //     idempotency keys hold max_idempotency_keys answers (--rounds times journal_size creates:
-//     memory levels off well within the first). Fails when the process's resident memory ever
+//     memory levels off well within the first); then, on that key, journal_size requests to a
+//     16 KB path (refused) with a body at the bounds of what a journal record keeps of one (8
+//     fields, each name of 32 characters and each value of 64 characters of JSON, kept as they
+//     are), so that the journal ends holding journal_size of its largest records. Fails when the process's resident memory ever
 //     passes 800 MiB (900 MiB with --state; its high-water mark, VmHWM), or an answer is not the
 //     one expected.
 //   - keys: --keys distinct API keys, one request each (every tenth a create, the others a list),
@@ -53,12 +58,13 @@ const COUNT = Number(option('--count', '8000'));
 const KEYS = Number(option('--keys', '1000000'));
 const BODIES = Number(option('--bodies', '5000'));
 const JSON_OUT = option('--json', null);
+const COST_ONLY = option('--cost', null);
 const WITH_STATE = process.argv.includes('--state');
 const SIM = option('--cli', CLI);
 const NODE_ARGS = option('--node-args', '').split(' ').filter(Boolean);
 if (only.some((r) => !RUNS.includes(r)) || texts.some((t) => !TEXTS.includes(t)) || !(KEYS >= 1) || !(BODIES >= 1) || !(ROUNDS >= 1) || !(COUNT >= 100)) {
   process.stderr.write(
-    'usage: node bench/bounds.mjs [--only costs,fill,keys,bodies] [--text ascii,emoji] [--state] [--rounds N] [--count N] [--keys N] [--bodies N] [--json FILE] [--cli PATH] [--node-args ARGS]\n',
+    'usage: node bench/bounds.mjs [--only costs,fill,keys,bodies] [--text ascii,emoji] [--state] [--rounds N] [--count N] [--keys N] [--bodies N] [--cost TEXT] [--json FILE] [--cli PATH] [--node-args ARGS]\n',
   );
   process.exit(2);
 }
@@ -236,6 +242,16 @@ function textOf(kind, length, tag = '') {
   return `${tag}${fill.repeat(length - [...tag].length)}`;
 }
 
+/**
+ * A `POST` to a 16 KB path (no route: 404) with a body at the bounds of what a journal record keeps
+ * of one (docs/limits.md): 8 fields, each name of 32 characters and each value of 64 characters of
+ * JSON, kept as they are.
+ */
+function journalBody(kind) {
+  const body = Object.fromEntries(Array.from({ length: 8 }, (_, f) => [textOf(kind, kind === 'emoji' ? 17 : 32, `f${f}`), textOf(kind, kind === 'emoji' ? 31 : 62)]));
+  return (i, key) => rawRequest('POST', `/v1/videos/${textOf('ascii', 16000, `${i}_`)}`, { key, body });
+}
+
 /** The bytes of one HTTP/1.1 request to 127.0.0.1. */
 function rawRequest(method, path, { key, body, headers = {} } = {}) {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
@@ -314,6 +330,17 @@ async function runFill(kind) {
       2 * ROUNDS * limits.journal_size,
       (i) => (i % 2 === 0 ? create(last, base + i / 2) : rawRequest('POST', '/_sim/clock/advance', { body: { seconds: 3600, api_key: last } })),
       () => 200,
+      { connections: 1, depth: 32 },
+    );
+    // The journal's largest records: a 16 KB path and a body at the bounds of what a record keeps
+    // of one (docs/limits.md); refused (no route takes POST there), or 429 once the key's bucket
+    // is spent: the journal keeps both alike.
+    const largest = journalBody(kind);
+    await send(
+      'journal bodies',
+      limits.journal_size,
+      (i) => largest(i, last),
+      () => (status) => status === 404 || status === 429,
       { connections: 1, depth: 32 },
     );
     const seconds = (now() - t0) / 1000;
@@ -407,7 +434,9 @@ async function runCosts() {
       ['fault, every string at its maximum, emoji', fault('emoji'), 200],
       ['account, 255-character key', (i) => rawRequest('GET', '/v1/videos?limit=1', { key: textOf('ascii', 255, `sk_test_${i}_`) }), 200],
       ['journal record of a 16 KB path', (i, key) => rawRequest('GET', `/v1/videos/${textOf('ascii', 16000, `${i}_`)}`, { key }), 404, scenarioOf(10_000_000)],
-    ]) {
+      ['journal record of a 16 KB path and a body at the kept bounds, ASCII', journalBody('ascii'), 404, scenarioOf(10_000_000)],
+      ['journal record of a 16 KB path and a body at the kept bounds, emoji', journalBody('emoji'), 404, scenarioOf(10_000_000)],
+    ].filter(([name]) => COST_ONLY === null || name.includes(COST_ONLY))) {
       const cost = await costOf(name, scenarioPath ?? alone, COUNT, requestOf, status);
       results.push(cost);
       if (cost.unexpected.length) failures.push(`unexpected answers: ${cost.unexpected.join('; ')}`);
@@ -419,6 +448,7 @@ async function runCosts() {
   for (const kind of ['ASCII', 'emoji']) {
     const keyed = by(`generation as above, ${kind}, with an Idempotency-Key`);
     const plain = by(`generation, 4,000-character ${kind} prompt and negative prompt`);
+    if (keyed === undefined || plain === undefined) continue;
     log(`  an answer stored under an Idempotency-Key (${kind}): ${fmtBytes(keyed.rssBytes - plain.rssBytes)} resident, ${fmtBytes(keyed.heapBytes - plain.heapBytes)} of live heap`);
   }
   return { count: COUNT, results, failures };

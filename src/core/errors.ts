@@ -131,7 +131,8 @@ export const ERROR_CATALOGUE = {
     "This shard does not hold this key's account: the key belongs to another shard. Send the request through the proxy in front of the shards.",
     421,
   ),
-  // Answered by a page's handlers once closed (`video-service-sim/msw`, `close()`), never by a server.
+  // Answered by a page's handlers once closed (`video-service-sim/msw`, `close()`), and by any
+  // simulator to a wait for requests it held when it stopped (with its own message).
   simulator_closed: entry(
     'api_error',
     'These simulator handlers were closed (close()): they answer nothing more. Create new ones.',
