@@ -45,23 +45,23 @@ function startServer(args: string[], env: Record<string, string> = {}, forFile =
   (forFile ? fileChildren : children).add(child);
   let out = '';
   let err = '';
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const lines = (n: number) =>
     new Promise<string[]>((resolve, reject) => {
       const check = () => {
         const complete = out.split('\n').slice(0, -1);
         if (complete.length < n) return false;
-        child.stdout!.off('data', check);
+        child.stdout.off('data', check);
         resolve(complete.slice(0, n));
         return true;
       };
       if (check()) return;
-      child.stdout!.on('data', check);
+      child.stdout.on('data', check);
       child.once('exit', () => reject(new Error(`exited before printing ${n} lines; stdout: ${out}`)));
     });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no first line within 10 s; stdout: ${out}; stderr: ${err}`)), 10_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const newline = out.indexOf('\n');
       if (newline < 0) return;
@@ -86,7 +86,7 @@ function run(args: string[], env: Record<string, string> = {}) {
 /** Resolves to the exit code and signal, or rejects after `capMs`. */
 function exitWithin(child: ChildProcess, capMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null) {
-    return Promise.resolve({ code: child.exitCode, signal: child.signalCode as NodeJS.Signals | null });
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   }
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`still running ${capMs} ms after the signal`)), capMs);
@@ -328,7 +328,7 @@ describe('sim (without openapi.yaml)', () => {
       children.add(child);
       const port = await new Promise<number>((resolvePort, reject) => {
         let out = '';
-        child.stdout!.on('data', (chunk: Buffer) => {
+        child.stdout.on('data', (chunk: Buffer) => {
           out += chunk.toString();
           const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
           if (m) resolvePort(Number(m[1]));

@@ -58,14 +58,14 @@ async function script(kind: 'http' | 'in-process'): Promise<unknown[]> {
   seen.push(await control.health());
   const [first, second, third] = [await createVideo(sim), await createVideo(sim), await createVideo(sim)];
   seen.push(await control.generations.list({ apiKey: KEY, limit: 2 }));
-  seen.push(await control.generations.advance(first as string));
-  seen.push(await refusal(() => control.generations.fail(first as string, 'output_rejected')));
-  seen.push(await control.generations.fail(first as string, 'internal_error'));
-  seen.push(await refusal(() => control.generations.cancel(first as string)));
-  seen.push(await control.generations.finish(second as string));
-  seen.push(await control.generations.cancel(third as string));
+  seen.push(await control.generations.advance(first));
+  seen.push(await refusal(() => control.generations.fail(first, 'output_rejected')));
+  seen.push(await control.generations.fail(first, 'internal_error'));
+  seen.push(await refusal(() => control.generations.cancel(first)));
+  seen.push(await control.generations.finish(second));
+  seen.push(await control.generations.cancel(third));
   seen.push(await refusal(() => control.generations.get('vid_missing')));
-  seen.push(await control.generations.get(second as string));
+  seen.push(await control.generations.get(second));
   seen.push(await control.clock.advance(2.5, KEY));
   seen.push(await control.clock.get(KEY));
   seen.push(await control.clock.advance(1));
@@ -182,6 +182,8 @@ describe('The control endpoints of src/client/api.ts', () => {
     const res = await request(sim.app).get('/_sim/ui/addresses.js');
     expect([res.status, res.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
     const served: Record<string, unknown> = {};
+    // The served module, run as the dashboard runs it (its exports collected instead of exported).
+    // oxlint-disable-next-line typescript/no-implied-eval
     new Function('served', res.text.replaceAll(/^export const (\w+) =/gm, 'served.$1 ='))(served);
     expect(served).toEqual({
       CONTROL_ENDPOINTS,

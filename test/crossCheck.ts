@@ -59,7 +59,7 @@ export function crossChecked<T extends SimulatorHandle>(sim: T): T {
   // The body is read once, here; the simulator's app takes the bytes as they were sent.
   outer.use(express.raw({ type: () => true, limit: '4mb' }));
   outer.use((req, _res, next) => {
-    const raw = Buffer.isBuffer(req.body) ? (req.body as Buffer) : undefined;
+    const raw = Buffer.isBuffer(req.body) ? (req.body) : undefined;
     (req as Checked)[RAW] = raw;
     req.body = undefined;
     if (raw && raw.length > 0) {

@@ -85,7 +85,7 @@ describe('FaultQueue', () => {
         for (const s of steps) {
           if (s.kind === 'add') {
             named++;
-            queue.add({ ...s.fault, latency_ms: named } as FaultRequest);
+            queue.add({ ...s.fault, latency_ms: named });
             // The queue's own copy, as it queued it.
             scanned.faults.push(structuredClone(queue.toState().at(-1) as QueuedFault));
           } else if (s.kind === 'take') {
@@ -113,7 +113,7 @@ describe('FaultQueue', () => {
 
   it('takes in queue order across patterns, methods, accounts and statuses', () => {
     const queue = new FaultQueue(100);
-    const add = (fault: Partial<FaultRequest>, name: number) => queue.add({ path: '/v1/videos', latency_ms: name, ...fault } as FaultRequest);
+    const add = (fault: Partial<FaultRequest>, name: number) => queue.add({ path: '/v1/videos', latency_ms: name, ...fault });
     add({ path: '/v1/*', api_key: 'sk_test_b' }, 1);
     add({ path: '/v1/videos', status: 402 }, 2); // never a GET's: 402 is not documented for it
     add({ path: '/v1/videos*', method: 'POST' }, 3);

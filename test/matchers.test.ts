@@ -10,7 +10,8 @@ import { requestMatchers, type RequestMatchers } from '../src/matchers.js';
 import { VALID_VIDEO, bearer, fastWith, makeSim } from './helpers.js';
 
 declare module 'vitest' {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // The declaration merges the matchers into vitest's own interface: it has nothing of its own.
+  // oxlint-disable-next-line typescript/no-empty-object-type
   interface Matchers<T = any> extends RequestMatchers<T> {}
 }
 

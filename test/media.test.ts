@@ -732,7 +732,7 @@ describe('media URLs across a reset', () => {
     expect(fresh.headers['cache-control']).toBe('no-cache');
     expect(fresh.headers['etag']).not.toBe(oldEtag);
     expect(Buffer.compare(fresh.body as Buffer, old.body as Buffer)).not.toBe(0);
-    const revalidated = await fetchPng(sim, after.path, fresh.headers['etag'] as string);
+    const revalidated = await fetchPng(sim, after.path, fresh.headers['etag']);
     expect(revalidated.status).toBe(304);
     expect(revalidated.headers['cache-control']).toBe('no-cache');
   });

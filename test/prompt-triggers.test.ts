@@ -42,7 +42,7 @@ function create(sim: Sim, prompt: string, kind: 'videos' | 'images' = 'videos', 
 function seen(res: { status: number; text: string; headers: Record<string, string> }, prompt?: string) {
   const headers: Record<string, string> = {};
   for (const name of ['x-request-id', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
-    if (res.headers[name] !== undefined) headers[name] = res.headers[name] as string;
+    if (res.headers[name] !== undefined) headers[name] = res.headers[name];
   }
   return { status: res.status, headers, body: prompt === undefined ? res.text : res.text.replaceAll(prompt, PLAIN) };
 }

@@ -37,10 +37,10 @@ function start(args: string[], count: number, env: Record<string, string> = {}):
   children.add(child);
   let out = '';
   let err = '';
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`not ${count} lines within 10 s; stdout: ${out}; stderr: ${err}`)), 10_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const lines = out.split('\n').slice(0, -1);
       if (lines.length < count) return;
@@ -62,8 +62,8 @@ function run(args: string[], env: Record<string, string> = {}): Promise<{ status
     children.add(child);
     let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('close', (status) => resolve({ status, stdout, stderr }));
   });
 }

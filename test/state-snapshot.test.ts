@@ -111,8 +111,8 @@ async function run(sim: SimulatorHandle, rounds: number, tag: string): Promise<A
 }
 
 /** Every control and /v1 read, answered as sent (health without its state line, which names the file). */
-async function reads(sim: SimulatorHandle): Promise<Record<string, Answer | unknown>> {
-  const out: Record<string, Answer | unknown> = {};
+async function reads(sim: SimulatorHandle): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
   const health = await send(sim, 'GET', '/_sim/health');
   const { state: _file, ...rest } = JSON.parse(health.text) as Record<string, unknown>;
   out.health = rest;
@@ -230,7 +230,7 @@ describe('compaction past the bound', () => {
     expect(Object.keys(JSON.parse(text.split('\n')[1] as string))).toEqual(['snapshot']);
     expect(health.state.bytes).toBeLessThan(COMPACT_MIN_TAIL_BYTES);
     expect(health.state.lines).toBe(parseStateText(text).entries.filter((e) => 'line' in e).length);
-    expect(Date.parse(health.state.compacted_at as string)).not.toBeNaN();
+    expect(Date.parse(health.state.compacted_at)).not.toBeNaN();
     await send(sim, 'GET', `/v1/videos/${id}`, { key: 'sk_test_alice' });
     const liveState = stateOf(sim);
     await sim.close();
@@ -429,7 +429,7 @@ describe('a snapshot of format 1 (a single line, as earlier versions wrote it)',
         .replaceAll(/,"body":(null|\{[^{}]*\}),"seen":\d+\}/g, '}');
     expect(withoutCreatedIds(fromSnapshot)).toBe(withoutCreatedIds(fromLog));
     // The journal's entries show those fields (`seen`, `body`) where the record has them.
-    const readsWithoutKept = async (sim: SimulatorHandle): Promise<Record<string, Answer | unknown>> => {
+    const readsWithoutKept = async (sim: SimulatorHandle): Promise<Record<string, unknown>> => {
       const out = await reads(sim);
       const journal = out['/_sim/requests?limit=1000'] as Answer;
       out['/_sim/requests?limit=1000'] = { ...journal, text: journal.text.replaceAll(/,"seen":\[[^\]]*\]/g, '').replaceAll(/,"body":\{[^{}]*\}/g, '') };

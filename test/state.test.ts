@@ -71,10 +71,10 @@ describe('createSimulator({ state })', () => {
     const first = makeSim({ state: file });
     const created = await createVideo(first);
     await request(first.app).post(`/_sim/generations/${created.body.id}/finish`).expect(200);
-    await first.faults.queue({ path: '/cdn/videos/*', network: 'slow', bytes_per_second: 10_485_760, times: 2 });
+    first.faults.queue({ path: '/cdn/videos/*', network: 'slow', bytes_per_second: 10_485_760, times: 2 });
     const video = `/cdn/videos/${created.body.id}.mp4`;
     await request(first.app).get(video).expect(200);
-    const left = await first.faults.list();
+    const left = first.faults.list();
     expect(left.faults.map((f) => f.times_left)).toEqual([1]);
     await first.close();
     const takes = [...readStateRows(readFileSync(file, 'utf8').split('\n')).entries].flatMap((e) => ('mediaFault' in e ? [e.mediaFault] : []));
@@ -84,17 +84,17 @@ describe('createSimulator({ state })', () => {
     copyFileSync(file, compacted);
     await compactStateFile(compacted, () => {});
     const fromSnapshot = makeSim({ state: compacted });
-    expect(await fromSnapshot.faults.list()).toEqual(left);
+    expect(fromSnapshot.faults.list()).toEqual(left);
     await fromSnapshot.close();
 
     const second = makeSim({ state: file });
-    expect(await second.faults.list()).toEqual(left);
+    expect(second.faults.list()).toEqual(left);
     // The last shot is taken once, by the next download, and that take is kept as well.
     await request(second.app).get(video).expect(200);
-    expect((await second.faults.list()).faults).toEqual([]);
+    expect(second.faults.list().faults).toEqual([]);
     await second.close();
     const third = makeSim({ state: file });
-    expect((await third.faults.list()).faults).toEqual([]);
+    expect(third.faults.list().faults).toEqual([]);
     await third.close();
   });
 

@@ -174,12 +174,12 @@ function startSim(): Promise<{ child: ChildProcess; url: string; stderr: () => P
   const child = spawn(process.execPath, [CLI, '--scenario', 'fast', '--clock', 'manual', '--port', '0'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let err = '';
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   // All it wrote to stderr, once its output has closed.
   const stderr = new Promise<string>((resolve) => child.once('close', () => resolve(err)));
   return new Promise((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1];
       if (port) resolve({ child, url: `http://127.0.0.1:${port}`, stderr: () => stderr });

@@ -27,7 +27,7 @@ let urls: string[] = [];
 
 /** The proxy's routing, as a fetch: by the Bearer key (/v1), by ?api_key= (/_sim), /shards/I; health to shard 0. */
 const proxied: typeof fetch = async (input, init) => {
-  const url = new URL(String(input));
+  const url = new URL(input instanceof Request ? input.url : input.toString());
   const direct = /^\/shards\/(\d+)(\/.*)$/.exec(url.pathname);
   if (direct) return fetch(`${urls[Number(direct[1])]}${direct[2]}${url.search}`, init);
   const shardOf = (key: string): string => `${urls[shardOfKey(key, COUNT)]}${url.pathname}${url.search}`;

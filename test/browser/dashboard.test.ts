@@ -498,7 +498,7 @@ function pixels(source: { selector: string } | { png: Buffer }): Promise<string>
     if (base64 !== null) {
       img = new Image();
       img.src = `data:image/png;base64,${base64}`;
-    } else img = document.querySelector<HTMLImageElement>(selector as string);
+    } else img = document.querySelector<HTMLImageElement>(selector);
     if (!img) throw new Error(`no image at ${selector}`);
     await img.decode();
     const canvas = document.createElement('canvas');

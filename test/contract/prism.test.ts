@@ -73,8 +73,8 @@ async function startPrism(name: string, upstream: string, errors: boolean): Prom
         resolve();
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`prism (${name}) exited ${code}:\n${prism.output.join('\n')}`));

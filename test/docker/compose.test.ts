@@ -45,7 +45,7 @@ describe('deploy/compose: three shards behind nginx', () => {
     const up = await compose(['up', '-d', '--build'], env, 20 * 60_000);
     if (up.code !== 0) throw new Error(`docker-compose up failed (exit ${up.code}):\n${up.output.split('\n').slice(-60).join('\n')}`);
     const deadline = Date.now() + 90_000;
-    let last = '';
+    let last: string;
     for (;;) {
       try {
         const res = await fetch(`${base}/_sim/health`, { signal: AbortSignal.timeout(2_000) });

@@ -214,10 +214,10 @@ describe('installed into a fresh project', () => {
       started.push(child);
       let stdout = '';
       let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const [firstLine, secondLine] = await new Promise<string[]>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no start-up lines within 60 s; stdout: ${stdout} stderr: ${stderr}`)), 60_000);
-        child.stdout!.on('data', (d: Buffer) => {
+        child.stdout.on('data', (d: Buffer) => {
           stdout += d.toString();
           const lines = stdout.split('\n');
           if (lines.length > 2) {

@@ -18,7 +18,7 @@ function loggingFetch(): { fetch: typeof fetch; sent: string[] } {
   return {
     sent,
     fetch: (input, init) => {
-      const url = new URL(String(input));
+      const url = new URL(input instanceof Request ? input.url : input.toString());
       sent.push(`${init?.method ?? 'GET'} ${url.pathname}${url.search}`);
       return fetch(input, init);
     },

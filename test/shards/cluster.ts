@@ -49,19 +49,19 @@ export async function startSim(args: string[]): Promise<Sim> {
   const child = spawn(process.execPath, [CLI, '--port', '0', ...args], { env: simEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sim ${args.join(' ')} did not listen: ${stderr}`)), LIVENESS_MS);
     const onData = (): void => {
       const m = /^sim listening on http:\/\/127\.0\.0\.1:(\d+) /m.exec(stdout);
       if (m) {
         clearTimeout(timer);
-        child.stdout!.off('data', onData);
+        child.stdout.off('data', onData);
         resolve(Number(m[1]));
       }
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`sim ${args.join(' ')} exited ${code}: ${stderr}`));
@@ -129,7 +129,7 @@ export async function startNginx(config: string, port: number, options: NginxOpt
       : // The shell lowers its soft limit, then becomes nginx (exec): the pid is nginx's.
         spawn('/bin/sh', ['-c', `ulimit -Sn ${options.softNofile} && exec "$0" "$@"`, NGINX, ...nginxArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const deadline = Date.now() + LIVENESS_MS;
   while (!(await accepts(port))) {
     if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${stderr}`);

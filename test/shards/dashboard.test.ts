@@ -60,6 +60,7 @@ describe('the dashboard behind the proxy', () => {
 
   it('sends an action to the shard that holds the generation, and moves the clock of every shard', async () => {
     failureScreenshot(() => page, 'shards-dashboard-actions-failure.png');
+    // oxlint-disable-next-line typescript/no-unnecessary-type-assertion -- tsc needs it (noUncheckedIndexedAccess)
     const target = created.find((c) => holder.get(c.id) === 2) ?? (created[0] as { id: string });
     await page.evaluate((hash) => (window.location.hash = hash), `#${target.id}`);
     await page.getByTestId('detail-id').getByText(target.id, { exact: true }).waitFor();

@@ -51,7 +51,7 @@ async function workload(base: string, globalTargets: string[], keys: string[]): 
       // Media addresses name the shard behind the proxy: aside from that, the bytes are the same.
       body: body.replace(/\/shards\/\d+\/cdn\//g, '/cdn/'),
     });
-    return text === '' ? undefined : (JSON.parse(text) as any);
+    return text === '' ? undefined : (JSON.parse(text));
   };
   const sim = (key: string, method: string, path: string, body?: object) =>
     send(key, method, `${path}${path.includes('?') ? '&' : '?'}api_key=${encodeURIComponent(key)}`, { body, bearer: false, headers: CONTROL });
