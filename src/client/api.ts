@@ -316,9 +316,7 @@ export function waitTimedOut(pattern: RequestPattern, count: number, timeoutMs: 
 
 /** `fn` of a value, or of what a promise resolves to: a transport answers either. */
 function then<T, U>(value: T | Promise<T>, fn: (value: T) => U): U | Promise<U> {
-  return value instanceof Promise || (typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function')
-    ? (value as Promise<T>).then(fn)
-    : fn(value as T);
+  return value instanceof Promise ? value.then(fn) : fn(value);
 }
 
 /** The query string of a call (without `?`), undefined parameters left out. */
