@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { bodyFingerprint } from '../src/api/body.js';
-import { OPERATIONS } from '../src/api/contract.js';
+import { OPERATIONS } from '../src/api/router.js';
 import { clientReport, SERVICE_ENDPOINTS, type ClientReport, type ReportedRequest } from '../src/core/clientReport.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { bearer, journalRecord, makeSim, PROMPT } from './helpers.js';

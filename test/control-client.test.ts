@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../src/api/contract.js';
+import { OPERATIONS } from '../src/api/router.js';
 import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlPath } from '../src/client/api.js';
 import { SimulatorControl, SimulatorControlError, type SimulatorControlApi } from '../src/index.js';
 import { PROMPT, bearer, expectNoInternalErrors, makeSim } from './helpers.js';

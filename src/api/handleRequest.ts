@@ -58,7 +58,9 @@ import { RATE_LIMIT_HEADERS, addUnspentHeaders, giveBackToken, spendToken } from
 import type { Simulator } from '../core/simulator.js';
 import { digest, journalFingerprint, readJsonBody } from './body.js';
 import { JSON_TYPE } from '../jsonType.js';
-import { checkRequest, checkResponse, matchRoute, takesBody, type Operation } from './contract.js';
+import { checkRequest, takesBody } from './requestCheck.js';
+import { checkResponse } from './responseCheck.js';
+import { matchRoute, type Operation } from './router.js';
 import type { ApiAnswer, ApiRequest, Exchange, HeldWait, StreamedBody } from './exchange.js';
 import { HeldWaitAnswer, OPERATION_HANDLERS, StreamAnswer, type AppParts, type OperationInput } from './operations.js';
 

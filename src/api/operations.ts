@@ -21,7 +21,7 @@ import { JSON_LINES_TYPE } from '../jsonType.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { StateStatus } from '../persistence/store.js';
 import { digest } from './body.js';
-import { patternMatchesServiceRoute, serviceRoutesInWords } from './contract.js';
+import { patternMatchesServiceRoute, serviceRoutesInWords } from './router.js';
 import type { StreamedBody } from './exchange.js';
 
 /** What the control API needs beyond the core: parts of the app around it. */

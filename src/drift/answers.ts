@@ -4,7 +4,8 @@
  * the error catalogue, and what the video objects the answers showed say about the pipeline.
  */
 import { ERROR_CODES } from '../core/errors.js';
-import { OPERATIONS, checkResponse, matchRoute, type Operation } from '../api/contract.js';
+import { checkResponse } from '../api/responseCheck.js';
+import { OPERATIONS, matchRoute, type Operation } from '../api/router.js';
 import { SCHEMA_ROW } from './assumptions.js';
 import type { Exchange } from './client.js';
 import { describeAnswer, describeRequest, errorOf, type Findings } from './findings.js';
