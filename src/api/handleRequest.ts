@@ -47,43 +47,24 @@ import type { Account } from '../core/account.js';
 import { MAX_API_KEY_LENGTH } from '../core/auth.js';
 import { SimError, clip, errorObject, fail } from '../core/errors.js';
 import { wrongShard } from '../core/shard.js';
-import type { ForcedOutcome } from '../core/fate.js';
-import { keyedRequest, remember, replayFor, type KeyedRequest } from '../core/idempotency.js';
+import { keyedRequest, remember, replayFor } from '../core/idempotency.js';
 import { drawInjection } from '../core/injection.js';
 import { readPromptTrigger } from '../core/promptTriggers.js';
 import { hostCdnUrl } from '../core/mediaPaths.js';
-import { NO_KEPT_BODY, journalRecord, keptBody, type HandledRequest, type KeptBody, type PendingFingerprint } from '../core/journal.js';
+import { journalRecord } from '../core/journal.js';
 import { bodyBytesSent, type NetworkFault } from '../core/network.js';
 import { RATE_LIMIT_HEADERS, addUnspentHeaders, giveBackToken, spendToken } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
-import { digest, journalFingerprint, readJsonBody } from './body.js';
+import { digest } from './body.js';
 import { JSON_TYPE } from '../jsonType.js';
-import { checkRequest, takesBody } from './requestCheck.js';
+import { checkRequest } from './requestCheck.js';
 import { checkResponse } from './responseCheck.js';
-import { matchRoute, type Operation } from './router.js';
+import type { Operation } from './router.js';
 import type { ApiAnswer, ApiRequest, Exchange, HeldWait, StreamedBody } from './exchange.js';
-import { HeldWaitAnswer, OPERATION_HANDLERS, StreamAnswer, type AppParts, type OperationInput } from './operations.js';
+import { HeldWaitAnswer, OPERATION_HANDLERS, StreamAnswer, type AppParts, type Handler } from './operations.js';
+import { NO_ANSWER, RequestContext, type Answered, type Draft, type RequestPathDeps, type Surface } from './requestContext.js';
 
-export type { ApiAnswer, ApiRequest, Exchange, HeldWait, StreamedBody };
-
-/** What the request path needs beside the request: the simulator and the parts of the app around it (one per app, restore or replay). */
-export interface RequestPathDeps {
-  sim: Simulator;
-  app: AppParts;
-  /** Where the simulator's own bugs are reported. */
-  log: (line: string) => void;
-  /** Answers that failed validation against openapi.yaml (each became a 500). */
-  responseFailures: { method: string; path: string; status: number; message: string }[];
-  /** Sees every /v1 request and every state-changing control request, once answered. */
-  onExchange?: (exchange: Exchange) => void;
-  /**
-   * What becomes of a network fault on its way to the socket. The HTTP adapter's: a `hang` takes
-   * a place among the held connections, or is a `close` past the scenario's bound
-   * (`Simulator.onSocket`). A replay's and a restore's hold no connections: a hang is closed as
-   * its recording shows (`replayedOnSocket`). Default: as drawn.
-   */
-  onSocket?: (fault: NetworkFault) => NetworkFault;
-}
+export type { ApiAnswer, ApiRequest, Exchange, HeldWait, RequestPathDeps, StreamedBody };
 
 /**
  * The request path's dependencies for `sim`, the one place they are put together: the HTTP
@@ -97,49 +78,14 @@ export function requestPathDeps(
   return { sim, app: parts.app, log: parts.log, responseFailures: [], onExchange: parts.onExchange, onSocket: parts.onSocket };
 }
 
-/** An answer before it is checked and serialised: a JSON value, text already serialised, or a stream; or a wait to hold. */
-type Draft =
-  | ({ status: number; headers: Record<string, string>; contentType: string } & ({ value: unknown } | { text: string } | { stream: StreamedBody }))
-  | { held: HeldWaitAnswer }
-  | typeof NO_ANSWER;
-
-/** An answer that is one (not a wait held, nor none). */
-type Answered = Exclude<Draft, typeof NO_ANSWER | { held: HeldWaitAnswer }>;
-
-/**
- * The control operations that are sent as POST (they take a pattern as their body) but change
- * nothing: neither a transcript nor a state file records them, as they record no GET.
- */
-const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['simVerify', 'simWaitRequests']);
-
-/** The request never reached the service (a network fault in its `before` phase): there is no answer. */
-const NO_ANSWER = { noAnswer: true } as const;
-
-/** A check: an early answer, or undefined to go on. */
-type Check = (ctx: RequestContext) => Draft | undefined;
-/** A step after the answer was checked; `value` is its JSON value when it was built from one. */
-type After = (ctx: RequestContext, sent: ApiAnswer, value: unknown) => void;
-
-/** One surface of the JSON API: its checks in order, how it reads a body, and its last steps in order. */
-interface Surface {
-  readonly checks: readonly Check[];
-  /**
-   * How a body is read (see `readJsonBody`) by an operation that takes one, or on a route the
-   * surface does not have: what an empty body without a content type reads as; null: the method
-   * takes no body. (An operation without a request body reads none for GET and HEAD, else `none`.)
-   */
-  readonly emptyBody: (method: string) => 'object' | 'none' | 'error' | null;
-  readonly after: readonly After[];
-}
-
-
 /**
  * Answers one request to the JSON API (`/v1` and `/_sim`); anything else is 404 `unknown_route`.
  * The request is handled at one instant of the clock (realtime mode included): all its timestamps
  * are the time it was handled at.
  */
 export function handleRequest(deps: RequestPathDeps, request: ApiRequest): ApiAnswer {
-  return deps.sim.atOneInstant(() => answer(new RequestContext(deps, request)), hostCdnUrl(request.mediaHost));
+  const surface = request.path === '/v1' || request.path.startsWith('/v1/') ? SERVICE : CONTROL;
+  return deps.sim.atOneInstant(() => answer(new RequestContext(deps, request, surface)), hostCdnUrl(request.mediaHost));
 }
 
 function answer(ctx: RequestContext): ApiAnswer {
@@ -192,8 +138,8 @@ function authenticate(ctx: RequestContext): Draft | undefined {
 function identify(ctx: RequestContext): Draft | undefined {
   const key = namedAccount(ctx.request.query);
   // On a shard, a key of another shard is 421 `wrong_shard` (counted globally, making no account),
-  // where the endpoint takes a key: those are the operations that document the 421.
-  const misdirected = key !== null && ctx.operation?.statuses.includes(421) ? wrongShard(ctx.sim.shard, key) : undefined;
+  // where the endpoint takes a key (those are the operations that document the 421).
+  const misdirected = key !== null && ctx.facts?.namesAccount === true ? wrongShard(ctx.sim.shard, key) : undefined;
   ctx.namesAccount = key !== null && misdirected === undefined;
   ctx.headers['X-Request-Id'] = ctx.namesAccount ? ctx.sim.nextAccountControlId(key as string) : ctx.sim.nextRequestId();
   return misdirected && ctx.refuse(misdirected);
@@ -280,8 +226,7 @@ function checkParameters(ctx: RequestContext): Draft | undefined {
  * answers as a queued fault's error, its token given back; the others force the outcome.
  */
 function applyPromptTriggers(ctx: RequestContext): Draft | undefined {
-  const { operationId } = ctx;
-  if ((operationId !== 'createVideo' && operationId !== 'createImage') || ctx.sim.scenario.prompt_triggers === false) return undefined;
+  if (ctx.facts?.creates == null || ctx.sim.scenario.prompt_triggers === false) return undefined;
   const trigger = readPromptTrigger(ctx.body.prompt as string);
   if (trigger === null) return undefined;
   if (trigger instanceof SimError) return ctx.refuse(trigger);
@@ -299,9 +244,8 @@ function applyPromptTriggers(ctx: RequestContext): Draft | undefined {
 
 /** The operation, with the core's own checks; a value it answers is a 200. */
 function perform(ctx: RequestContext): Draft {
-  const operationId = (ctx.operation as Operation).operationId;
-  const handler = OPERATION_HANDLERS[operationId];
-  if (!handler) return ctx.failure(new Error(`openapi.yaml's operation ${operationId} has no handler`));
+  // Every operation has its handler: the handler table is typed by openapi.yaml's operation ids.
+  const handler = OPERATION_HANDLERS[(ctx.operation as Operation).operationId] as Handler;
   ctx.performed = true;
   let value: unknown;
   try {
@@ -423,15 +367,15 @@ function recordExchange(ctx: RequestContext, sent: ApiAnswer): void {
 }
 
 /**
- * A transcript records the control requests that change state: those that succeeded, but GETs. A
- * state file also keeps the others that took an account's request id, so that a restore counts them.
+ * A transcript records the control requests that change state: those that succeeded, of the
+ * operations that change it (`changesState`: every method but GET, but the verification and the
+ * wait, POSTs of a pattern that change nothing). A state file also keeps the others that took an
+ * account's request id, so that a restore counts them.
  */
 function recordStateChange(ctx: RequestContext, sent: ApiAnswer): void {
   const { onExchange } = ctx.deps;
   if (!onExchange) return;
-  const { method } = ctx.request;
-  const changes = method !== 'GET' && method !== 'HEAD' && !READ_ONLY_POSTS.has(ctx.operationId as string);
-  if (changes && sent.status === 200) onExchange(ctx.exchange(sent));
+  if (ctx.facts?.changesState === true && sent.status === 200) onExchange(ctx.exchange(sent));
   else if (ctx.namesAccount) onExchange({ ...ctx.exchange(sent), idOnly: true });
 }
 
@@ -444,128 +388,9 @@ function parsedOrUndefined(text: string): unknown {
 }
 
 function markShutdown(ctx: RequestContext, sent: ApiAnswer): void {
-  if (ctx.performed && ctx.operation?.operationId === 'simShutdown') sent.shutdown = true;
+  if (ctx.performed && ctx.facts?.stops === true) sent.shutdown = true;
 }
 
-// ---- the context ----
-
-/** One request as it is handled: what the checks found, for the next checks, the operation and the journal. */
-class RequestContext implements OperationInput, HandledRequest {
-  readonly sim: Simulator;
-  readonly app: AppParts;
-  readonly surface: Surface;
-  readonly method: string;
-  /** The path with its query string. */
-  readonly target: string;
-  readonly operation: Operation | undefined;
-  readonly operationId: string | null;
-  /** The path parameters, percent-decoded. */
-  readonly params: Record<string, string>;
-  /** Whether a path parameter's percent-encoding is malformed (no resource can have that id). */
-  readonly malformedId: boolean;
-  readonly idempotencyKey: string | undefined;
-  /** The answer's headers so far. */
-  readonly headers: Record<string, string> = {};
-  account: Account | null = null;
-  /** The account's time (ms), or the global time without one. */
-  atMs: number;
-  delayMs = 0;
-  note: string | undefined = undefined;
-  forcedOutcome: ForcedOutcome | null = null;
-  /** The prompt triggers the create took, as written. */
-  trigger: readonly string[] | undefined = undefined;
-  /** The network fault that loses the answer, if one was drawn. */
-  network: NetworkFault | null = null;
-  keyed: KeyedRequest | undefined = undefined;
-  /** Whether the answer is one stored under the request's Idempotency-Key, replayed as its text. */
-  replayed = false;
-  /** The query and the body, once checked. */
-  query: Record<string, unknown> = NO_FIELDS;
-  body: Record<string, unknown> = NO_FIELDS;
-  performed = false;
-  /** A control request that names an account in its query: its request id is that account's. */
-  namesAccount = false;
-  private read: { value: Record<string, unknown> | undefined; error: SimError | undefined } | undefined = undefined;
-
-  constructor(
-    readonly deps: RequestPathDeps,
-    readonly request: ApiRequest,
-  ) {
-    this.sim = deps.sim;
-    this.app = deps.app;
-    this.surface = request.path === '/v1' || request.path.startsWith('/v1/') ? SERVICE : CONTROL;
-    this.method = request.method;
-    this.target = request.query === '' ? request.path : `${request.path}?${request.query}`;
-    const route = matchRoute(request.method, request.path);
-    this.operation = route?.operation;
-    this.operationId = route?.operation.operationId ?? null;
-    this.params = route?.params ?? NO_FIELDS;
-    this.malformedId = route?.params === null;
-    this.idempotencyKey = request.headers['idempotency-key'];
-    this.atMs = this.sim.clock.now();
-  }
-
-  /** The body, read once (the idempotency check fingerprints it before its own check reports it). */
-  readBody(): { value: Record<string, unknown> | undefined; error: SimError | undefined } {
-    if (this.read === undefined) {
-      const emptyAs = this.operation === undefined || takesBody(this.operation) ? this.surface.emptyBody(this.method) : bodyless(this.method);
-      const read = emptyAs === null ? { value: undefined } : readJsonBody(this.request.body, this.request.headers, emptyAs);
-      this.read = 'error' in read ? { value: undefined, error: read.error } : { value: read.value, error: undefined };
-    }
-    return this.read;
-  }
-
-  /** The body's fingerprint for the journal (or how to make it), from the value already read when there is one. */
-  bodyFingerprint(): string | null | PendingFingerprint {
-    return journalFingerprint(this.request.body, this.read?.value);
-  }
-
-  /** What the journal keeps of the body's fields: read (once) if no check has read it yet. */
-  keptBody(): KeptBody {
-    const { value } = this.readBody();
-    const raw = this.request.body;
-    return value === undefined ? NO_KEPT_BODY : keptBody(value, raw === null || raw === 'too_large' ? 0 : raw.length, digest);
-  }
-
-  /** A catalogue error as the answer. */
-  refuse(e: SimError): Answered {
-    // The error's own headers (a Retry-After) join the answer's, after them.
-    for (const name in e.headers) this.headers[name] = e.headers[name] as string;
-    return { status: e.status, headers: this.headers, contentType: JSON_TYPE, value: e.toBody() };
-  }
-
-  /** What an operation threw as the answer: a catalogue error, or the simulator's bug (logged, 500). */
-  failure(e: unknown): Answered {
-    if (e instanceof SimError) return this.refuse(e);
-    this.deps.log(`internal error on ${this.method} ${this.target}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    return { status: 500, headers: this.headers, contentType: JSON_TYPE, value: fail('internal_error').toBody() };
-  }
-
-  exchange(sent: ApiAnswer): Exchange {
-    const { request } = this;
-    return {
-      nowMs: this.sim.instantStart(),
-      atMs: this.account ? this.atMs : null,
-      method: request.method,
-      path: this.target,
-      headers: request.headers,
-      body: request.body,
-      mediaHost: request.mediaHost,
-      answer: sent,
-    };
-  }
-}
-
-const NO_FIELDS: Record<string, never> = Object.freeze({}) as Record<string, never>;
-
-/**
- * How an operation without a request body reads one: a GET's or HEAD's is not read; any other
- * method's (a cancel, `DELETE /_sim/faults`, `POST /_sim/shutdown`) is none when it is empty or
- * `{}`, whatever its Content-Type, and its fields are refused as unknown parameters otherwise.
- */
-function bodyless(method: string): 'none' | null {
-  return method === 'GET' || method === 'HEAD' ? null : 'none';
-}
 
 function unknownRoute(request: { method: string; path: string }): SimError {
   return fail('unknown_route', { message: `Unknown route: ${clip(request.method)} ${clip(request.path)}. See openapi.yaml for the routes this API has.` });

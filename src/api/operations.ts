@@ -1,7 +1,11 @@
 /**
  * The operations of openapi.yaml, by operationId: each takes a request that passed the checks
  * before it (see handleRequest.ts), asks the core, and answers the body of a 200 or throws the
- * core's catalogue error.
+ * core's catalogue error. The table is typed by the operation ids the build reads from openapi.yaml
+ * (`OPERATION_IDS`, src/generated/operations.ts): an operation without its handler, or a handler
+ * without its operation, does not compile. What else the simulator reads of an operation (a
+ * create, its fan-out over shards...) is declared once, in its `x-sim-operation` in openapi.yaml,
+ * and read from `OPERATION_FACTS` there.
  */
 import type { Account } from '../core/account.js';
 import { clientReport } from '../core/clientReport.js';
@@ -16,6 +20,8 @@ import { CompiledPattern, RequestWait, verifyCount, verifySequence, type Request
 import { wrongShard } from '../core/shard.js';
 import type { Simulator } from '../core/simulator.js';
 import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
+import type { OperationId } from '../generated/operations.js';
+import type { operations } from '../generated/openapi-types.js';
 import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 import { JSON_LINES_TYPE } from '../jsonType.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
@@ -38,14 +44,15 @@ export interface AppParts {
   scenarios(): { name: string; purpose: string }[];
 }
 
-export interface OperationInput {
+export interface OperationInput<Params extends Record<string, string> = Record<string, string>> {
   readonly sim: Simulator;
   readonly app: AppParts;
   /** The authenticated account (`/v1` operations). */
   readonly account: Account | null;
   /** The account's time of the request (ms): its clock caught up once, before the checks. */
   readonly atMs: number;
-  readonly params: Record<string, string>;
+  /** The path parameters, percent-decoded. */
+  readonly params: Params;
   /** The query, read and valid: integer parameters are numbers. */
   readonly query: Record<string, unknown>;
   /** The JSON body, valid, without null-valued fields (`{}` when the operation takes none). */
@@ -74,7 +81,11 @@ export class HeldWaitAnswer {
 /** Waits held at once when the scenario does not say (`limits.max_waits`). */
 export const DEFAULT_MAX_WAITS = 100;
 
-type Handler = (input: OperationInput) => unknown;
+/** The path parameters of an operation of openapi.yaml (`{ id: string }`), none for one without. */
+type PathParams<K extends OperationId> = operations[K] extends { parameters: { path: infer P extends Record<string, string> } } ? P : Record<never, string>;
+
+/** The handler of an operation: its request's path parameters are the operation's own. */
+export type Handler<K extends OperationId = OperationId> = (input: OperationInput<PathParams<K>>) => unknown;
 
 /** A request pattern of a body, checked by openapi.yaml's `SimRequestPattern`, ready to match. */
 const patternOf = (value: unknown): CompiledPattern => new CompiledPattern(value as RequestPattern, digest);
@@ -108,7 +119,7 @@ function accountKeyOf({ sim, query, body }: OperationInput): string | null {
 }
 const int = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
-export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
+export const OPERATION_HANDLERS: { readonly [K in OperationId]: Handler<K> } = {
   // ---- the service (interface document, section 4) ----
   createVideo: (input) => createVideo(input.sim, accountOf(input), input.atMs, input.body as unknown as CreateVideoInput, input.forcedOutcome),
   listVideos: (input) =>
@@ -117,8 +128,8 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       after: str(input.query.after),
       status: str(input.query.status) as VideoStatus | null,
     }),
-  retrieveVideo: (input) => getVideo(input.sim, accountOf(input), input.params.id as string),
-  cancelVideo: (input) => cancelVideo(input.sim, accountOf(input), input.atMs, input.params.id as string),
+  retrieveVideo: (input) => getVideo(input.sim, accountOf(input), input.params.id),
+  cancelVideo: (input) => cancelVideo(input.sim, accountOf(input), input.atMs, input.params.id),
   createImage: (input) => createImage(input.sim, accountOf(input), input.atMs, input.body as unknown as CreateImageInput, input.forcedOutcome),
 
   // ---- the control API ----
@@ -193,11 +204,11 @@ export const OPERATION_HANDLERS: Readonly<Record<string, Handler>> = {
       after: str(query.after),
       changedSince: int(query.changed_since) ?? null,
     }),
-  simGeneration: ({ sim, params, query }) => controlGeneration(sim, params.id as string, str(query.api_key)),
-  simAdvanceGeneration: (input) => advanceGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
-  simFinishGeneration: (input) => finishGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
-  simFailGeneration: (input) => failGeneration(input.sim, input.params.id as string, str(input.body.code), accountKeyOf(input)),
-  simCancelGeneration: (input) => cancelGeneration(input.sim, input.params.id as string, accountKeyOf(input)),
+  simGeneration: ({ sim, params, query }) => controlGeneration(sim, params.id, str(query.api_key)),
+  simAdvanceGeneration: (input) => advanceGeneration(input.sim, input.params.id, accountKeyOf(input)),
+  simFinishGeneration: (input) => finishGeneration(input.sim, input.params.id, accountKeyOf(input)),
+  simFailGeneration: (input) => failGeneration(input.sim, input.params.id, str(input.body.code), accountKeyOf(input)),
+  simCancelGeneration: (input) => cancelGeneration(input.sim, input.params.id, accountKeyOf(input)),
   simShutdown: () => ({ status: 'shutting_down' }),
   simTranscript({ app }) {
     const stream = app.transcript?.();
