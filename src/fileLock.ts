@@ -47,6 +47,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { every, nextTurn, systemClock, type HostClock, type HostTimer } from './hostClock.js';
 
 /** How often a holder touches its lock files. */
 export const REFRESH_MS = 2_000;
@@ -178,10 +179,11 @@ export interface FileLock {
   release(): void;
 }
 
-/** Lock files this process holds, by their absolute path: what each holds and where to warn. */
-const held = new Map<string, { file: string; record: string; warn: (line: string) => void }>();
+/** Lock files this process holds, by their absolute path: what each holds, where to warn, the host clock its refresh runs on. */
+const held = new Map<string, { file: string; record: string; warn: (line: string) => void; clock: HostClock }>();
 let releaseOnExit = false;
-let refresher: NodeJS.Timeout | undefined;
+/** The refresh of the locks held, one per host clock the locks were taken with. */
+const refreshers = new Map<HostClock, HostTimer>();
 
 /** How many locks this process holds now (a test suite checks that none is left behind). */
 export function heldLockCount(): number {
@@ -248,8 +250,11 @@ export function refuseIfHeld(file: string): void {
  * Takes the lock of `file`: throws `FileLockedError` when a running process holds it; takes over a
  * stale one. When the lock file cannot be made (a read-only directory), `warn` says so and the
  * file is written unlocked. `warn` also says if the lock is later found taken by another.
+ * `hostClock`: the timers the lock is refreshed on (every `REFRESH_MS`; a clock that does not move
+ * leaves it unrefreshed, so that a simulator in another container takes it for stale after
+ * `STALE_MS`). Default: `systemClock`.
  */
-export function acquireFileLock(file: string, warn: (line: string) => void): FileLock {
+export function acquireFileLock(file: string, warn: (line: string) => void, hostClock: HostClock = systemClock): FileLock {
   if (!needsLock(file)) return { lockFile: null, release: () => {} };
   const resolved = resolvedFile(file);
   const sameAs = otherName(file, resolved);
@@ -280,11 +285,11 @@ export function acquireFileLock(file: string, warn: (line: string) => void): Fil
       continue;
     }
     writeRecord(fd, file, lockFile, record);
-    hold(lockFile, { file, record, warn });
+    hold(lockFile, { file, record, warn, clock: hostClock });
     const release = (): void => {
       if (!held.delete(lockFile)) return;
       removeIfUnchanged(lockFile, record);
-      if (held.size === 0) stopRefreshing();
+      stopRefreshingIfNone(hostClock);
     };
     // Checked once this lock is there, with the file held open until the caller has opened it
     // (the end of this turn): of two simulators taking one file under two names at once, the one
@@ -297,7 +302,7 @@ export function acquireFileLock(file: string, warn: (line: string) => void): Fil
         throw elsewhere;
       }
     } finally {
-      if (probe !== undefined) setImmediate(() => closeSync(probe));
+      if (probe !== undefined) nextTurn(hostClock, () => closeSync(probe));
     }
     return { lockFile, release };
   }
@@ -391,7 +396,7 @@ function heldUnderAnotherName(file: string, lockFile: string): FileLockedError |
   return undefined;
 }
 
-function hold(lockFile: string, entry: { file: string; record: string; warn: (line: string) => void }): void {
+function hold(lockFile: string, entry: { file: string; record: string; warn: (line: string) => void; clock: HostClock }): void {
   held.set(lockFile, entry);
   if (!releaseOnExit) {
     releaseOnExit = true;
@@ -399,15 +404,19 @@ function hold(lockFile: string, entry: { file: string; record: string; warn: (li
       for (const [path, { record }] of held) removeIfUnchanged(path, record);
     });
   }
-  if (refresher === undefined) {
-    refresher = setInterval(refreshHeldLocks, REFRESH_MS);
-    refresher.unref();
+  const { clock } = entry;
+  if (!refreshers.has(clock)) {
+    const refresher = every(clock, REFRESH_MS, () => refreshHeldLocks(clock));
+    refresher.unref?.();
+    refreshers.set(clock, refresher);
   }
 }
 
-function stopRefreshing(): void {
-  clearInterval(refresher);
-  refresher = undefined;
+/** Stops the refresh on `clock` when no lock taken with it is held any more. */
+function stopRefreshingIfNone(clock: HostClock): void {
+  for (const entry of held.values()) if (entry.clock === clock) return;
+  refreshers.get(clock)?.clear();
+  refreshers.delete(clock);
 }
 
 /**
@@ -416,9 +425,10 @@ function stopRefreshing(): void {
  * `STALE_MS` and another took it over, or someone removed it) is no longer this process's: `warn`
  * says so once, and it is left alone.
  */
-function refreshHeldLocks(): void {
+function refreshHeldLocks(clock: HostClock): void {
   const now = new Date();
-  for (const [lockFile, { file, record, warn }] of held) {
+  for (const [lockFile, { file, record, warn, clock: its }] of held) {
+    if (its !== clock) continue;
     let text: string | undefined;
     try {
       text = readFileSync(lockFile, 'utf8');
@@ -435,7 +445,7 @@ function refreshHeldLocks(): void {
       `the lock ${lockFile} is no longer this simulator's (${holder === null ? 'removed' : `now pid ${holder.pid}${holder.host === null ? '' : ` on host ${holder.host}`}`}): another simulator may write to ${file}`,
     );
   }
-  if (held.size === 0) stopRefreshing();
+  stopRefreshingIfNone(clock);
 }
 
 /** Whether `file` can be written: it exists and is writable, or its directory is. */

@@ -22,7 +22,8 @@ import { controlTokenProblem, parseControlOrigins, type AccessPolicy } from './h
 import { hostInUrl, isHttpUrl, isLoopbackAddress, isWildcardAddress } from './hostNames.js';
 import { JSON_MEDIA_TYPE } from './jsonType.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
-import { hostWallClock, logToStderr } from './host.js';
+import { logToStderr } from './host.js';
+import { systemClock, withNow, type HostClock } from './hostClock.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
@@ -35,6 +36,7 @@ import { openState, type DurableState } from './persistence/restore.js';
 import { compactedBody, type StateStore } from './persistence/store.js';
 
 export { openapiPath } from './openapi.js';
+export { hostClockOf, systemClock, type HostClock, type HostTimer, type TimerFunctions } from './hostClock.js';
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
 export type { ApiError, CancelResponse, ErrorCode, Image, Video, VideoList, VideoStatus } from './api-types.js';
 export { loadScenario, listBundledScenarios, validateScenarioFile, ScenarioError } from './scenarios/load.js';
@@ -78,11 +80,21 @@ export interface CreateSimulatorOptions {
   /** Realtime multiplier. Default: the scenario's, else 1. */
   speed?: number;
   /**
-   * The wall clock that realtime mode follows, in epoch milliseconds. Default: the process's clock.
-   * Pass `() => Date.now()` under a test runner's fake timers (vitest's `vi.useFakeTimers()`,
-   * Jest's, `@sinonjs/fake-timers`): advancing the fake timers then moves the simulator's time
-   * with the client's, so a client that polls every 2 s sees a generation resolve as fast as the
-   * timers are advanced.
+   * The host's clock: its `now()` (epoch milliseconds) is the wall clock realtime mode follows, and
+   * every wait of the simulator runs on its timers: injected latency, network `hang_ms` and `slow`
+   * bodies, waits for requests, the drain of `close()`, the state file's and the transcript's
+   * timers. Default: `systemClock` (the process's monotonic clock; the global timers, read when
+   * called). Under a test runner's fake timers, `hostClockOf(globalThis)` (vitest's
+   * `vi.useFakeTimers()`) or `hostClockOf(FakeTimers.createClock())` (`@sinonjs/fake-timers`): every
+   * wait then ends when the fake clock moves, and only then.
+   */
+  hostClock?: HostClock;
+  /**
+   * The wall clock that realtime mode follows, in epoch milliseconds, in place of `hostClock.now`.
+   * Default: the host clock's. Pass `() => Date.now()` under a test runner's fake timers (vitest's
+   * `vi.useFakeTimers()`, Jest's, `@sinonjs/fake-timers`): advancing the fake timers then moves the
+   * simulator's time with the client's, so a client that polls every 2 s sees a generation resolve
+   * as fast as the timers are advanced.
    */
   now?: () => number;
   /** The base address written into responses, an http(s) URL (else a RangeError). Default `http://localhost:PORT` once listening. */
@@ -121,8 +133,9 @@ export interface CreateSimulatorOptions {
   state?: string;
   /**
    * Waits for injected latency (scenario `http.latency`, queued `latency_ms`) before an answer is
-   * sent. Default: `setTimeout`. Under fake timers that also fake `setTimeout`, pass one the test
-   * advances, or a real one. Once the simulator closes, answers stop waiting for it.
+   * sent, in place of the host clock. Default: a timer on `hostClock`. Kept for the callers that
+   * gave one before `hostClock`: give a `hostClock` instead, which every other wait follows too.
+   * Once the simulator closes, answers stop waiting for it.
    */
   sleep?: (ms: number) => Promise<void>;
   /**
@@ -223,15 +236,16 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     const address = options[field];
     if (address !== undefined && !isHttpUrl(address)) throw new RangeError(`${field} must be an http(s) URL, got ${JSON.stringify(address)}`);
   }
+  const hostClock = hostClockOption(options);
   const log = options.log ?? logToStderr;
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? defaultCdnUrl(options.baseUrl) : undefined);
   const overrides = definedOnly({ seed: options.seed, clock: options.clock, speed: options.speed });
   // With a state file, restored now, before anything is answered; the file is taken once the port is bound.
-  const { core, durable } = openCore(options, { explicitCdn, overrides, log });
+  const { core, durable } = openCore(options, { explicitCdn, overrides, log, hostClock });
   let server: AppServer | undefined;
   let url: string | undefined;
   let port: number | undefined;
-  const recording = options.record === undefined ? undefined : startRecording(options.record, options.recordMaxBytes, core, () => url ?? options.baseUrl ?? null, log);
+  const recording = options.record === undefined ? undefined : startRecording(options.record, options.recordMaxBytes, core, () => url ?? options.baseUrl ?? null, log, hostClock);
   let closing: Promise<void> | undefined;
   let stopped: Stopped | undefined;
   const close = (): Promise<void> => {
@@ -266,6 +280,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     access,
     followsHost: () => followsHost,
     log,
+    hostClock,
     sleep: options.sleep,
     onShutdown: () => void close().then(() => options.onShutdown?.(stopped as Stopped)),
     // Recording and state off: no hook at all on the request path.
@@ -303,7 +318,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     stateRestored: durable?.restored,
     listen(requestedPort = 0, host = '127.0.0.1') {
       return new Promise((resolveUrl, reject) => {
-        const listening = createAppServer(serve, api.requestId);
+        const listening = createAppServer(serve, api.requestId, hostClock);
         server = listening;
         listening.once('error', (err) => {
           if (server === listening) server = undefined;
@@ -345,11 +360,12 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
  */
 function openCore(
   options: CreateSimulatorOptions,
-  opening: { explicitCdn: string | undefined; overrides: StateHeader['overrides']; log: (line: string) => void },
+  opening: { explicitCdn: string | undefined; overrides: StateHeader['overrides']; log: (line: string) => void; hostClock: HostClock },
 ): { core: Simulator; durable: DurableState | undefined } {
   const asked =
     options.scenario === undefined ? undefined : typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario);
-  const wallClock = options.now ?? hostWallClock;
+  const { hostClock } = opening;
+  const wallClock = options.now ?? ((): number => hostClock.now());
   // A reset names a scenario, never a file (src/scenarios/resetScenarios.ts).
   const resetScenarios = (scenario: Scenario) =>
     resetScenarioLoader({
@@ -380,6 +396,7 @@ function openCore(
     },
     overrides: opening.overrides,
     wallClock,
+    hostClock,
     cdnUrl: opening.explicitCdn,
     resetScenarios,
     newCore,
@@ -421,12 +438,29 @@ function exchangeHook(recording: Recording | undefined, state: StateStore | unde
   return undefined;
 }
 
-function startRecording(file: string, maxBytes: number | undefined, core: Simulator, baseUrl: () => string | null, warn: (line: string) => void): Recording {
+/** The host clock of `options`: `hostClock` (checked), its `now` replaced by `now` when given; default `systemClock`. */
+function hostClockOption(options: CreateSimulatorOptions): HostClock {
+  const given = options.hostClock;
+  if (given !== undefined && (typeof given !== 'object' || given === null || typeof given.now !== 'function' || typeof given.setTimeout !== 'function')) {
+    throw new RangeError('hostClock must be a host clock: an object with now() (epoch milliseconds) and setTimeout(fn, ms) (see hostClockOf)');
+  }
+  const clock = given ?? systemClock;
+  return options.now === undefined ? clock : withNow(clock, options.now);
+}
+
+function startRecording(
+  file: string,
+  maxBytes: number | undefined,
+  core: Simulator,
+  baseUrl: () => string | null,
+  warn: (line: string) => void,
+  hostClock: HostClock,
+): Recording {
   if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && maxBytes > 0)) {
     throw new RangeError(`recordMaxBytes must be a whole number of bytes above 0, got ${String(maxBytes)}`);
   }
   checkRecordable(file);
-  return recordTo(file, core, baseUrl, { maxBytes: maxBytes ?? DEFAULT_RECORD_MAX_BYTES, warn });
+  return recordTo(file, core, baseUrl, { maxBytes: maxBytes ?? DEFAULT_RECORD_MAX_BYTES, warn, hostClock });
 }
 
 /** `http://localhost:PORT` for a wildcard or loopback host, else `http://HOST:PORT` (the addresses written into responses). */

@@ -1,13 +1,15 @@
 /**
  * Network faults on the real socket (`POST /_sim/faults` with `network`): every kind as a raw
  * `net` client sees it (the bytes received, how the connection ended), both phases on creates
- * with and without an Idempotency-Key, media downloads, the hang bound, a stop during a hang, and
- * the fault bodies refused.
+ * with and without an Idempotency-Key, media downloads, the hang bound, a stop during a hang, the
+ * fault bodies refused, and `hang_ms`, a slow body and injected latency on a host clock the test
+ * moves (`hostClock`).
  */
+import FakeTimers from '@sinonjs/fake-timers';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayPage } from '../src/core/network.js';
-import { SimulatorControl, type SimFaultRequest, type SimulatorControlApi } from '../src/index.js';
+import { SimulatorControl, hostClockOf, type SimFaultRequest, type SimulatorControlApi } from '../src/index.js';
 import { PROMPT, expectError, fastWith, makeSim, queueFault } from './helpers.js';
 import { eventually, rawRequest, type RawExchange } from './rawHttp.js';
 
@@ -363,18 +365,90 @@ describe('held connections', () => {
   });
 
   it('a stop closes held connections at once: close() does not wait out the hang or the drain grace', async () => {
-    const { sim, url } = await listening();
+    // The hang's 600 s and the drain's 3 s grace both run on this clock, which never moves: close()
+    // can only resolve by not waiting for either.
+    const clock = FakeTimers.createClock();
+    const { sim, url } = await listening({ hostClock: hostClockOf(clock) });
     await queueFault(sim, { path: '/v1/videos', method: 'GET', network: 'hang', hang_ms: 600_000 });
     const held = rawRequest(url, { method: 'GET', path: '/v1/videos', headers: { authorization: `Bearer ${KEY}` } });
     await eventually('the hang held', () => health(sim), (h) => h.network.hung === 1);
-    const started = Date.now();
+    expect(clock.countTimers()).toBe(1);
     await sim.close();
-    // A liveness bound well under the 3 s drain grace, after which connections are cut anyway.
-    expect(Date.now() - started).toBeLessThan(1500);
+    // Every timer the hang and the drain set was cleared, none fired.
+    expect(clock.countTimers()).toBe(0);
+    expect(clock.now).toBe(0);
     const answer = await held;
     expect(answer.end).toBe('close');
     expect(answer.bytes.length).toBe(0);
     expect(sim.core.held.held).toBe(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+describe('on a host clock the test moves (`hostClock`)', () => {
+  /** Whether `promise` has settled, after the server has answered one more request (it has run since). */
+  async function settledAfterARequest(url: string, promise: { settled: boolean }): Promise<boolean> {
+    expect((await rawRequest(url, { method: 'GET', path: '/_sim/health', headers: { connection: 'close' } })).status).toBe(200);
+    return promise.settled;
+  }
+  function watched<T>(promise: Promise<T>): Promise<T> & { settled: boolean } {
+    const out = Object.assign(promise.finally(() => (out.settled = true)), { settled: false });
+    return out;
+  }
+
+  it('hang_ms and injected latency end when that clock has moved by them, not before, whatever the real time', async () => {
+    const clock = FakeTimers.createClock();
+    const { sim, url } = await listening({ hostClock: hostClockOf(clock) });
+
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', network: 'hang', hang_ms: 5000 });
+    const hung = watched(rawRequest(url, { method: 'GET', path: '/v1/videos', headers: { authorization: `Bearer ${KEY}` } }));
+    await eventually('the hang held', () => health(sim), (h) => h.network.hung === 1);
+    expect(clock.countTimers()).toBe(1);
+    clock.tick(4999);
+    expect(await settledAfterARequest(url, hung)).toBe(false);
+    expect((await health(sim)).network.hung).toBe(1);
+    clock.tick(1);
+    const lost = await hung;
+    expect(lost.end).toBe('close');
+    expect(lost.bytes.length).toBe(0);
+    expect((await health(sim)).network.hung).toBe(0);
+
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', latency_ms: 3000 });
+    const delayed = watched(list(url));
+    await eventually('the latency wait begun', () => clock.countTimers(), (n) => n === 1);
+    clock.tick(2999);
+    expect(await settledAfterARequest(url, delayed)).toBe(false);
+    clock.tick(1);
+    const answer = await delayed;
+    expect(answer.status).toBe(200);
+    expect(clock.countTimers()).toBe(0);
+  });
+
+  it('a slow body goes at its pace on that clock: a tick of it sends a tick of bytes', async () => {
+    const clock = FakeTimers.createClock();
+    const { sim, url } = await listening({ hostClock: hostClockOf(clock) });
+    // The list's body, 45 bytes, at 100 bytes a second: 10 bytes every 100 ms of the clock.
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', network: 'slow', bytes_per_second: 100 });
+    const slow = watched(list(url));
+    await eventually('the slow answer held', () => health(sim), (h) => h.network.hung === 1);
+    expect(await settledAfterARequest(url, slow)).toBe(false);
+    for (let i = 0; i < 3; i++) clock.tick(100);
+    expect(await settledAfterARequest(url, slow)).toBe(false);
+    clock.tick(100);
+    const answer = await slow;
+    expect(answer.status).toBe(200);
+    expect(answer.body.toString()).toBe('{"object":"list","data":[],"has_more":false}');
+    expect(clock.now).toBe(400);
+  });
+
+  it('under createSimulator({ sleep }), latency follows that sleep and hang_ms the host clock (the sleep is kept as it was)', async () => {
+    const clock = FakeTimers.createClock();
+    const slept: number[] = [];
+    const { sim, url } = await listening({ hostClock: hostClockOf(clock), sleep: (ms) => (slept.push(ms), Promise.resolve()) });
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', latency_ms: 3000 });
+    expect((await list(url)).status).toBe(200);
+    expect(slept).toEqual([3000]);
+    expect(clock.countTimers()).toBe(0);
   });
 });
 

@@ -5,27 +5,16 @@
  * listened to only while a wait is held), and answered by the record that makes its count, by its
  * timer on the host's clock, or by a stop. No polling: nothing runs while nothing arrives.
  *
- * The timers are the host's, injected (`WaitTimers`): the server's and the page's `setTimeout`, or
- * a test's.
+ * The time-outs run on the host clock its owner injects (the server's, the page's handlers', a
+ * test's), `systemClock` by default.
  */
 import type { Simulator } from '../core/simulator.js';
+import { systemClock, type HostClock, type HostTimer } from '../hostClock.js';
 import type { ApiAnswer, HeldWait } from './exchange.js';
-
-/** The host's timers, as a wait uses them. */
-export interface WaitTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** The global `setTimeout` and `clearTimeout`, read when called (so that a test runner's fake timers, installed later, are the ones used). */
-export const HOST_TIMERS: WaitTimers = {
-  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as Parameters<typeof clearTimeout>[0]),
-};
 
 interface Held {
   wait: HeldWait;
-  timer: unknown;
+  timer: HostTimer | undefined;
   done: (answer: ApiAnswer | undefined) => void;
 }
 
@@ -42,7 +31,7 @@ export class WaitRoom {
 
   constructor(
     private readonly sim: Simulator,
-    private readonly timers: WaitTimers = HOST_TIMERS,
+    private readonly hostClock: HostClock = systemClock,
   ) {}
 
   /** How many waits are held now. */
@@ -71,7 +60,7 @@ export class WaitRoom {
           const bucket = this.byAccount.get(account) as Set<Held>;
           bucket.delete(entry);
           if (bucket.size === 0) this.byAccount.delete(account);
-          this.timers.clearTimeout(entry.timer);
+          entry.timer?.clear();
           signal?.removeEventListener('abort', aborted);
           if (this.held.size === 0) this.quiet();
           resolve(answer);
@@ -86,7 +75,7 @@ export class WaitRoom {
       if (bucket === undefined) this.byAccount.set(account, new Set([entry]));
       else bucket.add(entry);
       this.listen();
-      entry.timer = this.timers.setTimeout(() => entry.done(wait.finish(true)), wait.timeoutMs);
+      entry.timer = this.hostClock.setTimeout(() => entry.done(wait.finish(true)), wait.timeoutMs);
       signal?.addEventListener('abort', aborted, { once: true });
     });
   }

@@ -8,6 +8,7 @@ import { statSync } from 'node:fs';
 import { createSimulator, DEFAULT_DRAIN_GRACE_MS, type SimulatorHandle } from '../index.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
+import { systemClock } from '../hostClock.js';
 import { hostInUrl } from '../hostNames.js';
 import { defaultCdnUrl } from '../core/mediaPaths.js';
 import { TranscriptFileError } from '../transcript/file.js';
@@ -172,10 +173,13 @@ function start(opts: StartOptions, heapPolicyFromDefault: boolean, tokenFromEnv:
   // signal is Node's own: the process ends at once.
   const stop = (signal: NodeJS.Signals): void => {
     void sim.close().then(() => exitStopped(signal, sim.stopped?.drained ?? 0));
-    setTimeout(() => {
-      process.stderr.write(`sim: stopped (${signal}) before the drain ended: requests still in progress after ${STOP_DEADLINE_MS / 1000} s were cut\n`);
-      process.exit(0);
-    }, STOP_DEADLINE_MS).unref();
+    // A process-level deadline: on the host's own clock.
+    systemClock
+      .setTimeout(() => {
+        process.stderr.write(`sim: stopped (${signal}) before the drain ended: requests still in progress after ${STOP_DEADLINE_MS / 1000} s were cut\n`);
+        process.exit(0);
+      }, STOP_DEADLINE_MS)
+      .unref?.();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

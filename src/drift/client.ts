@@ -4,6 +4,7 @@
  * interface document says is safe to retry (429 after its Retry-After, 500 with backoff).
  */
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
+import { sleep as sleepOn, systemClock } from '../hostClock.js';
 
 export interface ProbeRequest {
   method: string;
@@ -59,7 +60,7 @@ export class DriftClient {
   constructor(
     readonly base: string,
     private readonly apiKey: string,
-    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => sleepOn(systemClock, ms),
   ) {}
 
   async send(request: ProbeRequest, options: SendOptions = {}): Promise<Exchange> {

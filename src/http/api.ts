@@ -16,8 +16,9 @@ import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import type { RawBody } from '../api/exchange.js';
 import { handleRequest, requestPathDeps, type ApiAnswer, type ApiRequest, type RequestPathDeps, type Exchange, type StreamedBody } from '../api/handleRequest.js';
-import { WaitRoom, type WaitTimers } from '../api/waits.js';
+import { WaitRoom } from '../api/waits.js';
 import { logToStderr } from '../host.js';
+import { sleep as sleepOn, systemClock, type HostClock } from '../hostClock.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
 import type { MediaFaultTaken } from '../persistence/format.js';
@@ -32,8 +33,14 @@ export interface ApiOptions {
   /** Where errors that are the simulator's own bugs are reported. Default: stderr. */
   log?: (line: string) => void;
   /**
-   * Waits for injected latency (realtime mode). Default: setTimeout. `signal` is aborted when the
-   * app drains: a sleep may then end early (the app stops waiting for it either way).
+   * The host clock every wait of the adapter runs on: injected latency (unless `sleep` is given),
+   * network `hang_ms` and `slow` bodies, waits for requests. Default: `systemClock`.
+   */
+  hostClock?: HostClock;
+  /**
+   * Waits for injected latency in place of the host clock (kept for callers that gave one before
+   * `hostClock`). `signal` is aborted when the app drains: a sleep may then end early (the app
+   * stops waiting for it either way).
    */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Sees every /v1 request and every state-changing control request, once answered (recording). */
@@ -55,8 +62,6 @@ export interface ApiOptions {
   whenWritten?: () => Promise<boolean> | undefined;
   /** Called once `POST /_sim/shutdown` has been answered. */
   onShutdown?: () => void;
-  /** The timers waits for requests run out on (`POST /_sim/requests/wait`). Default: the global `setTimeout`, read when called. */
-  timers?: WaitTimers;
   /** Who may talk to the simulator (read at every request). Default: the Host check on, no control token. */
   access?: AccessPolicy;
   /**
@@ -120,14 +125,15 @@ const ABORTED = Symbol('aborted');
 
 export function createApi(sim: Simulator, options: ApiOptions): Api {
   const log = options.log ?? logToStderr;
-  const sleep = options.sleep ?? sleepUnlessAborted;
+  const hostClock = options.hostClock ?? systemClock;
+  const sleep = options.sleep ?? ((ms: number, signal: AbortSignal): Promise<void> => sleepOn(hostClock, ms, signal));
   const followsHost = options.followsHost ?? ((): boolean => false);
   // The one issuer of the ids of answers made outside the request path.
   const requestId = (): string => sim.nextRequestId();
   // Aborted while the server stops: every wait for injected latency ends at once.
   let drain = drainController();
   // Waits for requests held (over HTTP, or in-process): a stop ends them at once.
-  const waits = new WaitRoom(sim, options.timers);
+  const waits = new WaitRoom(sim, hostClock);
   const wait = (ms: number): Promise<void> => {
     const { signal } = drain;
     if (signal.aborted) return Promise.resolve();
@@ -253,7 +259,7 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   const closes = (tooLarge: boolean): boolean => tooLarge || drain.signal.aborted;
   // Answered without a socket (`answer`): a network hang holds no connection.
   const socketless: RequestPathDeps = { ...deps, onSocket: undefined };
-  const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release() });
+  const networkHooks = (): NetworkHooks => ({ stopping: drain.signal, released: () => sim.held.release(), hostClock });
 
   const mediaFaults: Admission = (req, res, next) => {
     const download = { method: req.method ?? 'GET', path: pathOf((req as { originalUrl?: string }).originalUrl ?? req.url) };
@@ -348,18 +354,6 @@ function drainController(): AbortController {
 /** A `Host` header a URL can be written on (`host[:port]`, parsed strictly), else undefined. */
 function usableHost(host: string | undefined): string | undefined {
   return host !== undefined && hostNameOf(host) !== undefined ? host : undefined;
-}
-
-function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }
 
 const NO_HEADERS: readonly string[] = [];

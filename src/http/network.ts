@@ -5,17 +5,18 @@
  *   reset     `socket.resetAndDestroy()`: a TCP RST (the client sees ECONNRESET)
  *   close     `socket.destroy()` with nothing written: a clean close (FIN)
  *   hang      nothing written; the socket is destroyed when the client closes it, when `hang_ms`
- *             passes, or at once when the server stops (the `stopping` signal)
+ *             passes on the host clock, or at once when the server stops (the `stopping` signal)
  *   truncate  the status line, the headers (the whole body's Content-Length) and the first bytes
  *             of the body, then the socket is destroyed
  *   gateway   the gateway's status and HTML page in place of the answer (the service's headers
  *             dropped, CORS kept so that a page can read it), then the connection closes
- *   slow      the status line and headers at once, then the body at its pace; a stop sends the rest
- *             at once
+ *   slow      the status line and headers at once, then the body at its pace (on the host clock); a
+ *             stop sends the rest at once
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { bodyBytesSent, gatewayPage, holdsConnection, type NetworkFault } from '../core/network.js';
+import type { HostClock, HostTimer } from '../hostClock.js';
 
 /** What carrying out a fault needs beside the response. */
 export interface NetworkHooks {
@@ -23,6 +24,8 @@ export interface NetworkHooks {
   readonly stopping: AbortSignal;
   /** Called once when a held connection (a hang, a slow answer) has closed. */
   readonly released: () => void;
+  /** The host clock `hang_ms` and a slow body's pace run on. */
+  readonly hostClock: HostClock;
 }
 
 /** How often a slow body is written (ms): small enough to look steady, large enough to cost little. */
@@ -62,14 +65,14 @@ function hold(socket: Socket, ms: number, hooks: NetworkHooks): void {
   const end = (): void => {
     if (done) return;
     done = true;
-    clearTimeout(timer);
+    timer.clear();
     hooks.stopping.removeEventListener('abort', end);
     socket.removeListener('close', end);
     socket.destroy();
     hooks.released();
   };
-  const timer = setTimeout(end, ms);
-  timer.unref();
+  const timer = hooks.hostClock.setTimeout(end, ms);
+  timer.unref?.();
   socket.once('close', end);
   if (hooks.stopping.aborted) end();
   else hooks.stopping.addEventListener('abort', end, { once: true });
@@ -92,13 +95,13 @@ function gateway(res: ServerResponse, status: number): void {
   res.end(res.req?.method === 'HEAD' ? undefined : page);
 }
 
-function slow(res: ServerResponse, body: Buffer, bytesPerSecond: number, { stopping, released }: NetworkHooks): void {
+function slow(res: ServerResponse, body: Buffer, bytesPerSecond: number, { stopping, released, hostClock }: NetworkHooks): void {
   res.flushHeaders();
   let sent = 0;
   let allowance = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: HostTimer | undefined;
   const finish = (): void => {
-    clearTimeout(timer);
+    timer?.clear();
     stopping.removeEventListener('abort', finish);
     if (!res.destroyed && !res.writableEnded) res.end(body.subarray(sent));
     sent = body.length;
@@ -111,10 +114,10 @@ function slow(res: ServerResponse, body: Buffer, bytesPerSecond: number, { stopp
     if (sent + n >= body.length) return finish();
     if (n > 0) res.write(body.subarray(sent, sent + n));
     sent += n;
-    timer = setTimeout(tick, SLOW_TICK_MS);
+    timer = hostClock.setTimeout(tick, SLOW_TICK_MS);
   };
   res.once('close', () => {
-    clearTimeout(timer);
+    timer?.clear();
     stopping.removeEventListener('abort', finish);
     released();
   });

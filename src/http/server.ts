@@ -18,6 +18,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { SimulatorApp } from './app.js';
+import { every, systemClock, type HostClock } from '../hostClock.js';
 import { isApiPath, pathOf } from './paths.js';
 import { answerConnect, answerExpectation, answerMalformed } from './errorAnswers.js';
 
@@ -28,7 +29,7 @@ export type AppServer = Server & {
    * now on closes its connection; idle keep-alive connections, and those that have sent nothing
    * yet, are closed at once), and resolves once the last connection has closed, with how many
    * answers were sent meanwhile (the requests drained). Connections still open after `graceMs` are
-   * cut.
+   * cut. Both run on the server's host clock.
    */
   drain(graceMs: number): Promise<number>;
 };
@@ -41,9 +42,14 @@ export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 /**
  * A `node:http` server for `app` that answers malformed HTTP, an unmet `Expect` and `CONNECT` in
- * the service's error shape; `requestId` gives those answers their `X-Request-Id`.
+ * the service's error shape; `requestId` gives those answers their `X-Request-Id`; a drain's sweeps
+ * and its grace run on `hostClock`.
  */
-export function createAppServer(app: Express | SimulatorApp | RequestListener, requestId: () => string = () => 'req_malformed'): AppServer {
+export function createAppServer(
+  app: Express | SimulatorApp | RequestListener,
+  requestId: () => string = () => 'req_malformed',
+  hostClock: HostClock = systemClock,
+): AppServer {
   // Answers sent in full while draining: a request in progress when the drain begins is counted
   // when its answer is out (`finish`; a cut connection never finishes), so each response is
   // watched, by one shared listener. It is added as the request arrives, before the app sees it
@@ -69,7 +75,7 @@ export function createAppServer(app: Express | SimulatorApp | RequestListener, r
   return Object.assign(server, {
     drain: (graceMs: number): Promise<number> => {
       draining = true;
-      return (drained ??= drain(server, sockets, graceMs).then(() => answered));
+      return (drained ??= drain(server, sockets, graceMs, hostClock).then(() => answered));
     },
   });
 }
@@ -108,7 +114,7 @@ function openSockets(server: Server): ReadonlySet<Socket> {
  * them): one that has still sent nothing at the next sweep is closed as well (the sweeps are
  * event-loop turns apart, so whatever it had sent by then would have been read).
  */
-function drain(server: Server, sockets: ReadonlySet<Socket>, graceMs: number): Promise<void> {
+function drain(server: Server, sockets: ReadonlySet<Socket>, graceMs: number, hostClock: HostClock): Promise<void> {
   return new Promise<void>((resolve) => {
     // Requests that arrive on open connections from now on are answered, with `Connection: close`.
     server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('Connection', 'close'));
@@ -122,16 +128,16 @@ function drain(server: Server, sockets: ReadonlySet<Socket>, graceMs: number): P
       }
       silent = now;
     };
-    const sweep = setInterval(() => {
+    const sweep = every(hostClock, IDLE_SWEEP_MS, () => {
       server.closeIdleConnections();
       closeSilent();
-    }, IDLE_SWEEP_MS);
-    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
-    sweep.unref();
-    cut.unref();
+    });
+    const cut = hostClock.setTimeout(() => server.closeAllConnections(), graceMs);
+    sweep.unref?.();
+    cut.unref?.();
     server.close(() => {
-      clearInterval(sweep);
-      clearTimeout(cut);
+      sweep.clear();
+      cut.clear();
       resolve();
     });
     server.closeIdleConnections();

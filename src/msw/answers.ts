@@ -7,7 +7,7 @@
  *   slow                     the whole answer, once its body would have arrived at `bytes_per_second`
  *
  * before or after the request took effect, as on the server (the request path decides which).
- * Injected latency waits on the page's timers; `close()` cancels every wait.
+ * Injected latency, `hang_ms` and a slow body wait on the handlers' host clock; `close()` cancels every wait.
  */
 import { HttpResponse } from 'msw';
 import type { ApiAnswer } from '../api/exchange.js';
@@ -17,34 +17,37 @@ import type { QueuedFault } from '../core/faults.js';
 import { RATE_LIMIT_HEADERS } from '../core/rateLimit.js';
 import { JSON_TYPE } from '../jsonType.js';
 import type { MediaAnswer } from '../media/files.js';
+import type { HostClock } from '../hostClock.js';
 
-/** A wait on the page's timers that `close()` can end. */
+/** A wait on the handlers' host clock that `close()` can end. */
 export interface PageTimer {
   cancel(): void;
 }
 
-/** The waits the handlers hold now. */
-export type PageTimers = Set<PageTimer>;
+/** The waits the handlers hold now, and the host clock they wait on. */
+export interface PageTimers {
+  readonly held: Set<PageTimer>;
+  readonly hostClock: HostClock;
+}
 
 /** The answers' headers a page may read across origins, as the server exposes them. */
 const EXPOSED_HEADERS = ['X-Request-Id', ...RATE_LIMIT_HEADERS, 'Retry-After', 'Idempotent-Replayed', 'Content-Range', 'Content-Length', 'Accept-Ranges', 'ETag'].join(',');
 const CORS: Readonly<Record<string, string>> = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
 
-/** Waits `ms` on the page's timers; ends early (false) when the page aborts the request or the handlers close. */
+/** Waits `ms` on the handlers' host clock; ends early (false) when the page aborts the request or the handlers close. */
 function wait(ms: number, timers: PageTimers, signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(false);
-    let timer: PageTimer;
+    const timer: PageTimer = { cancel: () => done(false) };
     const done = (waited: boolean): void => {
-      clearTimeout(handle);
+      handle.clear();
       signal?.removeEventListener('abort', aborted);
-      timers.delete(timer);
+      timers.held.delete(timer);
       resolve(waited);
     };
     const aborted = (): void => done(false);
-    const handle = setTimeout(() => done(true), ms);
-    timer = { cancel: () => done(false) };
-    timers.add(timer);
+    const handle = timers.hostClock.setTimeout(() => done(true), ms);
+    timers.held.add(timer);
     signal?.addEventListener('abort', aborted, { once: true });
   });
 }

@@ -31,6 +31,7 @@ import { TranscriptRecorder } from '../transcript/recorder.js';
 import { TRANSCRIPT_FORMAT } from '../transcript/format.js';
 import { isoTime } from '../core/clock.js';
 import { SIMULATOR_VERSION } from '../version.js';
+import { hostClockOf, type HostClock } from '../hostClock.js';
 import { apiResponse, closedResponse, mediaResponse, type PageTimers } from './answers.js';
 import { bundledScenario, bundledScenarioList, resetScenario, type ScenarioOption } from './scenarios.js';
 
@@ -54,7 +55,14 @@ export interface SimulatorHandlersOptions {
   clock?: 'manual' | 'realtime';
   /** The realtime clock's multiplier. Default: the scenario's. */
   speed?: number;
-  /** The host's clock (epoch milliseconds), for realtime mode: a test runner's faked `Date.now`. Default: `Date.now`. */
+  /**
+   * The host's clock: its `now()` (epoch milliseconds) is the wall clock realtime mode follows, and
+   * injected latency, network `hang_ms` and `slow` answers and waits for requests run on its timers.
+   * Default: the page's own, `hostClockOf(globalThis)` (the global timers and `Date.now`, read when
+   * called: a test runner's fake timers are followed).
+   */
+  hostClock?: HostClock;
+  /** The host's time (epoch milliseconds) realtime mode follows, in place of `hostClock.now`: a test runner's faked `Date.now`. Default: the host clock's. */
   now?: () => number;
   /** Whether the handlers also answer the control API under `baseUrl` + `/_sim` (no token: nothing leaves the page). Default: true. */
   control?: boolean;
@@ -92,13 +100,17 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
     throw new RangeError(`speed must be a number above 0, got ${String(options.speed)}`);
   }
   if (options.now !== undefined && typeof options.now !== 'function') throw new RangeError('now must be a function that answers epoch milliseconds');
+  const hostClock = options.hostClock ?? hostClockOf(globalThis);
+  if (typeof hostClock !== 'object' || hostClock === null || typeof hostClock.now !== 'function' || typeof hostClock.setTimeout !== 'function') {
+    throw new RangeError('hostClock must be a host clock: an object with now() (epoch milliseconds) and setTimeout(fn, ms) (see hostClockOf)');
+  }
 
-  const timers: PageTimers = new Set();
+  const timers: PageTimers = { held: new Set(), hostClock };
   let closed = false;
   const close = (): void => {
     closed = true;
-    for (const timer of timers) timer.cancel();
-    timers.clear();
+    for (const timer of timers.held) timer.cancel();
+    timers.held.clear();
     // Waits for requests held now are answered 503 simulator_closed at once.
     engine?.waits.stop();
   };
@@ -106,7 +118,7 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
   // parser and validator are loaded (`ready`).
   const scenario = scenarioOption(options.scenario ?? 'default');
   let engine: Engine | undefined;
-  const open = (resolved: Scenario): Engine => (engine = openEngine(resolved, { ...options, base, cdn }));
+  const open = (resolved: Scenario): Engine => (engine = openEngine(resolved, { ...options, base, cdn, hostClock }));
   const ready: Promise<void> =
     'bundled' in scenario
       ? Promise.resolve(void open(scenario.bundled))
@@ -180,14 +192,14 @@ interface Engine {
   transcript(): string;
 }
 
-function openEngine(scenario: Scenario, options: SimulatorHandlersOptions & { base: string; cdn: string }): Engine {
+function openEngine(scenario: Scenario, options: SimulatorHandlersOptions & { base: string; cdn: string; hostClock: HostClock }): Engine {
   const core = new Simulator({
     scenario,
     loadScenario: resetScenario,
     seed: options.seed,
     clockMode: options.clock,
     speed: options.speed,
-    wallClock: options.now ?? (() => Date.now()),
+    wallClock: options.now ?? ((): number => options.hostClock.now()),
     cdnUrl: options.cdn,
   });
   const chunks: string[] = [];
@@ -220,8 +232,8 @@ function openEngine(scenario: Scenario, options: SimulatorHandlersOptions & { ba
       return image ? { aspectRatio: image.aspectRatio, prompt: image.prompt } : undefined;
     },
   });
-  // Waits for requests run out on the page's own timers.
-  return { core, deps, files, transcript, waits: new WaitRoom(core) };
+  // Waits for requests run out on the handlers' host clock.
+  return { core, deps, files, transcript, waits: new WaitRoom(core, options.hostClock) };
 }
 
 /** The scenario option: a bundled scenario, or one to resolve once its parser is loaded. A name that is none is refused at once. */
@@ -285,3 +297,5 @@ function textBody(text: string): StreamedBody {
 
 
 export { bundledScenarioList };
+// A host clock over a test's fake timers (`hostClock`), and the types of one.
+export { hostClockOf, systemClock, type HostClock, type HostTimer, type TimerFunctions } from '../hostClock.js';

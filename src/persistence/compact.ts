@@ -4,7 +4,7 @@
  * rewritten as its header and a snapshot of that state, atomically (see `StateStore.compact`).
  * The file is locked meanwhile, so no simulator starts on it halfway.
  */
-import { hostWallClock } from '../host.js';
+import { systemClock, type HostClock } from '../hostClock.js';
 import { StateRefusedError } from './open.js';
 import { restoreState } from './restore.js';
 
@@ -22,11 +22,12 @@ export class CompactionFailedError extends StateRefusedError {}
 /**
  * Compacts `path`. Rejects with `FileLockedError` when a running simulator holds it,
  * `StateRefusedError` when it is missing, unreadable or not a state file this version restores, or
- * `CompactionFailedError` when it cannot be rewritten (`warn` has said why). `wallClock`: the
- * host's, which a realtime clock follows and the snapshot's time is read from.
+ * `CompactionFailedError` when it cannot be rewritten (`warn` has said why). `hostClock`: the
+ * host's, which a realtime clock follows, the snapshot's time is read from and the compaction's
+ * turns and the file's lock run on.
  */
-export async function compactStateFile(path: string, warn: (line: string) => void, wallClock: () => number = hostWallClock): Promise<CompactedFile> {
-  const durable = restoreState(path, { asked: {}, wallClock, log: warn });
+export async function compactStateFile(path: string, warn: (line: string) => void, hostClock: HostClock = systemClock): Promise<CompactedFile> {
+  const durable = restoreState(path, { asked: {}, wallClock: () => hostClock.now(), hostClock, log: warn });
   if (!durable) throw new StateRefusedError(`${path} holds no state to compact (no such file, or an empty one)`);
   // Takes the file (its lock): refused when a simulator started on it since it was read.
   durable.listening();

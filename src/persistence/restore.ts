@@ -29,6 +29,7 @@ import type { Scenario } from '../core/scenario.js';
 import type { Simulator } from '../core/simulator.js';
 import type { StateRow } from '../core/simulatorState.js';
 import { RowTooLongError } from '../fileRows.js';
+import type { HostClock } from '../hostClock.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { describeRecordedNetwork, recordedNetwork, recordedRequest, recordedStatus, replayedOnSocket } from '../transcript/format.js';
 import { clip } from '../core/errors.js';
@@ -64,6 +65,8 @@ export interface RestoreOpening {
   asked: AskedState;
   /** The host's wall clock. */
   wallClock: () => number;
+  /** The host's timers, which the state file's store runs on (and its lock). Default: `systemClock`. */
+  hostClock?: HostClock;
   /** The media address given explicitly; default: the file's until the simulator listens, then the adapter's (`Simulator.configure`). */
   cdnUrl?: string;
   /** How a core restored from the file resolves a scenario a reset names, given the scenario it runs; default: none. */
@@ -103,7 +106,7 @@ function newState(path: string, opening: StateOpening): DurableState {
   wall.hold(anchor);
   const core = opening.newCore(wall.now);
   wall.release();
-  const store = new StateStore({ file: path, core, overrides: opening.overrides, anchor, warn: opening.log });
+  const store = new StateStore({ file: path, core, overrides: opening.overrides, anchor, warn: opening.log, hostClock: opening.hostClock });
   return { core, store, restored: undefined, listening: () => store.open() };
 }
 
@@ -168,6 +171,7 @@ export function restoreState(path: string, opening: RestoreOpening): DurableStat
       compactedAt: restored.compactedAt,
     },
     warn: log,
+    hostClock: opening.hostClock,
   });
   return {
     core,

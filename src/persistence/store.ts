@@ -53,6 +53,7 @@ import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime, type VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { LockFileWriteError, acquireFileLock, resolvedFile, type FileLock } from '../fileLock.js';
+import { every, nextTurn, systemClock, type HostClock, type HostTimer } from '../hostClock.js';
 import { cutFile, readFileBytes, writeRowBytes, writeRowBytesAsync, writeRows } from '../fileRows.js';
 import { globalIdNumber } from '../core/requestIds.js';
 import { formatIds, formatMediaFaultTaken, formatStateLine, type MediaFaultTaken } from './format.js';
@@ -165,6 +166,8 @@ export interface StoreOptions {
   /** What an existing file held when it was read (it is appended to), or undefined: a new file. */
   existing?: { size: number; wholeBytes: number; lines: number; lastSeq: number; lastIds: number; snapshotBytes: number; compactedAt: string | null };
   warn: (line: string) => void;
+  /** The host's timers the store runs on (the polls' flush, the ids check, the retries, a compaction's turns) and its lock's. Default: `systemClock`. */
+  hostClock?: HostClock;
 }
 
 /** What a compaction did: the file's size before and after. */
@@ -192,9 +195,9 @@ export class StateStore {
   private lock: FileLock | undefined;
   private pending = '';
   private pendingLines = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: HostTimer | undefined;
   /** Checks every second for global request ids given out without a line (control reads, media). */
-  private idsCheck: NodeJS.Timeout | undefined;
+  private idsCheck: HostTimer | undefined;
   /** Bytes and request lines in the file. */
   private bytes = 0;
   private lines = 0;
@@ -214,7 +217,7 @@ export class StateStore {
   /** Set while lines wait in memory for room (the pending ones): the error, and since when (host time, ms). */
   private blocked: { code: string; since: number } | undefined;
   /** Tries the waiting lines again while `blocked`. */
-  private retryTimer: NodeJS.Timeout | undefined;
+  private retryTimer: HostTimer | undefined;
   /** The answers waiting for the lines now pending to be written (see `whenWritten`). */
   private waiting: ((written: boolean) => void)[] = [];
   /** Set while compaction waits for room: what the last check found. */
@@ -230,9 +233,11 @@ export class StateStore {
   /** The core's clock as of the file's header: another one means a global reset happened. */
   private clockSeen: VirtualClock;
   private anchor: number;
+  private readonly hostClock: HostClock;
 
   constructor(private readonly options: StoreOptions) {
     this.path = options.file;
+    this.hostClock = options.hostClock ?? systemClock;
     this.clockSeen = options.core.clock;
     this.anchor = options.anchor;
     if (options.existing) {
@@ -252,7 +257,7 @@ export class StateStore {
     if (this.phase !== 'new') return;
     const { file, existing } = this.options;
     try {
-      this.lock = acquireFileLock(file, this.options.warn);
+      this.lock = acquireFileLock(file, this.options.warn, this.hostClock);
     } catch (e) {
       // No lock file is left behind: the next start finds none to wait for.
       if (e instanceof LockFileWriteError) throw new StateRefusedError(`cannot write the state file ${file}: ${e.message}`);
@@ -293,10 +298,10 @@ export class StateStore {
       throw new StateRefusedError(`cannot write the state file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
     this.phase = 'open';
-    this.idsCheck = setInterval(() => {
+    this.idsCheck = every(this.hostClock, POLL_FLUSH_MS, () => {
       if (this.options.core.globalRequestCount > this.idsKept) this.flush();
-    }, POLL_FLUSH_MS);
-    this.idsCheck.unref();
+    });
+    this.idsCheck.unref?.();
   }
 
   /** Keeps one exchange (the request path calls this as each request is handled). Never throws. */
@@ -339,7 +344,7 @@ export class StateStore {
   /** Writes what is held in memory (polls, and the global ids given out since the last line). */
   flush(): void {
     if (this.timer) {
-      clearTimeout(this.timer);
+      this.timer.clear();
       this.timer = undefined;
     }
     if (this.phase !== 'open') return;
@@ -415,8 +420,8 @@ export class StateStore {
   private block(code: string): void {
     if (this.blocked !== undefined) return;
     this.blocked = { code, since: this.options.core.hostTimeMs() };
-    this.retryTimer = setInterval(() => this.flush(), WRITE_RETRY_MS);
-    this.retryTimer.unref();
+    this.retryTimer = every(this.hostClock, WRITE_RETRY_MS, () => this.flush());
+    this.retryTimer.unref?.();
     this.options.warn(
       `state: cannot write the state file ${this.options.file} (${code}): the lines of the requests from now on wait in memory, in their order, ` +
         'and are written once there is room; the answers of the requests that change state wait for them',
@@ -426,7 +431,7 @@ export class StateStore {
   /** The lines that waited for room are written: the answers waiting for them go. */
   private unblock(): void {
     this.blocked = undefined;
-    clearInterval(this.retryTimer);
+    this.retryTimer?.clear();
     this.retryTimer = undefined;
     this.options.warn(`state: the state file ${this.options.file} is written again: the lines that waited for room are in it`);
     this.settleWaiting(true);
@@ -464,7 +469,7 @@ export class StateStore {
       done: Promise.resolve(undefined),
     };
     this.compaction = job;
-    job.done = new Promise<void>((resolve) => setImmediate(resolve))
+    job.done = new Promise<void>((resolve) => void nextTurn(this.hostClock, resolve))
       .then(() => this.runCompaction(job))
       .catch((e: unknown) => {
         if (!job.aborted) this.compactionFailed(e, pastBound);
@@ -708,12 +713,12 @@ export class StateStore {
       this.pending = '';
       this.pendingLines = 0;
       this.blocked = undefined;
-      clearInterval(this.retryTimer);
+      this.retryTimer?.clear();
     }
     this.settleWaiting(false);
     this.abortCompaction();
     this.phase = 'closed';
-    clearInterval(this.idsCheck);
+    this.idsCheck?.clear();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     this.lock?.release();
@@ -733,8 +738,8 @@ export class StateStore {
 
   private arm(): void {
     if (this.timer !== undefined) return;
-    this.timer = setTimeout(() => this.flush(), POLL_FLUSH_MS);
-    this.timer.unref();
+    this.timer = this.hostClock.setTimeout(() => this.flush(), POLL_FLUSH_MS);
+    this.timer.unref?.();
   }
 
   private header(): StateHeader {
@@ -777,7 +782,7 @@ export class StateStore {
     // their answers go, as the reset's does.
     if (this.blocked) {
       this.blocked = undefined;
-      clearInterval(this.retryTimer);
+      this.retryTimer?.clear();
       this.retryTimer = undefined;
       this.settleWaiting(true);
     }
@@ -787,14 +792,14 @@ export class StateStore {
     const code = e instanceof StateRefusedError ? e.message : ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
     // A line written in part is cut off, so that the file keeps whole lines.
     if (this.fd !== undefined) cutFile(this.fd, this.bytes);
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.clear();
     this.timer = undefined;
     this.pending = '';
     this.pendingLines = 0;
     this.phase = 'stopped';
     this.abortCompaction();
-    clearInterval(this.idsCheck);
-    clearInterval(this.retryTimer);
+    this.idsCheck?.clear();
+    this.retryTimer?.clear();
     this.blocked = undefined;
     // Answers waiting for lines that will never be written are never sent.
     this.settleWaiting(false);

@@ -7,6 +7,7 @@ import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { FileLockedError, LockFileWriteError, acquireFileLock, refuseIfHeld, type FileLock } from '../fileLock.js';
+import type { HostClock } from '../hostClock.js';
 import { SIMULATOR_VERSION } from '../version.js';
 import { TranscriptFileError, checkTranscriptPath, openTranscriptFile, type TranscriptFile } from './file.js';
 import { TRANSCRIPT_FORMAT } from './format.js';
@@ -20,6 +21,8 @@ export interface RecordingOptions {
   maxBytes: number;
   /** Where a recording that stops says so (and a lock that cannot be made). */
   warn: (line: string) => void;
+  /** The host clock the file's lock is refreshed on. Default: `systemClock`. */
+  hostClock?: HostClock;
 }
 
 export interface Recording {
@@ -78,7 +81,7 @@ export function recordTo(file: string, core: Simulator, baseUrl: () => string | 
   const open = (): void => {
     if (phase !== 'new') return;
     try {
-      lock = acquireFileLock(file, options.warn);
+      lock = acquireFileLock(file, options.warn, options.hostClock);
     } catch (e) {
       if (e instanceof LockFileWriteError) throw new TranscriptFileError(file, e.code, `cannot write the transcript ${file}: ${e.message}`);
       throw e;

@@ -25,6 +25,7 @@ import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
+import { sleep, systemClock } from '../hostClock.js';
 import { controlCall, controlPath, isControlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/api.js';
 import { cdnUrlIn, defaultCdnUrl } from '../core/mediaPaths.js';
 import type { Scenario } from '../core/scenario.js';
@@ -341,10 +342,10 @@ class Target {
 
   /** The account's next journal entry after `afterId` (the request just sent), asked for until it shows (at most 10 s). */
   async nextJournaled(apiKey: string, afterId: string | undefined): Promise<JournalSeen | undefined> {
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+    for (const deadline = systemClock.now() + 10_000; systemClock.now() < deadline; ) {
       const last = await this.lastJournaled(apiKey);
       if (last !== undefined && last.request_id !== afterId) return last;
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await sleep(systemClock, 10);
     }
     return undefined;
   }
