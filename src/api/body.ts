@@ -2,10 +2,10 @@
  * Reading a request body as the contract wants it: a JSON object sent as `application/json`, at
  * most 1 MiB. Problems become catalogue errors, reported at their turn in the order of checks.
  */
-import { bodyIdentity, jsonIdentity } from '../core/clientReport.js';
 import { clip, fail, type SimError } from '../core/errors.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import type { PendingFingerprint } from '../core/journal.js';
+import { bodyIdentity, jsonIdentity } from '../core/sameRequest.js';
 import type { RawBody } from './exchange.js';
 import { sha256Base64 } from '../runtime/digest.js';
 

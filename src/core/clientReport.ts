@@ -73,10 +73,13 @@
  *
  * Each finding counts its occurrences and gives the request ids of the first five.
  */
+import { OPERATION_FACTS, SERVICE_OPERATION_IDS, factsOf, type OperationFacts, type ServiceOperationId } from '../generated/operations.js';
+import { Tallies, type ClientFinding, type FlatWaits, type MessageFacts } from './clientFindings.js';
 import type { ClockMode } from './clock.js';
 import type { SettledRecord } from './journal.js';
-import { CANCELABLE_STATUSES, RESOLVED_STATUSES, inWords } from './pipeline.js';
-import { sameBodyText } from './sameRequest.js';
+import { CANCELABLE_STATUSES, RESOLVED_STATUSES } from './pipeline.js';
+
+export type { ClientFinding, FindingCode } from './clientFindings.js';
 
 /** What the report reads of a journal record. */
 export type ReportedRequest = Pick<
@@ -100,26 +103,6 @@ export type ReportedRequest = Pick<
   | 'trigger'
 >;
 
-export type FindingCode =
-  | 'no_requests'
-  | 'retry_not_retryable'
-  | 'retry_too_soon'
-  | 'duplicate_after_lost_answer'
-  | 'retry_without_backoff'
-  | 'post_retry_without_idempotency_key'
-  | 'poll_too_fast'
-  | 'poll_after_resolved'
-  | 'cancel_not_cancelable';
-
-export interface ClientFinding {
-  code: FindingCode;
-  severity: 'error' | 'warning';
-  count: number;
-  message: string;
-  /** Request ids (`X-Request-Id`) of the first occurrences, at most 5. */
-  examples: string[];
-}
-
 export interface ClientReport {
   account: string;
   /** The account's requests the report read (those the journal still holds). */
@@ -138,30 +121,11 @@ export interface ClientReport {
   findings: ClientFinding[];
 }
 
-/** The service's endpoints, by operationId of openapi.yaml. */
-export const SERVICE_ENDPOINTS: Readonly<Record<string, { method: string; route: string }>> = {
-  createVideo: { method: 'POST', route: '/v1/videos' },
-  listVideos: { method: 'GET', route: '/v1/videos' },
-  retrieveVideo: { method: 'GET', route: '/v1/videos/{id}' },
-  cancelVideo: { method: 'DELETE', route: '/v1/videos/{id}' },
-  createImage: { method: 'POST', route: '/v1/images' },
-};
+/** The service's endpoints, by operationId of openapi.yaml, in its order: what the coverage lists. */
+export const SERVICE_ENDPOINTS: Readonly<Record<ServiceOperationId, { method: string; route: string }>> = Object.fromEntries(
+  SERVICE_OPERATION_IDS.map((id) => [id, { method: OPERATION_FACTS[id].method, route: OPERATION_FACTS[id].path }]),
+) as Record<ServiceOperationId, { method: string; route: string }>;
 
-/** Every finding, in the order the report lists them (errors first). */
-export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>> = {
-  no_requests: 'error',
-  retry_not_retryable: 'error',
-  retry_too_soon: 'error',
-  duplicate_after_lost_answer: 'error',
-  retry_without_backoff: 'warning',
-  post_retry_without_idempotency_key: 'warning',
-  poll_too_fast: 'warning',
-  poll_after_resolved: 'warning',
-  cancel_not_cancelable: 'warning',
-};
-
-/** How many request ids a finding gives. */
-export const MAX_EXAMPLES = 5;
 /** The shortest polling interval the interface document asks for (ms). */
 export const MIN_POLL_INTERVAL_MS = 2000;
 /**
@@ -177,7 +141,6 @@ export const BACKOFF_GROWTH = 1.25;
 export const MIN_JUDGED_WAITS = 4;
 
 const NOT_RETRYABLE = new Set([400, 401, 402, 422]);
-const CREATES = new Set(['createVideo', 'createImage']);
 
 const isRetryableFailure = (status: number | null): boolean => status !== null && (status === 429 || status >= 500);
 /** Whether the client got no answer it could read: it had gone, or a network fault reset, closed, held or cut it (a gateway's page is an answer). */
@@ -187,35 +150,6 @@ const lostAnswer = (r: ReportedRequest): boolean => r.network !== undefined && r
 /** The pipeline's own status sets, asked with a status as the journal records it (a string). */
 const isResolved = (status: string): boolean => (RESOLVED_STATUSES as ReadonlySet<string>).has(status);
 const isCancelable = (status: string): boolean => (CANCELABLE_STATUSES as ReadonlySet<string>).has(status);
-
-/** One finding as it is collected. */
-interface Tally {
-  count: number;
-  examples: string[];
-}
-
-/** The findings as they are collected: occurrences per code, and the first request ids of each. */
-class Tallies {
-  private readonly byCode = new Map<FindingCode, Tally>();
-
-  note(code: FindingCode, requestId?: string): void {
-    let tally = this.byCode.get(code);
-    if (!tally) this.byCode.set(code, (tally = { count: 0, examples: [] }));
-    tally.count++;
-    if (requestId !== undefined && tally.examples.length < MAX_EXAMPLES) tally.examples.push(requestId);
-  }
-
-  /** The findings in the report's order, each with its message. */
-  findings(facts: MessageFacts): ClientFinding[] {
-    const findings: ClientFinding[] = [];
-    for (const code of Object.keys(FINDING_SEVERITY) as FindingCode[]) {
-      const tally = this.byCode.get(code);
-      if (!tally) continue;
-      findings.push({ code, severity: FINDING_SEVERITY[code], count: tally.count, message: messageOf(code, tally.count, facts), examples: tally.examples });
-    }
-    return findings;
-  }
-}
 
 /** What the judging shares: the records, the time the rules read, the tallies and the facts the messages quote. */
 interface Judging {
@@ -231,6 +165,8 @@ interface Repeat {
   readonly before: ReportedRequest | undefined;
   /** Whether the client got the answer to the attempt it repeats. */
   readonly answered: boolean;
+  /** What openapi.yaml declares of the request's operation (a create, the polled retrieve, the cancel); undefined for an unknown route. */
+  readonly operation: OperationFacts | undefined;
 }
 
 /**
@@ -252,7 +188,7 @@ export function clientReport(account: string, records: readonly ReportedRequest[
     account,
     requests: records.length,
     coverage: coverageOf(records),
-    findings: judging.tallies.findings({ ...judging.facts, flatWaits: flatWaits ?? { own: [], dictated: false } }),
+    findings: judging.tallies.findings({ ...judging.facts, flatWaits: flatWaits ?? { own: [], dictated: false, growth: BACKOFF_GROWTH } }),
   };
 }
 
@@ -293,13 +229,14 @@ function judgeEachRequest(judging: Judging, previous: readonly number[]): void {
   judging.records.forEach((request, i) => {
     const p = previous[i] as number;
     const before = p >= 0 ? judging.records[p] : undefined;
-    const repeat: Repeat = { request, before, answered: before !== undefined && !noAnswer(before) };
+    const operation = factsOf(request.operation);
+    const repeat: Repeat = { request, before, answered: before !== undefined && !noAnswer(before), operation };
     judgeRetryOfRefused(judging, repeat);
     judgeRetryAfterRateLimit(judging, repeat);
     judgeCreateRetryKey(judging, repeat);
     judgeDuplicateCreate(judging, repeat);
-    if (request.operation === 'retrieveVideo') judgePoll(judging, repeat, seenResolved);
-    if (request.operation === 'cancelVideo') {
+    if (operation?.polled === true) judgePoll(judging, repeat, seenResolved);
+    if (operation?.cancels === true) {
       const id = videoIdInPath(request.path);
       if (id !== undefined && seenNotCancelable.has(id)) judging.tallies.note('cancel_not_cancelable', request.request_id);
     }
@@ -333,15 +270,15 @@ function judgeRetryAfterRateLimit({ tallies, facts, timeOf }: Judging, { request
 }
 
 /** `post_retry_without_idempotency_key`: a create repeated after a 429, a 5xx or no answer without one key on both attempts. */
-function judgeCreateRetryKey({ tallies }: Judging, { request, before }: Repeat): void {
-  if (!before || request.operation === null || !CREATES.has(request.operation)) return;
+function judgeCreateRetryKey({ tallies }: Judging, { request, before, operation }: Repeat): void {
+  if (!before || operation?.creates == null) return;
   if (!noAnswer(before) && !isRetryableFailure(before.status)) return;
   if (!sameKey(request, before)) tallies.note('post_retry_without_idempotency_key', request.request_id);
 }
 
 /** `duplicate_after_lost_answer`: a create whose answer was lost after it took effect, carried out again by a repeat without its key. */
-function judgeDuplicateCreate({ tallies, facts }: Judging, { request, before }: Repeat): void {
-  if (!before || request.operation === null || !CREATES.has(request.operation) || !lostAnswer(before)) return;
+function judgeDuplicateCreate({ tallies, facts }: Judging, { request, before, operation }: Repeat): void {
+  if (!before || operation?.creates == null || !lostAnswer(before)) return;
   if (before.createdId === undefined || request.createdId === undefined || request.createdId === before.createdId || sameKey(request, before)) return;
   tallies.note('duplicate_after_lost_answer', request.request_id);
   facts.duplicate ??= { lost: before.createdId, again: request.createdId };
@@ -409,46 +346,12 @@ function backoffOf(attempts: ReportedRequest[], timeOf: (r: ReportedRequest) => 
     own.push(wait);
     sum += wait;
   }
-  return grew || own.length < MIN_JUDGED_WAITS ? undefined : { own, dictated };
-}
-
-/** The client's own waits between the attempts of a request (ms), and whether Retry-After dictated others. */
-interface FlatWaits {
-  own: number[];
-  dictated: boolean;
+  return grew || own.length < MIN_JUDGED_WAITS ? undefined : { own, dictated, growth: BACKOFF_GROWTH };
 }
 
 /** What makes two requests the same request: method, path with query, and the body (by its fingerprint). */
 function identityOf(r: ReportedRequest): string {
   return `${r.method} ${r.path}\n${r.bodyFingerprint ?? ''}`;
-}
-
-const utf8 = new TextDecoder();
-
-/**
- * A body as the report compares bodies: its JSON value as `sameBodyText` writes it, or, when it is
- * not JSON, its text. The journal keeps only a digest of this (see
- * `JournalRecord.bodyFingerprint`), so equal identities mean the same body.
- */
-export function bodyIdentity(bytes: Uint8Array): string {
-  const text = utf8.decode(bytes);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return `text:${text}`;
-  }
-  // Nested too deep to walk: compared as text.
-  return jsonIdentity(value) ?? `text:${text}`;
-}
-
-/** The identity of a body already parsed (see `bodyIdentity`); undefined when it is nested too deep to walk. */
-export function jsonIdentity(value: unknown): string | undefined {
-  try {
-    return `json:${sameBodyText(value)}`;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The id in `/v1/videos/{id}` (percent-decoded), undefined for another path. */
@@ -484,83 +387,8 @@ function coverageOf(records: readonly ReportedRequest[]): ClientReport['coverage
 
 /** The route a request addressed: its endpoint's, else its path (a video id shown as `{id}`). */
 function routeOf(r: ReportedRequest): string {
-  const known = r.operation === null ? undefined : SERVICE_ENDPOINTS[r.operation];
-  if (known) return known.route;
+  const known = factsOf(r.operation);
+  if (known?.surface === 'service') return known.path;
   const path = r.path.split('?', 1)[0] as string;
   return videoIdInPath(path) === undefined ? path : '/v1/videos/{id}';
-}
-
-interface MessageFacts {
-  notRetryableStatuses: Set<number>;
-  shortestWait: number;
-  waitAskedFor: number;
-  fastestPoll: number;
-  flatWaits: FlatWaits;
-  /** The first duplicate: the id of the create whose answer was lost, and of the one made again. */
-  duplicate: { lost: string; again: string } | undefined;
-}
-
-const times = (n: number): string => (n === 1 ? 'once' : `${n} times`);
-const some = (n: number, one: string, many: string): string => (n === 1 ? one : `${n} ${many}`);
-const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
-
-/** What the client did, and what the interface document asks, in plain words. */
-function messageOf(code: FindingCode, count: number, facts: MessageFacts): string {
-  switch (code) {
-    case 'retry_not_retryable':
-      return (
-        `The client sent ${some(count, 'a request', 'requests')} again unchanged (same method, path and JSON body) after the same request had been answered ` +
-        `${inWords([...facts.notRetryableStatuses].sort().map(String), 'or')}. A 400, 401, 402 or 422 means that the request itself cannot succeed: ` +
-        'the interface document says not to retry it without changing the request.'
-      );
-    case 'retry_too_soon':
-      return (
-        `The client repeated ${some(count, 'a request', 'requests')} answered 429 before the answer's Retry-After had passed ` +
-        `(the earliest ${seconds(facts.shortestWait)} after the 429, where Retry-After asked for ${facts.waitAskedFor} s). ` +
-        'Wait at least Retry-After seconds before sending a rate-limited request again.'
-      );
-    case 'duplicate_after_lost_answer': {
-      const { lost, again } = facts.duplicate as NonNullable<MessageFacts['duplicate']>;
-      return (
-        `The client created ${some(count, 'a generation', 'generations')} twice: a create whose answer was lost after it took effect ` +
-        `(${lost}) was sent again without its Idempotency-Key and carried out again (${again})${count > 1 ? `, and ${count - 1} more like it` : ''}. ` +
-        'Both are charged. Send one Idempotency-Key with every attempt of a create: the retry then answers the original; ' +
-        'or list the videos to find the lost one before creating again.'
-      );
-    }
-    case 'retry_without_backoff':
-      return (
-        `The client retried ${some(count, 'a request', 'requests')} after 429 or 500 answers without its waits growing ` +
-        `(waits of ${facts.flatWaits.own.map(seconds).join(', ')}${facts.flatWaits.dictated ? ', not counting waits that a Retry-After asked for' : ''}: ` +
-        `none more than ${BACKOFF_GROWTH} times the mean of the waits before it). ` +
-        'The interface document says to retry these with exponential backoff: wait longer after each failed attempt.'
-      );
-    case 'post_retry_without_idempotency_key':
-      return (
-        `The client repeated ${some(count, 'a create', 'creates')} (POST /v1/videos or /v1/images) after a 429, a 500 or no answer, ` +
-        'without sending the same Idempotency-Key on both attempts. A create whose answer was lost may have been carried out: ' +
-        'send one Idempotency-Key with every attempt of a create, so that a retry returns the original and creates no duplicate.'
-      );
-    case 'poll_too_fast':
-      return (
-        `The client retrieved an unresolved generation less than 2 seconds after its previous retrieve of it, ${times(count)} ` +
-        `(as little as ${seconds(facts.fastestPoll)} apart). The interface document asks to poll every 2 to 5 seconds.`
-      );
-    case 'poll_after_resolved':
-      return (
-        `The client retrieved a generation it had already been answered with as succeeded, failed or canceled, ${times(count)}. ` +
-        'A resolved generation does not change any more: stop polling it once it has resolved.'
-      );
-    case 'cancel_not_cancelable':
-      return (
-        `The client asked to cancel a generation it had already seen as verifying, succeeded, failed or canceled, ${times(count)}. ` +
-        'Only a queued or processing generation can be canceled; any other cancel is answered 400.'
-      );
-    case 'no_requests':
-      return (
-        'The journal holds no request made with this API key, so there is nothing to judge. Check the key: the client may use ' +
-        'another one (a request whose key was refused is not an account\'s), it may not have run, or its requests may have left ' +
-        'the journal (it keeps the most recent requests of all accounts, up to the scenario\'s journal size) or been dropped by a reset.'
-      );
-  }
 }

@@ -6,7 +6,8 @@ import type { Account } from './account.js';
 import { isoTime } from './clock.js';
 import { statusSeen, type AnswerLoss, type NetworkKind, type NetworkPhase } from './network.js';
 import type { VideoStatus } from './pipeline.js';
-import { canonicalJson } from './sameRequest.js';
+import { NO_KEPT_BODY, type KeptBody } from './keptBody.js';
+import { factsOf } from '../generated/operations.js';
 import { effectiveNegativePrompt } from './videos.js';
 
 export interface JournalEntry {
@@ -77,7 +78,7 @@ export type JournalRecord = Omit<
   idempotencyKey: string | undefined;
   /**
    * A digest of the request body as the client report compares bodies (see `bodyIdentity` in
-   * clientReport.ts), null when none; or, for a small body, how to make it, made when the record is
+   * sameRequest.ts), null when none; or, for a small body, how to make it, made when the record is
    * first read (`settledFingerprint`): few records ever are. Never a large body: a record stays
    * small whatever the body's size, so the journal's memory is bounded by its entry count.
    */
@@ -153,64 +154,6 @@ export interface HandledRequest {
   keptBody(): KeptBody;
 }
 
-/** What a record keeps of a request's JSON body: its fields (null: none read), and those kept as digests. */
-export interface KeptBody {
-  readonly body: Record<string, unknown> | null;
-  readonly digests: Record<string, string> | undefined;
-}
-
-/** A request without a JSON object body (or whose body was not read). */
-export const NO_KEPT_BODY: KeptBody = Object.freeze({ body: null, digests: undefined });
-
-/** A body of at most this many bytes and `KEPT_BODY_FIELDS` fields, every value a string, number, boolean or null, is kept whole. */
-export const KEPT_BODY_BYTES = 1024;
-/** Of any other body, at most this many fields are kept (the most any operation takes is 6)... */
-export const KEPT_BODY_FIELDS = 8;
-/** ...each named in at most this many characters (a longer name is no field any operation takes)... */
-export const KEPT_FIELD_NAME_CHARS = 32;
-/** ...and each value whose canonical JSON is at most this many characters as it is; a longer one as its digest. */
-export const KEPT_VALUE_CHARS = 64;
-
-/**
- * What the journal keeps of a parsed JSON object body of `bytes` bytes, for request patterns to
- * match (`requestPattern.ts`): a small flat body of few fields whole (the parsed value itself, no
- * copy: a create's prompt is the stored generation's own string); of any other, its first
- * `KEPT_BODY_FIELDS` fields with a name of at most `KEPT_FIELD_NAME_CHARS` characters, each value
- * whose canonical JSON is at most `KEPT_VALUE_CHARS` characters as it is, and each longer one as
- * `digest` of that JSON. So a record holds at most about 2 KB of its body whatever was sent. (A
- * body beyond those bounds is one no operation takes: it was refused.)
- */
-export function keptBody(parsed: Record<string, unknown>, bytes: number, digest: (text: string) => string): KeptBody {
-  if (bytes <= KEPT_BODY_BYTES && isFlatAndFew(parsed)) return { body: parsed, digests: undefined };
-  const body: Record<string, unknown> = {};
-  let digests: Record<string, string> | undefined;
-  let fields = 0;
-  for (const name in parsed) {
-    if (!Object.hasOwn(parsed, name) || name.length > KEPT_FIELD_NAME_CHARS) continue;
-    if (++fields > KEPT_BODY_FIELDS) break;
-    const value = parsed[name];
-    let text: string;
-    try {
-      text = canonicalJson(value);
-    } catch {
-      continue; // nested too deep to walk: no pattern can name it
-    }
-    if (text.length <= KEPT_VALUE_CHARS) body[name] = value;
-    else (digests ??= {})[name] = digest(text);
-  }
-  return { body, digests };
-}
-
-/** Whether no value of `body` is an object or an array, and it has at most `KEPT_BODY_FIELDS` fields. */
-function isFlatAndFew(body: Record<string, unknown>): boolean {
-  let fields = 0;
-  for (const key in body) {
-    const value = body[key];
-    if ((typeof value === 'object' && value !== null) || ++fields > KEPT_BODY_FIELDS) return false;
-  }
-  return true;
-}
-
 /** The statuses `seen` counts, each a bit (`1 << index`). */
 export const SEEN_STATUSES: readonly VideoStatus[] = ['queued', 'processing', 'verifying', 'succeeded', 'failed', 'canceled'];
 
@@ -256,7 +199,8 @@ export function journalRecord(request: HandledRequest, answer: SentAnswer, value
   const error = value !== undefined && answer.status >= 400 ? (value as { error?: { param?: unknown; code?: unknown } } | null)?.error : undefined;
   const retryAfter = answer.headers['Retry-After'];
   const loss = answer.network;
-  const created = request.performed && answer.status === 200 && (request.operationId === 'createVideo' || request.operationId === 'createImage');
+  const creates = factsOf(request.operationId)?.creates ?? null;
+  const created = request.performed && answer.status === 200 && creates !== null;
   const kept = account === null ? NO_KEPT_BODY : request.keptBody();
   return {
     seq: 0,
@@ -271,7 +215,7 @@ export function journalRecord(request: HandledRequest, answer: SentAnswer, value
     request_id: answer.headers['X-Request-Id'] as string,
     // Only on creates that reached the operation: the merged negative prompt the render used.
     negative_prompt_effective:
-      account !== null && request.performed && request.operationId === 'createVideo'
+      account !== null && request.performed && creates === 'video'
         ? effectiveNegativePrompt(account.negativePrompt, (request.body.negative_prompt as string | undefined) ?? null)
         : undefined,
     fault: request.note,

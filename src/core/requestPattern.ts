@@ -15,11 +15,12 @@
  *   seen              a generation status the answer showed (a video, a cancel, a list's videos)
  *   idempotency_key   the Idempotency-Key sent; true: one was sent; false: none was
  *
- * Bodies are compared through what the journal keeps of them (`keptBody` in journal.ts): a value
+ * Bodies are compared through what the journal keeps of them (`keptBody` in keptBody.ts): a value
  * it keeps only as a digest is compared by the digest of the pattern's value, with the same digest
  * function (the request path's), so the comparison is the same.
  */
-import { KEPT_VALUE_CHARS, entryOf, seenBit, type Journal, type JournalEntry, type JournalRecord } from './journal.js';
+import { entryOf, seenBit, type Journal, type JournalEntry, type JournalRecord } from './journal.js';
+import { KEPT_VALUE_CHARS } from './keptBody.js';
 import type { VideoStatus } from './pipeline.js';
 import { canonicalJson } from './sameRequest.js';
 

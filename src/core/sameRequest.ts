@@ -1,7 +1,8 @@
 /**
  * What makes two request bodies the same, for every rule that asks whether a request was sent
  * again: idempotency (a stored key replays only the same request) and the client report (a repeat
- * is the same request sent again). Both compare bodies by `sameBodyText`.
+ * is the same request sent again). Both compare bodies by `sameBodyText`; the request path gives
+ * the journal a digest of each body's identity (`bodyIdentity`), which the report compares.
  */
 import stableStringify from 'safe-stable-stringify';
 
@@ -29,4 +30,32 @@ export function sameBodyText(value: unknown): string {
  */
 export function canonicalJson(value: unknown): string {
   return stableStringify(value) ?? 'null';
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * A body as the client report compares bodies: its JSON value as `sameBodyText` writes it, or, when
+ * it is not JSON, its text. The journal keeps only a digest of this (see
+ * `JournalRecord.bodyFingerprint`), so equal identities mean the same body.
+ */
+export function bodyIdentity(bytes: Uint8Array): string {
+  const text = utf8.decode(bytes);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return `text:${text}`;
+  }
+  // Nested too deep to walk: compared as text.
+  return jsonIdentity(value) ?? `text:${text}`;
+}
+
+/** The identity of a body already parsed (see `bodyIdentity`); undefined when it is nested too deep to walk. */
+export function jsonIdentity(value: unknown): string | undefined {
+  try {
+    return `json:${sameBodyText(value)}`;
+  } catch {
+    return undefined;
+  }
 }
