@@ -400,20 +400,27 @@ describe('the openai package as an HTTP client, with its default retries, agains
   });
 
   const SPEED = 20;
+  /**
+   * The host time the simulator reads (`now`): the real clock, plus the waits the clients below
+   * skip. The openai package's own retry waits are real, so its Retry-After is still honoured in
+   * the simulator's time; the clients' 3-s polls take no real time.
+   */
+  let skippedMs = 0;
+  const now = (): number => Date.now() + skippedMs;
 
   /** Creates a video through openai's generic methods, polls it every 3 virtual seconds, and stops at a resolved state. */
   async function renderWithOpenAI(client: OpenAI, headers: Record<string, string>): Promise<string> {
     const created = await client.post<{ id: string; status: string }>('/v1/videos', { body: VIDEO, headers });
     let video = created;
     while (!['succeeded', 'failed', 'canceled'].includes(video.status)) {
-      await new Promise((resolve) => setTimeout(resolve, 3000 / SPEED));
+      skippedMs += 3000 / SPEED;
       video = await client.get<{ id: string; status: string }>(`/v1/videos/${created.id}`);
     }
     return video.status;
   }
 
   it('gets no error finding; without an Idempotency-Key its retried create is a warning', async () => {
-    sim = createSimulator({ scenario: 'fast', clock: 'realtime', speed: SPEED, log: () => {} });
+    sim = createSimulator({ scenario: 'fast', clock: 'realtime', speed: SPEED, now, log: () => {} });
     const url = await sim.listen(0);
     const plain = 'sk_test_openai_plain';
     const keyed = 'sk_test_openai_keyed';

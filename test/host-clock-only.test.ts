@@ -169,7 +169,7 @@ describe('the host timers, in src/hostClock.ts only', () => {
       try {
         return timerUses(readFileSync(file, 'utf8')).map((use) => `${relative(ROOT, file)}:${use}`);
       } catch (e) {
-        throw new Error(`${relative(ROOT, file)}: ${(e as Error).message}`);
+        throw new Error(`${relative(ROOT, file)}: ${(e as Error).message}`, { cause: e });
       }
     });
     expect(uses, 'take a HostClock from the module\'s owner (src/hostClock.ts says how)').toEqual([]);

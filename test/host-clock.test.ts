@@ -4,6 +4,9 @@
  * simulator's time with the client's. A client that polls every 2 s with setTimeout, against a real
  * server (`sim.listen(0)`) through fetch, drives a `default` generation (minutes of virtual time) to
  * its end in a fraction of a second, under vitest's fake timers and under @sinonjs/fake-timers.
+ * With `hostClock: hostClockOf(globalThis)`, the simulator's own waits (injected latency, a network
+ * `hang_ms`) run on the same fake timers as the client's: a minute of latency passes as fast.
+ * No real duration is asserted: the real time a test may take is a liveness bound (`withinRealTime`).
  *
  * What must stay real: `process.nextTick` and `queueMicrotask`. Node's HTTP stack runs on them
  * (`server.listen` calls back through nextTick, fetch's streams resolve through queueMicrotask),
@@ -23,11 +26,10 @@
 import FakeTimers from '@sinonjs/fake-timers';
 import request from 'supertest';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createSimulator, type Video, type VideoStatus } from '../src/index.js';
+import { createSimulator, hostClockOf, type Video, type VideoStatus } from '../src/index.js';
 import { PROMPT, bearer } from './helpers.js';
 
-// The real clock and timer, taken before any test fakes the globals.
-const wallNow = Date.now;
+// The real timer, taken before any test fakes the globals.
 const realSetTimeout = globalThis.setTimeout;
 const realClearTimeout = globalThis.clearTimeout;
 
@@ -74,14 +76,14 @@ async function withinRealTime<T>(work: Promise<T>, ms: number, what: string): Pr
  * faked `Date.now`, a client that polls every 2 s, and what must hold.
  */
 async function expectPollingClientDrivesGeneration(): Promise<void> {
-  const wallStart = wallNow();
+  const fakeStart = Date.now();
   const sim = createSimulator({ scenario: 'default', clock: 'realtime', now: () => Date.now() });
   try {
     const url = await withinRealTime(sim.listen(0), 5_000, 'sim.listen(0)');
     const offset = Date.parse(sim.clock.state().now) - Date.now();
 
+    // A liveness bound in real time: a client waiting in real time would take minutes.
     const { video, seen, polls } = await withinRealTime(createAndWait(url, 'sk_test_fake_timers'), 10_000, 'the polling client');
-    const wallMs = wallNow() - wallStart;
 
     expect(video.status).toBe('succeeded');
     // Every 2-s poll saw the pipeline advance: each observable stage lasts longer than 2 s.
@@ -93,10 +95,8 @@ async function expectPollingClientDrivesGeneration(): Promise<void> {
     // in flight, which can only save a poll or two)...
     expect(polls).toBeLessThanOrEqual(Math.ceil(virtualMs / 2000));
     expect(polls).toBeGreaterThanOrEqual(Math.ceil(virtualMs / 2000) - 2);
-    // ... in a fraction of a second of real time: 50-250 ms here, alone or within `npm test`; the
-    // bound leaves room for a machine loaded several times over (2 s measured), where a client
-    // waiting in real time would take over a minute.
-    expect(wallMs).toBeLessThan(5_000);
+    // ... on the fake clock: the time that passed is its own, the whole of the virtual time.
+    expect(Date.now() - fakeStart).toBeGreaterThanOrEqual(virtualMs);
     // The simulator's clock is the faked Date.now(), shifted by a constant: it moved with the client's.
     expect(Date.parse(sim.clock.state().now) - Date.now()).toBe(offset);
   } finally {
@@ -156,6 +156,27 @@ describe("under vitest's fake timers", () => {
     vi.useFakeTimers(); // vitest's default keeps nextTick and queueMicrotask real
     vi.setTimerTickMode('nextTimerAsync');
     await expectPollingClientDrivesGeneration();
+  });
+
+  it('with hostClock: hostClockOf(globalThis), injected latency and hang_ms run on the fake timers, as the client\'s waits do', async () => {
+    vi.useFakeTimers();
+    vi.setTimerTickMode('nextTimerAsync');
+    const sim = createSimulator({ scenario: 'fast', clock: 'manual', hostClock: hostClockOf(globalThis) });
+    try {
+      const url = await withinRealTime(sim.listen(0), 5_000, 'sim.listen(0)');
+      sim.faults.queue({ path: '/v1/videos', method: 'GET', latency_ms: 60_000 });
+      sim.faults.queue({ path: '/v1/videos', method: 'GET', network: 'hang', hang_ms: 120_000 });
+      const headers = { Authorization: 'Bearer sk_test_fake_host_clock' };
+      const beforeLatency = Date.now();
+      const delayed = await withinRealTime(fetch(`${url}/v1/videos`, { headers }), 10_000, 'a minute of injected latency');
+      expect(delayed.status).toBe(200);
+      expect(Date.now() - beforeLatency).toBeGreaterThanOrEqual(60_000);
+      const beforeHang = Date.now();
+      await expect(withinRealTime(fetch(`${url}/v1/videos`, { headers }), 10_000, 'a hang of two minutes')).rejects.toThrow('fetch failed');
+      expect(Date.now() - beforeHang).toBeGreaterThanOrEqual(120_000);
+    } finally {
+      await withinRealTime(sim.close(), 5_000, 'sim.close()');
+    }
   });
 
   it('timers that never move (setImmediate faked too): concurrent requests are still answered, each its own answer', async () => {

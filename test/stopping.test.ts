@@ -231,7 +231,10 @@ describe('the sim process, stopping', () => {
     });
   }
 
-  it('on SIGTERM during a network hang of 600 s, closes the held connection at once and exits 0 well inside its drain', async () => {
+  // That the hang is let go at once, not waited out nor cut at the drain's grace, is held in-process
+  // on a host clock that never moves (test/network-faults.test.ts, "a stop closes held connections
+  // at once"): the process stops through the same close(). Here, what the process shows of it.
+  it('on SIGTERM during a network hang of 600 s, closes the held connection with nothing sent and exits 0, drained', async () => {
     const sim = await startSim();
     const hang = { path: '/v1/videos', method: 'POST', network: 'hang', hang_ms: 600_000 };
     const fault = await fetch(`${sim.url}/_sim/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(hang) });
@@ -241,12 +244,11 @@ describe('the sim process, stopping', () => {
     expect(((await (await fetch(`${sim.url}/_sim/health`)).json()) as { network: { hung: number } }).network.hung).toBe(1);
 
     const exited = exit(sim.child);
-    const started = Date.now();
     sim.child.kill('SIGTERM');
     const { code } = await exited;
-    // The in-process drain would cut the connection at 3 s; the hang is let go at once instead.
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(code).toBe(0);
+    // The drain ended (no request was cut at the exit's deadline); the hang was no request answered.
+    expect(await sim.stderr()).toBe('sim: stopped (SIGTERM): drained 0 requests in progress\n');
     // The client got no answer: the connection closed with nothing sent.
     expect((await held)?.status).toBe('UND_ERR_SOCKET');
   });

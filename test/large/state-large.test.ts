@@ -161,7 +161,8 @@ describe('a state file past the longest string', () => {
       latencies.push(performance.now() - sent);
       expect(polled.status).toBe(200);
       if (j % 10 === 0) state = await stateOf(first);
-      expect(performance.now() - compactingAt).toBeLessThan(10 * 60_000);
+      // A liveness bound by count, not by time: a compaction that never ends fails here (a poll takes a millisecond or a few).
+      expect(j, 'the compaction is still under way after 200,000 polls').toBeLessThan(200_000);
     }
     const compactedMs = performance.now() - compactingAt;
     state = await stateOf(first);
