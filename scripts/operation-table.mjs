@@ -36,7 +36,7 @@ const SHARD_FAN_OUTS = {
   waited: 'a wait on every shard, the matches counted together',
   'merged-pages': "sent to every shard, the pages merged in creation order",
   holder: 'sent to every shard, the one that holds the generation answers (none: the 404)',
-  'one-shard': "not sent to every shard (each shard has its own): refused, naming shard(i) and the account's key",
+  'one-shard': 'not sent to every shard (each shard has its own): refused, naming shard(i)',
 };
 
 /** The facts `x-sim-operation` may declare: the values each takes, and the surface it belongs to (undefined: either). */

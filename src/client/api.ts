@@ -9,6 +9,7 @@
  */
 import type { ErrorCode, VideoStatus } from '../api-types.js';
 import type { components } from '../generated/openapi-types.js';
+import { CONTROL_OPERATION_IDS, OPERATION_FACTS, type ControlOperationId } from '../generated/operations.js';
 import { VerificationError, type JournalEntry } from './verificationError.js';
 
 type Schemas = components['schemas'];
@@ -168,40 +169,25 @@ export function isControlPath(path: string): boolean {
   return path.startsWith(CONTROL_ROOT) && (path.length === CONTROL_ROOT.length || path[CONTROL_ROOT.length] === '/');
 }
 
+/** A control endpoint: its method and its path below `CONTROL_ROOT` (`{id}`: a generation's id). */
+export interface ControlEndpoint {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly path: string;
+}
+
 /**
  * Every control endpoint, by its `operationId` in openapi.yaml: its method and its path below
- * `CONTROL_ROOT` (`{id}`: a generation's id). The one place a client writes them: the methods
- * below, `sim report`, `sim replay --target`, the fan-out over shards and the dashboard (which
- * `src/http/dashboard.ts` serves them to) take them from here, and a test holds them to openapi.yaml.
+ * `CONTROL_ROOT`, as the build reads them from openapi.yaml (`OPERATION_FACTS`,
+ * src/generated/operations.ts). The one place a client takes them from: the methods below,
+ * `sim report`, `sim replay --target`, the fan-out over shards and the dashboard (which
+ * `src/http/dashboard.ts` serves them to).
  */
-export const CONTROL_ENDPOINTS = {
-  simHealth: { method: 'GET', path: 'health' },
-  simClock: { method: 'GET', path: 'clock' },
-  simAdvanceClock: { method: 'POST', path: 'clock/advance' },
-  simReset: { method: 'POST', path: 'reset' },
-  simScenario: { method: 'GET', path: 'scenario' },
-  simScenarios: { method: 'GET', path: 'scenarios' },
-  simPipeline: { method: 'GET', path: 'pipeline' },
-  simRequests: { method: 'GET', path: 'requests' },
-  simVerify: { method: 'POST', path: 'verify' },
-  simWaitRequests: { method: 'POST', path: 'requests/wait' },
-  simQueueFault: { method: 'POST', path: 'faults' },
-  simListFaults: { method: 'GET', path: 'faults' },
-  simClearFaults: { method: 'DELETE', path: 'faults' },
-  simGenerations: { method: 'GET', path: 'generations' },
-  simGeneration: { method: 'GET', path: 'generations/{id}' },
-  simAdvanceGeneration: { method: 'POST', path: 'generations/{id}/advance' },
-  simFinishGeneration: { method: 'POST', path: 'generations/{id}/finish' },
-  simFailGeneration: { method: 'POST', path: 'generations/{id}/fail' },
-  simCancelGeneration: { method: 'POST', path: 'generations/{id}/cancel' },
-  simReport: { method: 'GET', path: 'report' },
-  simTranscript: { method: 'GET', path: 'transcript' },
-  simState: { method: 'GET', path: 'state' },
-  simShutdown: { method: 'POST', path: 'shutdown' },
-} as const satisfies Record<string, { method: 'GET' | 'POST' | 'DELETE'; path: string }>;
+export const CONTROL_ENDPOINTS = Object.fromEntries(
+  CONTROL_OPERATION_IDS.map((id) => [id, { method: OPERATION_FACTS[id].method, path: OPERATION_FACTS[id].path.slice(CONTROL_ROOT.length + 1) }]),
+) as { readonly [K in ControlOperationId]: ControlEndpoint };
 
 /** A control endpoint's name: its `operationId`. */
-export type ControlOperation = keyof typeof CONTROL_ENDPOINTS;
+export type ControlOperation = ControlOperationId;
 
 /** The path of a control endpoint, the generation's `id` percent-encoded into it: `/_sim/generations/vid_1/advance`. */
 export function controlPath(operation: ControlOperation, id?: string): string {
@@ -209,11 +195,6 @@ export function controlPath(operation: ControlOperation, id?: string): string {
   if (!path.includes('{id}')) return `${CONTROL_ROOT}/${path}`;
   if (id === undefined) throw new TypeError(`${operation} names a generation: give its id.`);
   return `${CONTROL_ROOT}/${path.replace('{id}', encodeURIComponent(id))}`;
-}
-
-/** Whether a control endpoint acts on one generation, named by id in its path. */
-export function isGenerationOperation(operation: ControlOperation): boolean {
-  return CONTROL_ENDPOINTS[operation].path.includes('{id}');
 }
 
 /**

@@ -8,6 +8,7 @@
  * await control.generations.fail('vid_...', 'render_failed');
  * ```
  */
+import { OPERATION_FACTS } from '../generated/operations.js';
 import { isHttpUrl } from '../hostNames.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import {
@@ -118,7 +119,8 @@ export class SimulatorControl implements ControlMethods<true> {
 
   private async send(call: ControlCall): Promise<unknown> {
     const keyed = call.query?.api_key !== undefined;
-    if (keyed || call.operation === 'simHealth') return this.sendTo('', call);
+    // A call that names an account goes to its shard through the proxy, as does the health (shard 0's).
+    if (keyed || OPERATION_FACTS[call.operation].shards === 'proxy') return this.sendTo('', call);
     if (this.shardCount !== undefined) return this.toEveryShard(call);
     try {
       return await this.sendTo('', call);

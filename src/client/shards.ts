@@ -5,9 +5,9 @@
  * would give. It fails closed: every shard is tried, and when any fails the call rejects with an
  * error naming each shard that failed (and those where it was applied); nothing is retried.
  */
+import { OPERATION_FACTS, type ShardFanOut } from '../generated/operations.js';
 import {
   controlCall,
-  isGenerationOperation,
   type ControlCall,
   type SimClock,
   type SimFaultList,
@@ -62,41 +62,50 @@ async function everyShard<T>(count: number, call: ControlCall, sendTo: SendTo): 
 const latest = (clocks: SimClock[]): SimClock => clocks.reduce((a, b) => (Date.parse(b.now) > Date.parse(a.now) ? b : a));
 
 /**
- * One call that names no account, over `count` shards: sent to each, the answers merged. Calls on
- * one generation by id alone go to each shard and answer the one that holds it.
+ * One call that names no account, over `count` shards, as its operation's fan-out says (its
+ * `x-sim-operation` in openapi.yaml, `FAN_OUTS` below): mostly sent to each, the answers merged;
+ * calls on one generation by id alone go to each shard and answer the one that holds it.
  */
 export async function sendToEveryShard(count: number, call: ControlCall, sendTo: SendTo): Promise<unknown> {
-  const { operation, method, path } = call;
-  if (isGenerationOperation(operation)) return oneHolder(count, call, sendTo);
-  if (operation === 'simAdvanceClock' && call.body?.seconds !== undefined) {
-    // Every clock moves to one instant: as far past the latest shard's as asked (the `to` form can be sent twice).
-    const clocks = await everyShard<SimClock>(count, controlCall('simClock'), sendTo);
-    const to = new Date(Date.parse(latest(clocks).now) + Math.round((call.body.seconds as number) * 1000)).toISOString();
-    return latest(await everyShard<SimClock>(count, controlCall('simAdvanceClock', { body: { to } }), sendTo));
-  }
-  if (operation === 'simClock' || operation === 'simAdvanceClock') return latest(await everyShard<SimClock>(count, call, sendTo));
-  if (operation === 'simReset') return mergeHealth(await everyShard<SimHealth>(count, call, sendTo));
-  if (operation === 'simHealth') return everyShard<SimHealth>(count, call, sendTo);
-  if (operation === 'simListFaults') {
-    const lists = await everyShard<SimFaultList>(count, call, sendTo);
-    return { queued: lists.reduce((n, l) => n + l.queued, 0), faults: lists.flatMap((l) => l.faults) } satisfies SimFaultList;
-  }
-  if (operation === 'simQueueFault' || operation === 'simClearFaults') {
+  return FAN_OUTS[OPERATION_FACTS[call.operation].shards](count, call, sendTo);
+}
+
+/** What each fan-out does with a call over `count` shards (the compiler holds it to every `ShardFanOut`). */
+const FAN_OUTS: { readonly [K in ShardFanOut]: (count: number, call: ControlCall, sendTo: SendTo) => Promise<unknown> } = {
+  proxy: (count, call, sendTo) => everyShard<SimHealth>(count, call, sendTo),
+  async 'latest-clock'(count, call, sendTo) {
+    if (call.body?.seconds !== undefined) {
+      // Every clock moves to one instant: as far past the latest shard's as asked (the `to` form can be sent twice).
+      const clocks = await everyShard<SimClock>(count, controlCall('simClock'), sendTo);
+      const to = new Date(Date.parse(latest(clocks).now) + Math.round((call.body.seconds as number) * 1000)).toISOString();
+      return latest(await everyShard<SimClock>(count, controlCall('simAdvanceClock', { body: { to } }), sendTo));
+    }
+    return latest(await everyShard<SimClock>(count, call, sendTo));
+  },
+  'merged-health': async (count, call, sendTo) => mergeHealth(await everyShard<SimHealth>(count, call, sendTo)),
+  async summed(count, call, sendTo) {
     const answers = await everyShard<SimFaultQueued>(count, call, sendTo);
     return { queued: answers.reduce((n, a) => n + a.queued, 0) } satisfies SimFaultQueued;
-  }
-  if (operation === 'simVerify') return verifyOverShards(count, call, sendTo);
-  if (operation === 'simWaitRequests') return waitOverShards(count, call, sendTo);
-  if (operation === 'simGenerations') {
+  },
+  async 'summed-list'(count, call, sendTo) {
+    const lists = await everyShard<SimFaultList>(count, call, sendTo);
+    return { queued: lists.reduce((n, l) => n + l.queued, 0), faults: lists.flatMap((l) => l.faults) } satisfies SimFaultList;
+  },
+  verified: verifyOverShards,
+  waited: waitOverShards,
+  async 'merged-pages'(count, call, sendTo) {
     if (call.query?.after !== undefined || call.query?.changed_since !== undefined) {
       throw new TypeError(
-        `${method} ${path}: 'after' and 'changedSince' name a place in one shard's list; with ${count} shards, give apiKey (the account's shard answers), or ask one shard with shard(i).`,
+        `${call.method} ${call.path}: 'after' and 'changedSince' name a place in one shard's list; with ${count} shards, give apiKey (the account's shard answers), or ask one shard with shard(i).`,
       );
     }
     return mergeGenerations(await everyShard<SimGenerationList>(count, call, sendTo), Number(call.query?.limit ?? 20));
-  }
-  throw new TypeError(`${method} ${path} is not merged across shards (each shard has its own); ask one shard with shard(i).`);
-}
+  },
+  holder: oneHolder,
+  async 'one-shard'(_count, call) {
+    throw new TypeError(`${call.method} ${call.path} is not merged across shards (each shard has its own); ask one shard with shard(i).`);
+  },
+};
 
 /** A call on one generation by id: every shard is asked, the one that holds it answers. */
 async function oneHolder(count: number, call: ControlCall, sendTo: SendTo): Promise<unknown> {

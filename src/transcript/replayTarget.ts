@@ -24,6 +24,8 @@ import { request as httpRequest, Agent as HttpAgent, type IncomingHttpHeaders } 
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
+import { matchRoute } from '../api/router.js';
+import { OPERATION_FACTS, type OperationFacts } from '../generated/operations.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import { sleep, systemClock } from '../hostClock.js';
 import { controlCall, controlPath, isControlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/api.js';
@@ -82,7 +84,7 @@ async function replay(target: Target, transcript: Pick<TranscriptReading, 'heade
   let targetNowMs = await target.clockMs();
 
   for (const line of transcript.lines) {
-    if (isCall(line, 'simShutdown')) {
+    if (operationOf(line)?.stops === true) {
       report.skipped.push({ seq: line.seq, method: line.method, path: line.path, why: 'not sent, it would stop the target' });
       continue;
     }
@@ -236,7 +238,7 @@ function settingsAside(scenario: unknown): unknown {
  * `speed` are taken as recorded, so that a realtime transcript compares on everything else.
  */
 function withRecordedClockSettings(line: TranscriptLine, body: string): string {
-  if (!isCall(line, 'simAdvanceClock') && !isCall(line, 'simReset') && !isCall(line, 'simScenario')) return body;
+  if (operationOf(line)?.showsClockSettings !== true) return body;
   try {
     const replayed = JSON.parse(body) as Record<string, unknown>;
     const recorded = JSON.parse(line.response) as Record<string, unknown>;
@@ -264,9 +266,10 @@ function differingFields(a: unknown, b: unknown, prefix = '', depth = 0): string
   return out;
 }
 
-/** Whether a recorded request is a call of this control endpoint (whatever its query). */
-function isCall(line: TranscriptLine, operation: ControlOperation): boolean {
-  return line.method === controlCall(operation).method && line.path.split('?')[0] === controlPath(operation);
+/** What openapi.yaml declares of a recorded request's operation (whatever its query); undefined for a route it does not have. */
+function operationOf(line: TranscriptLine): OperationFacts | undefined {
+  const route = matchRoute(line.method, line.path.split('?')[0] as string);
+  return route && OPERATION_FACTS[route.operation.operationId];
 }
 
 /** A recorded request's body as it was sent. */
