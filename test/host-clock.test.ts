@@ -26,7 +26,7 @@
 import FakeTimers from '@sinonjs/fake-timers';
 import request from 'supertest';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createSimulator, hostClockOf, type Video, type VideoStatus } from '../src/index.js';
+import { createSimulator, hostClockOf, type CreateSimulatorOptions, type Video, type VideoStatus } from '../src/index.js';
 import { PROMPT, bearer } from './helpers.js';
 
 // The real timer, taken before any test fakes the globals.
@@ -73,11 +73,12 @@ async function withinRealTime<T>(work: Promise<T>, ms: number, what: string): Pr
 
 /**
  * Under fake timers already installed (with tick mode "next timer"): a realtime simulator on the
- * faked `Date.now`, a client that polls every 2 s, and what must hold.
+ * faked `Date.now` (given as `clock`: a host clock, or `now` alone), a client that polls every 2 s,
+ * and what must hold.
  */
-async function expectPollingClientDrivesGeneration(): Promise<void> {
+async function expectPollingClientDrivesGeneration(clock: Pick<CreateSimulatorOptions, 'hostClock' | 'now'>): Promise<void> {
   const fakeStart = Date.now();
-  const sim = createSimulator({ scenario: 'default', clock: 'realtime', now: () => Date.now() });
+  const sim = createSimulator({ scenario: 'default', clock: 'realtime', ...clock });
   try {
     const url = await withinRealTime(sim.listen(0), 5_000, 'sim.listen(0)');
     const offset = Date.parse(sim.clock.state().now) - Date.now();
@@ -155,7 +156,13 @@ describe("under vitest's fake timers", () => {
   it('a client polling every 2 s drives a default generation to succeeded in well under a second, no request hanging', async () => {
     vi.useFakeTimers(); // vitest's default keeps nextTick and queueMicrotask real
     vi.setTimerTickMode('nextTimerAsync');
-    await expectPollingClientDrivesGeneration();
+    await expectPollingClientDrivesGeneration({ hostClock: hostClockOf(globalThis) });
+  });
+
+  it('the same with now: () => Date.now() alone (as before hostClock)', async () => {
+    vi.useFakeTimers();
+    vi.setTimerTickMode('nextTimerAsync');
+    await expectPollingClientDrivesGeneration({ now: () => Date.now() });
   });
 
   it('with hostClock: hostClockOf(globalThis), injected latency and hang_ms run on the fake timers, as the client\'s waits do', async () => {
@@ -203,7 +210,7 @@ describe('under @sinonjs/fake-timers', () => {
     const clock = FakeTimers.install({ now: Date.now(), toNotFake: ['nextTick', 'queueMicrotask'] });
     clock.setTickMode({ mode: 'nextAsync' });
     try {
-      await expectPollingClientDrivesGeneration();
+      await expectPollingClientDrivesGeneration({ hostClock: hostClockOf(clock) });
     } finally {
       clock.uninstall();
     }

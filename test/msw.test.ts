@@ -8,17 +8,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import FakeTimers from '@sinonjs/fake-timers';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runReplay } from '../src/commands/replay.js';
 import { createSimulator, SimulatorControlError, VerificationError, type SimulatorHandle } from '../src/index.js';
-import type { createSimulatorHandlers as CreateHandlers } from '../src/msw/index.js';
+import type { createSimulatorHandlers as CreateHandlers, hostClockOf as HostClockOf } from '../src/msw/index.js';
 import { PROMPT } from './helpers.js';
 
 const BASE = 'https://api.example.test';
 const KEY = 'sk_test_page';
-const bundle = (await import(new URL('../dist/browser/msw.js', import.meta.url).href)) as { createSimulatorHandlers: typeof CreateHandlers };
-const { createSimulatorHandlers } = bundle;
+const bundle = (await import(new URL('../dist/browser/msw.js', import.meta.url).href)) as { createSimulatorHandlers: typeof CreateHandlers; hostClockOf: typeof HostClockOf };
+const { createSimulatorHandlers, hostClockOf } = bundle;
 
 const server = setupServer();
 beforeAll(() => server.listen({ onUnhandledFrame: 'bypass' }));
@@ -141,7 +142,40 @@ describe('network faults as a page sees them', () => {
     expect(res.headers.get('content-type')).toBe('text/html');
     expect(await res.text()).toContain('504 Gateway Timeout');
   });
+
+  it('on a host clock the test moves (hostClock): latency, then hang_ms, end when it has moved by them, and the realtime clock follows its now()', async () => {
+    const clock = FakeTimers.createClock(Date.parse('2030-01-01T00:00:00.000Z'));
+    const sim = createSimulatorHandlers({ baseUrl: BASE, scenario: 'fast', clock: 'realtime', hostClock: hostClockOf(clock) });
+    server.use(...sim.handlers);
+    expect((await sim.control.clock.get()).now).toBe('2030-01-01T00:00:00.000Z');
+    await sim.control.faults.queue({ path: '/v1/videos', method: 'GET', latency_ms: 3000, api_key: KEY });
+    await sim.control.faults.queue({ path: '/v1/videos', method: 'GET', network: 'hang', hang_ms: 5000, api_key: KEY });
+    let delayedDone = false;
+    const delayed = send(BASE, { method: 'GET', path: '/v1/videos' }).finally(() => (delayedDone = true));
+    await untilTimers(clock, 1);
+    await clock.tickAsync(2999);
+    expect(delayedDone).toBe(false);
+    await clock.tickAsync(1);
+    expect((await delayed).status).toBe(200);
+    let hungDone = false;
+    const hung = send(BASE, { method: 'GET', path: '/v1/videos' }).finally(() => (hungDone = true));
+    hung.catch(() => {});
+    await untilTimers(clock, 1);
+    await clock.tickAsync(4999);
+    expect(hungDone).toBe(false);
+    await clock.tickAsync(1);
+    await expect(hung).rejects.toThrow(TypeError);
+    expect((await sim.control.clock.get()).now).toBe('2030-01-01T00:00:08.000Z');
+  });
 });
+
+/** Resolves once `clock` holds `n` timers (the handlers have begun to wait on it), after real turns of the event loop. */
+async function untilTimers(clock: { countTimers(): number }, n: number): Promise<void> {
+  for (let turn = 0; clock.countTimers() < n; turn++) {
+    if (turn > 1000) throw new Error(`the clock holds ${clock.countTimers()} timers, not ${n}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 describe('the handle', () => {
   it('control answers as SimulatorControl does, and refuses with a SimulatorControlError', async () => {
