@@ -51,9 +51,9 @@ export type Answered = Exclude<Draft, typeof NO_ANSWER | { held: HeldWaitAnswer 
 export const NO_ANSWER = { noAnswer: true } as const;
 
 /** A check: an early answer, or undefined to go on. */
-export type Check = (ctx: RequestContext) => Draft | undefined;
+type Check = (ctx: RequestContext) => Draft | undefined;
 /** A step after the answer was checked; `value` is its JSON value when it was built from one. */
-export type After = (ctx: RequestContext, sent: ApiAnswer, value: unknown) => void;
+type After = (ctx: RequestContext, sent: ApiAnswer, value: unknown) => void;
 
 /** One surface of the JSON API: its checks in order, how it reads a body, and its last steps in order. */
 export interface Surface {
@@ -177,7 +177,7 @@ export class RequestContext implements OperationInput, HandledRequest {
   }
 }
 
-export const NO_FIELDS: Record<string, never> = Object.freeze({}) as Record<string, never>;
+const NO_FIELDS: Record<string, never> = Object.freeze({}) as Record<string, never>;
 
 /**
  * How an operation without a request body reads one: a GET's or HEAD's is not read; any other

@@ -102,9 +102,8 @@ const FAN_OUTS: { readonly [K in ShardFanOut]: (count: number, call: ControlCall
     return mergeGenerations(await everyShard<SimGenerationList>(count, call, sendTo), Number(call.query?.limit ?? 20));
   },
   holder: oneHolder,
-  async 'one-shard'(_count, call) {
-    throw new TypeError(`${call.method} ${call.path} is not merged across shards (each shard has its own); ask one shard with shard(i).`);
-  },
+  'one-shard': (_count, call) =>
+    Promise.reject(new TypeError(`${call.method} ${call.path} is not merged across shards (each shard has its own); ask one shard with shard(i).`)),
 };
 
 /** A call on one generation by id: every shard is asked, the one that holds it answers. */
