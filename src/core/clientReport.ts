@@ -77,6 +77,7 @@ import { OPERATION_FACTS, SERVICE_OPERATION_IDS, factsOf, type OperationFacts, t
 import { Tallies, type ClientFinding, type FlatWaits, type MessageFacts } from './clientFindings.js';
 import type { ClockMode } from './clock.js';
 import type { SettledRecord } from './journal.js';
+import { NETWORK } from './network.js';
 import { CANCELABLE_STATUSES, RESOLVED_STATUSES } from './pipeline.js';
 
 export type { ClientFinding, FindingCode } from './clientFindings.js';
@@ -143,10 +144,10 @@ export const MIN_JUDGED_WAITS = 4;
 const NOT_RETRYABLE = new Set([400, 401, 402, 422]);
 
 const isRetryableFailure = (status: number | null): boolean => status !== null && (status === 429 || status >= 500);
-/** Whether the client got no answer it could read: it had gone, or a network fault reset, closed, held or cut it (a gateway's page is an answer). */
-const noAnswer = (r: ReportedRequest): boolean => r.undelivered || (r.network !== undefined && r.network.kind !== 'slow' && r.network.kind !== 'gateway');
-/** Whether a network fault kept the service's answer from the client (any kind but `slow`). */
-const lostAnswer = (r: ReportedRequest): boolean => r.network !== undefined && r.network.kind !== 'slow';
+/** Whether the client got no answer it could read: it had gone, or a network fault reset, closed, held or cut it (a gateway's page is an answer: its kind is `readable`). */
+const noAnswer = (r: ReportedRequest): boolean => r.undelivered || (r.network !== undefined && !NETWORK[r.network.kind].readable);
+/** Whether a network fault kept the service's answer from the client (any kind that does not deliver it whole: all but `slow`). */
+const lostAnswer = (r: ReportedRequest): boolean => r.network !== undefined && NETWORK[r.network.kind].delivers !== 'whole';
 /** The pipeline's own status sets, asked with a status as the journal records it (a string). */
 const isResolved = (status: string): boolean => (RESOLVED_STATUSES as ReadonlySet<string>).has(status);
 const isCancelable = (status: string): boolean => (CANCELABLE_STATUSES as ReadonlySet<string>).has(status);

@@ -4,7 +4,7 @@
  */
 import type { Account } from './account.js';
 import { isoTime } from './clock.js';
-import { statusSeen, type AnswerLoss, type NetworkKind, type NetworkPhase } from './network.js';
+import { NETWORK, statusSeen, type AnswerLoss, type NetworkKind, type NetworkPhase } from './network.js';
 import type { VideoStatus } from './pipeline.js';
 import { NO_KEPT_BODY, type KeptBody } from './keptBody.js';
 import { factsOf } from '../generated/operations.js';
@@ -232,8 +232,8 @@ export function journalRecord(request: HandledRequest, answer: SentAnswer, value
     undelivered: false,
     body: kept.body,
     bodyDigests: kept.digests,
-    // What the client saw: nothing of an answer a network fault lost (but a slow one, which arrives whole).
-    seen: answer.status === 200 && (loss === undefined || loss.fault.kind === 'slow') ? seenIn(shown) : 0,
+    // What the client saw: nothing of an answer a network fault lost (but one it delivers whole: a slow one).
+    seen: answer.status === 200 && (loss === undefined || NETWORK[loss.fault.kind].delivers === 'whole') ? seenIn(shown) : 0,
   };
 }
 

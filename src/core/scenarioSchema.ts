@@ -2,7 +2,7 @@
  * What a scenario file may hold, as a JSON schema (every key optional, unknown keys rejected),
  * compiled ahead of time by the build (scripts/scenario-validator.mjs).
  */
-import { NETWORK_KINDS, NETWORK_LIMITS } from './network.js';
+import { NETWORK_FIELDS, NETWORK_KINDS, NETWORK_PHASES } from './network.js';
 import { TIMED_STAGES } from './pipeline.js';
 
 /** One kind of distribution: its `type`, the keys it requires beside it, and every key it takes. */
@@ -144,11 +144,9 @@ export const SCENARIO_FILE_SCHEMA = obj({
           path: { type: 'string', pattern: '^/' },
           status: { enum: [429, 500] },
           network: { enum: [...NETWORK_KINDS] },
-          phase: { enum: ['before', 'after'] },
-          hang_ms: { type: 'integer', minimum: 0, maximum: NETWORK_LIMITS.hangMs.max },
-          truncate_bytes: { type: 'integer', minimum: 0 },
-          gateway_status: { enum: [...NETWORK_LIMITS.gatewayStatuses] },
-          bytes_per_second: { type: 'integer', minimum: NETWORK_LIMITS.bytesPerSecond.min, maximum: NETWORK_LIMITS.bytesPerSecond.max },
+          phase: { enum: [...NETWORK_PHASES] },
+          // Each kind's own field (`hang_ms`...), with its values.
+          ...Object.fromEntries(NETWORK_FIELDS.map(({ name, values }) => [name, 'enum' in values ? { enum: [...values.enum] } : { type: 'integer', ...values }])),
           probability,
         },
         // An error or a network failure: exactly one of `status` and `network` (scenarioChecks.ts says which is missing).

@@ -17,7 +17,7 @@
  *   {"seq":2,...,"status":200,"network":{"kind":"reset","phase":"after","body_bytes":0},"response_headers":{},"response":"{\"id\":...}"}
  */
 import type { ApiAnswer, ApiRequest, Exchange } from '../api/exchange.js';
-import { NETWORK_KINDS, closedByBound, holdsConnection, type NetworkFault, type NetworkKind, type NetworkPhase } from '../core/network.js';
+import { NETWORK_FIELDS, NETWORK_KINDS, NETWORK_PHASES, closedByBound, holdsConnection, isNetworkKind, seenFields, type NetworkFault, type NetworkFieldName, type NetworkKind, type NetworkPhase } from '../core/network.js';
 import { isoTime } from '../core/clock.js';
 import type { RunHeader } from '../core/openSimulator.js';
 import { JsonLinesError, isIsoTime, isStringMap, parseJsonObject } from '../jsonLine.js';
@@ -89,7 +89,7 @@ export interface RecordedNetwork {
   phase: NetworkPhase;
   /** The bytes of the body that reached the client (the gateway's page for `gateway`). */
   body_bytes: number;
-  /** `gateway`: the status the client got. */
+  /** `gateway`: the status the client got. (A kind's own field that the client sees is recorded, under its name: `seenFields`.) */
   gateway_status?: number;
 }
 
@@ -112,8 +112,8 @@ export function recordedStatus(answer: ApiAnswer): number | null {
 export function recordedNetwork(answer: ApiAnswer): RecordedNetwork | undefined {
   const loss = answer.network;
   if (loss === undefined) return undefined;
-  const { kind, phase, gatewayStatus } = loss.fault;
-  return { kind, phase, body_bytes: loss.bodyBytes, ...(kind === 'gateway' && { gateway_status: gatewayStatus }) };
+  const { kind, phase } = loss.fault;
+  return { kind, phase, body_bytes: loss.bodyBytes, ...seenFields(loss.fault) };
 }
 
 /** The `"status":...` and `"network":{...}` fields of a line (JSON text, without a trailing comma). */
@@ -125,8 +125,10 @@ export function formatStatusAndNetwork(answer: ApiAnswer): string {
 /** A recorded network fault in words: `reset (after, 0 body bytes)`; `none` without one. */
 export function describeRecordedNetwork(network: RecordedNetwork | undefined): string {
   if (network === undefined) return 'none';
-  const gateway = network.gateway_status === undefined ? '' : ` ${network.gateway_status}`;
-  return `${network.kind}${gateway} (${network.phase}, ${network.body_bytes} body byte${network.body_bytes === 1 ? '' : 's'})`;
+  // The fields a line records beside the kind (those the client sees: a gateway's status).
+  const recorded = network as Partial<Record<NetworkFieldName, number>>;
+  const fields = NETWORK_FIELDS.map((f) => (f.seen === null || recorded[f.name] === undefined ? '' : ` ${recorded[f.name]}`)).join('');
+  return `${network.kind}${fields} (${network.phase}, ${network.body_bytes} body byte${network.body_bytes === 1 ? '' : 's'})`;
 }
 
 export interface TranscriptLine extends RecordedRequest {
@@ -332,8 +334,8 @@ export function checkRecordedRequest(value: Record<string, unknown>, wrong: (fie
   if (network !== undefined) {
     if (typeof network !== 'object' || network === null) wrong('network', 'an object');
     const n = network as Record<string, unknown>;
-    if (!(NETWORK_KINDS as readonly unknown[]).includes(n.kind)) wrong('network', `a kind of ${NETWORK_KINDS.join(', ')}`);
-    if (n.phase !== 'before' && n.phase !== 'after') wrong('network', 'a phase before or after');
+    if (!isNetworkKind(n.kind)) wrong('network', `a kind of ${NETWORK_KINDS.join(', ')}`);
+    if (!(NETWORK_PHASES as readonly unknown[]).includes(n.phase)) wrong('network', `a phase ${NETWORK_PHASES.join(' or ')}`);
     if (!Number.isInteger(n.body_bytes)) wrong('network', 'body_bytes, an integer');
   }
   if (!Number.isInteger(value.status) && !(value.status === null && network !== undefined)) wrong('status', network === undefined ? 'an integer' : 'an integer or null');

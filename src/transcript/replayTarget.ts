@@ -31,7 +31,7 @@ import { sleep, systemClock } from '../hostClock.js';
 import { controlCall, controlPath, isControlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/api.js';
 import { cdnUrlIn, defaultCdnUrl } from '../core/mediaPaths.js';
 import type { Scenario } from '../core/scenario.js';
-import type { NetworkKind, NetworkPhase } from '../core/network.js';
+import { NETWORK, isNetworkKind, recognisedKind, seenFieldsOnWire, type NetworkKind, type NetworkPhase } from '../core/network.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
 import { sentBody, type RecordedNetwork, type TranscriptHeader, type TranscriptLine, type TranscriptReading } from './format.js';
 
@@ -118,31 +118,25 @@ async function replay(target: Target, transcript: Pick<TranscriptReading, 'heade
  * shows for it (a hang is let go once the journal shows it).
  */
 async function replayLost(target: Target, line: TranscriptLine, report: ReplayReport): Promise<void> {
-  const recorded = line.network as RecordedNetwork;
   const apiKey = /^Bearer (.+)$/.exec(line.headers.authorization ?? '')?.[1];
   const before = apiKey === undefined ? undefined : await target.lastJournaled(apiKey);
   const journaled = apiKey === undefined ? Promise.resolve(undefined) : target.nextJournaled(apiKey, before?.request_id);
   const seen = await target.observe(line, journaled);
   const entry = await journaled;
-  // A hang that its hang_ms ended before the journal was read looks like a close on the wire.
-  const hangEnded = seen.ended === 'close' && entry?.network?.kind === 'hang';
-  const kind: NetworkKind | undefined =
-    seen.ended === 'answered'
-      ? isGatewayPage(seen) ? 'gateway' : entry?.network?.kind === 'slow' ? 'slow' : undefined
-      : seen.ended === 'truncated' ? 'truncate' : hangEnded ? 'hang' : seen.ended;
+  // Each kind's descriptor says how it shows on the wire (a hang ended by its hang_ms looks like a close: the journal tells them apart).
+  const kind = recognisedKind(seen, entry?.network?.kind);
   const phase = entry?.network?.phase;
   const bodyBytes = 'body' in seen ? seen.body.length : 0;
   const replayed: RecordedNetwork | undefined =
-    kind === undefined || phase === undefined
-      ? undefined
-      : { kind, phase, body_bytes: bodyBytes, ...(kind === 'gateway' && 'status' in seen && { gateway_status: seen.status }) };
+    kind === undefined || phase === undefined ? undefined : { kind, phase, body_bytes: bodyBytes, ...seenFieldsOnWire(kind, seen) };
   // The service's answer shows on the wire only in part (truncate) or whole (slow); the rest is taken as recorded.
+  const delivers = kind === undefined ? undefined : NETWORK[kind].delivers;
   let status: number | null = line.status;
   let body = line.response;
-  if (kind === 'slow' && 'status' in seen) {
+  if (delivers === 'whole' && 'status' in seen) {
     status = seen.status;
     body = sentBody(line.method, seen.body.toString('utf8'));
-  } else if (kind === 'truncate' && 'status' in seen) {
+  } else if (delivers === 'part' && 'status' in seen) {
     status = seen.status;
     const whole = Buffer.from(line.response, 'utf8');
     body = Buffer.concat([seen.body, whole.subarray(seen.body.length)]).toString('utf8');
@@ -151,11 +145,6 @@ async function replayLost(target: Target, line: TranscriptLine, report: ReplayRe
     body = sentBody(line.method, seen.body.toString('utf8'));
   }
   compareAnswer(report, line, status, body, replayed);
-}
-
-/** A gateway's page: an HTML 502, 503 or 504 without the service's request id. */
-function isGatewayPage(seen: Extract<Seen, { ended: 'answered' }>): boolean {
-  return [502, 503, 504].includes(seen.status) && String(seen.headers['content-type']).startsWith('text/html') && seen.headers['x-request-id'] === undefined;
 }
 
 /** A journal entry as the replay reads it. */
@@ -393,7 +382,9 @@ class Target {
         settle({ ended: e.message === 'socket hang up' ? 'close' : 'reset' });
       });
       void journaled.then((entry) => {
-        if (entry?.network?.kind !== 'hang' || settled) return;
+        // A kind the replay lets go of once the journal shows it (a hang): it would hold the connection until its hang_ms.
+        const kind = entry?.network?.kind;
+        if (!isNetworkKind(kind) || !NETWORK[kind].replay.letGo || settled) return;
         settle({ ended: 'hang' });
         req.destroy();
       });
