@@ -11,6 +11,7 @@ import cors from 'cors';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { setMaxListeners } from 'node:events';
+import { NETWORK } from '../core/network.js';
 import { RATE_LIMIT_HEADERS } from '../core/rateLimit.js';
 import type { Simulator } from '../core/simulator.js';
 import { BODY_LIMIT_BYTES } from '../api/body.js';
@@ -269,7 +270,8 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
     const go = (): void => {
       if (queued.network === null) return next();
       const fault = sim.onSocket(queued.network);
-      if (fault.kind !== 'truncate' && fault.kind !== 'slow') return loseAnswer(res, fault, EMPTY, networkHooks());
+      // A fault that delivers none of the answer is carried out at once.
+      if (!NETWORK[fault.kind].delivers) return loseAnswer(res, fault, EMPTY, networkHooks());
       // The file router answers with `res.end(body)`: that answer is the one lost.
       const end = res.end;
       res.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown) {

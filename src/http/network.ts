@@ -1,6 +1,7 @@
 /**
- * Network faults on the socket: the core decides which (`src/core/network.ts`), this carries it
- * out on a response whose status and headers are set and whose body is known.
+ * Network faults on the socket: the core decides which (`src/core/network.ts`, one descriptor per
+ * kind), this carries it out on a response whose status and headers are set and whose body is
+ * known, each kind by its entry in `ON_SOCKET`.
  *
  *   reset     `socket.resetAndDestroy()`: a TCP RST (the client sees ECONNRESET)
  *   close     `socket.destroy()` with nothing written: a clean close (FIN)
@@ -15,7 +16,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { bodyBytesSent, gatewayPage, holdsConnection, type NetworkFault } from '../core/network.js';
+import { bodyBytesSent, gatewayPage, holdsConnection, type NetworkFault, type NetworkKind } from '../core/network.js';
 import type { HostClock, HostTimer } from '../hostClock.js';
 
 /** What carrying out a fault needs beside the response. */
@@ -34,6 +35,16 @@ const SLOW_TICK_MS = 100;
 /** Headers a gateway keeps of those already set: the CORS layer's, which a browser needs to read any answer. */
 const KEPT_BY_GATEWAY = /^access-control-/i;
 
+/** How each kind is carried out on a socket that is still open (the compiler asks for a new kind's entry). */
+export const ON_SOCKET: Record<NetworkKind, (res: ServerResponse, socket: Socket, fault: NetworkFault, body: Buffer, hooks: NetworkHooks) => void> = {
+  reset: (_res, socket) => void socket.resetAndDestroy(),
+  close: (_res, socket) => void socket.destroy(),
+  hang: (_res, socket, fault, _body, hooks) => hold(socket, fault.hangMs, hooks),
+  truncate: (res, socket, fault, body) => truncate(res, socket, body.subarray(0, bodyBytesSent(fault, body.length))),
+  gateway: (res, _socket, fault) => gateway(res, fault.gatewayStatus),
+  slow: (res, _socket, fault, body, hooks) => slow(res, body, fault.bytesPerSecond, hooks),
+};
+
 /**
  * Carries out `fault` on `res`, whose status and headers are set (Content-Length included, but
  * for `gateway`); `body` is the whole body the answer would have had (empty for HEAD).
@@ -44,20 +55,7 @@ export function loseAnswer(res: ServerResponse, fault: NetworkFault, body: Buffe
     if (holdsConnection(fault.kind)) hooks.released();
     return;
   }
-  switch (fault.kind) {
-    case 'reset':
-      return void socket.resetAndDestroy();
-    case 'close':
-      return void socket.destroy();
-    case 'hang':
-      return hold(socket, fault.hangMs, hooks);
-    case 'truncate':
-      return truncate(res, socket, body.subarray(0, bodyBytesSent(fault, body.length)));
-    case 'gateway':
-      return gateway(res, fault.gatewayStatus);
-    case 'slow':
-      return slow(res, body, fault.bytesPerSecond, hooks);
-  }
+  ON_SOCKET[fault.kind](res, socket, fault, body, hooks);
 }
 
 function hold(socket: Socket, ms: number, hooks: NetworkHooks): void {

@@ -1,5 +1,6 @@
 /**
- * The request path's answers as `Response`s in a page, network faults as a page sees them:
+ * The request path's answers as `Response`s in a page, network faults as a page sees them (each
+ * kind by its entry in `IN_PAGE`):
  *
  *   reset, close, truncate   a network error (`fetch` rejects with a TypeError)
  *   hang                     a network error after `hang_ms`, or when the page aborts the request
@@ -12,7 +13,7 @@
 import { HttpResponse } from 'msw';
 import type { ApiAnswer } from '../api/exchange.js';
 import { fail } from '../core/errors.js';
-import { gatewayPage, holdsConnection, type NetworkFault } from '../core/network.js';
+import { gatewayPage, holdsConnection, type NetworkFault, type NetworkKind } from '../core/network.js';
 import type { QueuedFault } from '../core/faults.js';
 import { RATE_LIMIT_HEADERS } from '../core/rateLimit.js';
 import { JSON_TYPE } from '../jsonType.js';
@@ -61,22 +62,25 @@ function jsonResponse(status: number, text: string, headers: Record<string, stri
   return new HttpResponse(text, { status, headers: { ...headers, 'Content-Type': JSON_TYPE } });
 }
 
-/** A fault's loss as a page sees it: a network error, the gateway's page, or the answer after its slow delivery. */
+/** How a page sees each kind of fault (the compiler asks for a new kind's entry): a network error, the gateway's page, or the answer after its slow delivery. */
+export const IN_PAGE: Record<NetworkKind, (fault: NetworkFault, whole: () => Response, bodyBytes: number, timers: PageTimers, signal?: AbortSignal) => Response | Promise<Response>> = {
+  reset: () => HttpResponse.error(),
+  close: () => HttpResponse.error(),
+  hang: async (fault, _whole, _bodyBytes, timers, signal) => {
+    await wait(fault.hangMs, timers, signal);
+    return HttpResponse.error();
+  },
+  truncate: () => HttpResponse.error(),
+  gateway: (fault) => new HttpResponse(gatewayPage(fault.gatewayStatus), { status: fault.gatewayStatus, headers: { ...CORS, 'Content-Type': 'text/html' } }),
+  slow: async (fault, whole, bodyBytes, timers, signal) => {
+    if (!(await wait(Math.ceil((bodyBytes * 1000) / fault.bytesPerSecond), timers, signal))) return HttpResponse.error();
+    return whole();
+  },
+};
+
+/** A fault's loss as a page sees it. */
 async function lost(fault: NetworkFault, whole: () => Response, bodyBytes: number, timers: PageTimers, signal?: AbortSignal): Promise<Response> {
-  switch (fault.kind) {
-    case 'reset':
-    case 'close':
-    case 'truncate':
-      return HttpResponse.error();
-    case 'hang':
-      await wait(fault.hangMs, timers, signal);
-      return HttpResponse.error();
-    case 'gateway':
-      return new HttpResponse(gatewayPage(fault.gatewayStatus), { status: fault.gatewayStatus, headers: { ...CORS, 'Content-Type': 'text/html' } });
-    case 'slow':
-      if (!(await wait(Math.ceil((bodyBytes * 1000) / fault.bytesPerSecond), timers, signal))) return HttpResponse.error();
-      return whole();
-  }
+  return IN_PAGE[fault.kind](fault, whole, bodyBytes, timers, signal);
 }
 
 /** The request path's answer as a Response: its latency waited out, its network fault carried out. `cors`: a `/v1` answer's headers. */
