@@ -1,7 +1,8 @@
-// Build step, after tsc: writes the dashboard's ui/addresses.js (the control endpoints and the forms
-// of media files, as src/client/api.ts and src/core/mediaPaths.ts state them; the text is
-// ADDRESSES_JS of src/http/dashboard.ts) into src/generated/dashboard/ and dist/generated/dashboard/,
-// where the dashboard's router serves it beside assets/dashboard/.
+// Build step, after tsc: writes the dashboard's ui/addresses.js (the control endpoints, the forms of
+// media files and the kinds of network fault, as src/client/api.ts, src/core/mediaPaths.ts and
+// src/core/network.ts state them; the text is ADDRESSES_JS of src/http/dashboard.ts) into
+// src/generated/dashboard/ and dist/generated/dashboard/, where the dashboard's router serves it
+// beside assets/dashboard/.
 import { ADDRESSES_JS } from '../dist/http/dashboard.js';
 import { writeGenerated } from './write-generated.mjs';
 

@@ -9,6 +9,7 @@ import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../src/api/router.js';
 import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlPath } from '../src/client/api.js';
+import { DASHBOARD_NETWORK_FAULTS } from '../src/http/dashboard.js';
 import { SimulatorControl, SimulatorControlError, type SimulatorControlApi } from '../src/index.js';
 import { PROMPT, bearer, expectNoInternalErrors, makeSim } from './helpers.js';
 
@@ -176,7 +177,7 @@ describe('The control endpoints of src/client/api.ts', () => {
     expect(written.sort(byId)).toEqual(documented.sort(byId));
   });
 
-  it('are what the dashboard is served as ui/addresses.js, with the forms of media files', async () => {
+  it('are what the dashboard is served as ui/addresses.js, with the forms of media files and the kinds of network fault', async () => {
     const sim = makeSim({ controlToken: 'dashboard-token-0123456789' });
     started.push(sim);
     const res = await request(sim.app).get('/_sim/ui/addresses.js');
@@ -191,6 +192,7 @@ describe('The control endpoints of src/client/api.ts', () => {
       MEDIA_FORMS: { video: 'videos/{id}.mp4', thumbnail: 'thumbnails/{id}.png', image: 'images/{id}.png' },
       CONTROL_ROOT: '/_sim',
       SHARD_PREFIX: '/shards/{i}',
+      NETWORK_FAULTS: DASHBOARD_NETWORK_FAULTS,
     });
   });
 

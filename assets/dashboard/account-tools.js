@@ -1,6 +1,7 @@
 // An account's next requests: queue a fault (a 500, a 429, latency, a network failure before or
 // after the request takes effect) or force the next create's outcome, both through POST
 // /_sim/faults with the account's api_key, and list or drop what waits.
+import { NETWORK_FAULTS } from './addresses.js';
 import { api } from './api.js';
 import { h, phaseText } from './views.js';
 
@@ -22,8 +23,14 @@ function faultFromForm(account) {
   return fault;
 }
 
-/** `truncate` and `slow` deliver (part of) the answer: they happen after the request took effect. */
-const ALWAYS_AFTER = ['network:truncate', 'network:slow'];
+/** The network kinds that cannot happen before the request takes effect (those that deliver part of the answer). */
+const ALWAYS_AFTER = NETWORK_FAULTS.filter((f) => !f.before).map((f) => `network:${f.kind}`);
+
+/** One option a kind of network fault, as the server lists them; a kind that delivers (part of) the answer says so. */
+function networkOptions() {
+  const title = (f) => (f.delivers ? `${f.delivers === 'whole' ? 'The whole' : 'Part of the'} answer arrives: the fault happens after the request took effect.` : undefined);
+  $('fault-network').replaceChildren(...NETWORK_FAULTS.map((f) => h('option', { value: `network:${f.kind}`, title: title(f) }, f.label)));
+}
 
 /** Shows the fields the chosen kind takes: the latency's milliseconds, a network failure's phase. */
 function showKindFields() {
@@ -86,6 +93,7 @@ export function wireAccountTools({ run, done, failed }) {
     renderFaults(key ? await api.faults() : { faults: [] }, key);
   };
 
+  networkOptions();
   $('fault-kind').addEventListener('change', showKindFields);
   $('outcome-kind').addEventListener('change', () => ($('outcome-flag').hidden = $('outcome-kind').value !== 'flags'));
   // Not an action: typing an account only shows what waits for it.

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import { NETWORK, NETWORK_KINDS } from '../../src/core/network.js';
 import { createSimulator } from '../../src/index.js';
 import { openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure, createVideoAt, openGeneration } from './chromium.js';
 
@@ -178,6 +179,18 @@ describe("an account's next requests", () => {
     const row = page.getByTestId('journal-row').filter({ has: page.getByTestId('journal-network') });
     await row.getByText('no answer', { exact: true }).waitFor();
     expect(sim.generations.list({ apiKey: KEY }).data.some((g) => g.prompt === 'A paper boat in a gutter stream.')).toBe(true);
+    expect(browser.errors).toEqual([]);
+  });
+
+  it('offers every kind of network fault the server lists (ui/addresses.js); one that delivers (part of) the answer happens after only', async () => {
+    const options = await page.locator('#fault-network option').evaluateAll((els) => els.map((el) => [(el as HTMLOptionElement).value, el.textContent]));
+    expect(options).toEqual(NETWORK_KINDS.map((kind) => [`network:${kind}`, NETWORK[kind].label]));
+    for (const kind of NETWORK_KINDS) {
+      await page.getByTestId('fault-kind').selectOption(`network:${kind}`);
+      const before = page.getByTestId('fault-phase').locator('option[value="before"]');
+      expect([kind, await before.isDisabled()]).toEqual([kind, !NETWORK[kind].phase.before]);
+      if (!NETWORK[kind].phase.before) expect(await page.getByTestId('fault-phase').inputValue()).toBe('after');
+    }
     expect(browser.errors).toEqual([]);
   });
 
