@@ -33,7 +33,8 @@ import type { ApiAnswer, Exchange } from './api/handleRequest.js';
 import type { MediaFaultTaken } from './persistence/format.js';
 import type { StateHeader } from './persistence/header.js';
 import { openState, type DurableState } from './persistence/restore.js';
-import { compactedBody, type StateStore } from './persistence/store.js';
+import { compactedBody } from './persistence/compaction.js';
+import type { StateStore } from './persistence/store.js';
 
 export { openapiPath } from './openapi.js';
 export { hostClockOf, systemClock, type HostClock, type HostTimer, type TimerFunctions } from './hostClock.js';

@@ -17,7 +17,7 @@ import type { ApiRequest } from '../src/api/handleRequest.js';
 import { isoTime } from '../src/core/clock.js';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
 import type { StateStatus } from '../src/persistence/store.js';
-import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/store.js';
+import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';
 import { PROMPT, fastWith } from './helpers.js';
 import { parseStateText } from './stateFiles.js';
 

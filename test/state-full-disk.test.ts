@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isoTime } from '../src/core/clock.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
-import { COMPACT_RETRY_FIRST_MS, type StateStatus } from '../src/persistence/store.js';
+import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';
+import type { StateStatus } from '../src/persistence/store.js';
 import { CLI, childProcesses, cleanEnv, runCli } from './processes.js';
 import { parseStateText } from './stateFiles.js';
 

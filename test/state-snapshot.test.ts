@@ -14,7 +14,7 @@ import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } fr
 import { compactStateFile } from '../src/persistence/compact.js';
 import { parseStateText } from './stateFiles.js';
 import { StateRefusedError } from '../src/persistence/open.js';
-import { COMPACT_MIN_TAIL_BYTES } from '../src/persistence/store.js';
+import { COMPACT_MIN_TAIL_BYTES } from '../src/persistence/compaction.js';
 import { PROMPT, fastWith, makeSim as makeCheckedSim } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sim-state-snapshot-'));

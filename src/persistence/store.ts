@@ -10,32 +10,10 @@
  * the polls of the last second. A check each second writes an `{"ids":N}` line when the core gave
  * out global request ids that no line shows (reads of the control API, media).
  *
- * Compaction: once the request lines after the last snapshot (the tail) pass `COMPACT_MIN_TAIL_BYTES`
- * and a quarter of the header and snapshot before them (`REPLAY_WEIGHT`: a line costs several times
- * as much to replay as a snapshot's row of its size costs to load), the file is rewritten as the
- * header and a snapshot of the core's state (the file that restores the same state fastest). Off the request
- * path and a slice at a time, so that no request waits for it: the state is captured at once (the
- * core copies only what can still change), then its rows are serialised and written to a temporary
- * file beside the file a chunk at a time between requests, flushed to the disk; the lines the file
- * gained meanwhile are copied after them, and the temporary file is renamed over the file, so that
- * a crash at any moment leaves the old file or the new one. The tail's size is bounded by a
- * quarter of the snapshot's, so a restore replays in about the time it loads, and compaction costs
- * at most one snapshot written per quarter snapshot's worth of lines. A compaction that fails (a full disk, anything)
- * leaves the file as it was, answers no request with an error, says why, and is tried again later,
- * after a delay that doubles with each failure.
- *
- * A compaction never costs an append its room: it is not begun unless the volume has room for the
- * new file (estimated: `compactedEstimate`) and room left for the appends meanwhile,
- * each slice is written only while that room is left, and an append that finds no room while one
- * is under way abandons it (its temporary file emptied and removed) and is tried again at once.
- * Compaction is then tried again once there is room, checked every `COMPACT_RETRY_FIRST_MS`.
- *
- * An append that finds no room (a full disk, a quota) is not given up: its lines, and those of the
- * requests that follow, wait in memory in their order and are tried again at every state-changing
- * request and every `WRITE_RETRY_MS`, until the volume has room again. Meanwhile an answer is sent
- * only once its line is written (`whenWritten`, which the HTTP adapter waits for before it sends
- * the answer of a state-changing request): nothing acknowledged is lost to a `kill -9`. When the
- * simulator stops first, those answers are never sent.
+ * Compaction (compaction.ts): once the lines after the last snapshot pass a bound, the file is
+ * rewritten as the header and a snapshot of the core's state, off the request path. Lines that
+ * find no room on the volume wait in memory, and the answers of state-changing requests with them
+ * (room.ts).
  *
  * A global reset makes a new run: the file is replaced (the same way) by a new header. A write
  * that fails otherwise (an I/O error), or lines waiting for room past `WAITING_MAX_BYTES`, stops
@@ -45,20 +23,21 @@
  * The file is written where its path leads (symbolic links followed, as its lock is taken): a
  * compaction's temporary file lies beside the file itself and is renamed over it, not over a link.
  */
-import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, readdirSync, renameSync, statfsSync, unlinkSync } from 'node:fs';
-import { open, statfs, type FileHandle } from 'node:fs/promises';
+import { closeSync, createReadStream, fstatSync, ftruncateSync, openSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { basename, dirname, join } from 'node:path';
 import type { Exchange, StreamedBody } from '../api/exchange.js';
 import { isoTime, type VirtualClock } from '../core/clock.js';
 import type { Simulator } from '../core/simulator.js';
 import { LockFileWriteError, acquireFileLock, resolvedFile, type FileLock } from '../fileLock.js';
-import { every, nextTurn, systemClock, type HostClock, type HostTimer } from '../hostClock.js';
-import { cutFile, readFileBytes, writeRowBytes, writeRowBytesAsync, writeRows } from '../fileRows.js';
+import { every, systemClock, type HostClock, type HostTimer } from '../hostClock.js';
+import { cutFile, readFileBytes, writeRows } from '../fileRows.js';
 import { globalIdNumber } from '../core/requestIds.js';
+import { Compactor, compactedBody, type CompactedFile, type Compaction } from './compaction.js';
+import { removeStaleTemporaryFiles, replaceFile } from './replaceFile.js';
 import { formatIds, formatMediaFaultTaken, formatStateLine, type MediaFaultTaken } from './format.js';
 import { formatStateHeader, type StateHeader } from './header.js';
-import { chunksOf, compactedLines, stateHeaderOf } from './snapshot.js';
+import { OUT_OF_ROOM, WAITING_MAX_BYTES, WaitingForRoom } from './room.js';
+import { stateHeaderOf } from './snapshot.js';
 import { StateRefusedError, refuseForeignFile } from './open.js';
 
 /** What `GET /_sim/health` shows of the state. */
@@ -94,69 +73,6 @@ export interface StateStatus {
 /** How long a poll's line may wait in memory before it is written. */
 const POLL_FLUSH_MS = 1000;
 
-/** The errors of a write that found no room: its lines wait in memory until there is room again. */
-const OUT_OF_ROOM = new Set(['ENOSPC', 'EDQUOT']);
-
-/** How often lines waiting for room are tried again (besides at every state-changing request). */
-const WRITE_RETRY_MS = 1000;
-
-/**
- * The most bytes of lines that wait in memory for room: past it, the state stops being kept (as
- * after a write that failed otherwise) rather than the process's memory filling up.
- */
-export const WAITING_MAX_BYTES = 64 * 1024 * 1024;
-
-/**
- * The room a compaction leaves free on the volume at every moment, for the lines appended while it
- * runs: this at least, and an eighth of the file.
- */
-const COMPACT_ROOM_RESERVE_BYTES = 4 * 1024 * 1024;
-
-/** The room a compaction of a file of `bytes` keeps free for appends. */
-function compactionReserve(bytes: number): number {
-  return Math.max(COMPACT_ROOM_RESERVE_BYTES, Math.ceil(bytes / 8));
-}
-
-/**
- * The tail (request lines after the snapshot) is compacted once it is at least this big and
- * weighs more than the header and snapshot before it at `REPLAY_WEIGHT`. 4 MiB is about 13,000
- * lines, which restore in about 0.25 s; below it a compaction would cost more than the replay it
- * saves (see docs/state.md, "Compaction").
- */
-export const COMPACT_MIN_TAIL_BYTES = 4 * 1024 * 1024;
-
-/**
- * How much more a byte of request lines costs to restore (replayed through the request path) than
- * a byte of a snapshot's rows (loaded): measured, about 5 times for polls and 14 for creates of the
- * longest prompts. The tail is weighed at 4 times its size, so that a restore spends about as long
- * replaying the tail as loading the snapshot, whatever the file's size.
- */
-const REPLAY_WEIGHT = 4;
-
-/**
- * How long after a compaction that failed the next one is tried (the state is still kept: the file
- * grows meanwhile); each failure that follows doubles it, up to `COMPACT_RETRY_MAX_MS`.
- */
-export const COMPACT_RETRY_FIRST_MS = 10_000;
-const COMPACT_RETRY_MAX_MS = 10 * 60_000;
-
-/**
- * A snapshot is serialised and written about this many bytes at a time, between requests: a slice
- * costs a few milliseconds (serialising runs at a few hundred MB/s).
- */
-const COMPACT_CHUNK_BYTES = 1 << 20;
-
-/**
- * The lines the file gained while a snapshot was written are copied after it in chunks of this
- * size, between requests; the last ones (fewer than this) with the rename, at once.
- */
-const CATCH_UP_BYTES = 1 << 20;
-
-/** The file's size past which it is compacted, `base` bytes being its header and snapshot. */
-function compactionBound(base: number): number {
-  return base + Math.max(COMPACT_MIN_TAIL_BYTES, Math.ceil(base / REPLAY_WEIGHT));
-}
-
 export interface StoreOptions {
   file: string;
   core: Simulator;
@@ -168,23 +84,6 @@ export interface StoreOptions {
   warn: (line: string) => void;
   /** The host's timers the store runs on (the polls' flush, the ids check, the retries, a compaction's turns) and its lock's. Default: `systemClock`. */
   hostClock?: HostClock;
-}
-
-/** What a compaction did: the file's size before and after. */
-export interface Compaction {
-  before: number;
-  after: number;
-}
-
-/** A compaction was not begun, or was abandoned, for want of room on the volume (see `StateStore.compactionNeeds`). */
-class NoRoomError extends Error {
-  readonly code = 'ENOSPC';
-  constructor(
-    readonly free: number,
-    readonly needed: number,
-  ) {
-    super(`not enough room on its volume (${free} bytes free, a compaction needs about ${needed})`);
-  }
 }
 
 export class StateStore {
@@ -201,35 +100,13 @@ export class StateStore {
   /** Bytes and request lines in the file. */
   private bytes = 0;
   private lines = 0;
-  /** The file's size at which compaction is tried next (see `COMPACT_MIN_TAIL_BYTES`). */
-  private compactAt = Infinity;
-  /** The bytes of the file's header and snapshot (the lines follow them). */
-  private base = 0;
-  /** How many bytes of snapshot the last compaction made of a byte of lines (see `compactedEstimate`). */
-  private growth = 1;
-  /** A new file is at least this big: what a compaction abandoned for want of room had written. */
-  private atLeast = 0;
-  private compactedAt: string | null = null;
   private seq = 0;
   /** The highest global request id the file (with what is pending) accounts for. */
   private idsKept = 0;
   private writeFailed: string | undefined;
-  /** Set while lines wait in memory for room (the pending ones): the error, and since when (host time, ms). */
-  private blocked: { code: string; since: number } | undefined;
-  /** Tries the waiting lines again while `blocked`. */
-  private retryTimer: HostTimer | undefined;
-  /** The answers waiting for the lines now pending to be written (see `whenWritten`). */
-  private waiting: ((written: boolean) => void)[] = [];
-  /** Set while compaction waits for room: what the last check found. */
-  private noRoom: { free: number; needed: number } | undefined;
-  /** The compaction under way, if any. */
-  private compaction: Compacting | undefined;
-  private compactions = 0;
-  /** When a compaction past the bound may be tried again (host time, ms), and the delay after the next failure. */
-  private retryAt = -Infinity;
-  private retryDelayMs = COMPACT_RETRY_FIRST_MS;
-  /** The error of the last compaction past the bound, when it failed. */
-  private compactionError: string | undefined;
+  /** The pending lines while they wait for room, and the answers waiting for them. */
+  private readonly room: WaitingForRoom;
+  private readonly compactor: Compactor;
   /** The core's clock as of the file's header: another one means a global reset happened. */
   private clockSeen: VirtualClock;
   private anchor: number;
@@ -244,8 +121,53 @@ export class StateStore {
       this.lines = options.existing.lines;
       this.seq = options.existing.lastSeq;
       this.idsKept = options.existing.lastIds;
-      this.compactedAt = options.existing.compactedAt;
     }
+    this.room = new WaitingForRoom(this.hostClock, () => this.flush());
+    this.compactor = new Compactor(this.compactedFile(), options.existing?.compactedAt ?? null);
+  }
+
+  /** The file as its compactions see it. */
+  private compactedFile(): CompactedFile {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the getters below read the store's fields as they are then
+    const store = this;
+    const { file, core, warn } = this.options;
+    return {
+      file,
+      core,
+      hostClock: this.hostClock,
+      warn,
+      get path() {
+        return store.path;
+      },
+      get bytes() {
+        return store.bytes;
+      },
+      get lines() {
+        return store.lines;
+      },
+      get seq() {
+        return store.seq;
+      },
+      mustStop: () => this.phase !== 'open' || this.room.waitingForRoom,
+      flush: () => this.flush(),
+      header: () => this.header(),
+      adopt: (bytes, lines) => {
+        try {
+          closeSync(this.fd as number);
+          this.fd = openSync(this.path, 'a');
+        } catch (e) {
+          this.fd = undefined;
+          this.fail(e);
+          return false;
+        }
+        this.bytes = bytes;
+        this.lines = lines;
+        return true;
+      },
+      compactionOver: () => {
+        if (this.room.waitingForRoom) this.flush();
+      },
+    };
   }
 
   /**
@@ -277,8 +199,7 @@ export class StateStore {
         // A torn last line was dropped when restoring: the file drops it too.
         if (existing.wholeBytes < size) ftruncateSync(this.fd, existing.wholeBytes);
         this.bytes = existing.wholeBytes;
-        this.base = existing.snapshotBytes;
-        this.compactAt = compactionBound(existing.snapshotBytes);
+        this.compactor.begin(existing.snapshotBytes);
       } else {
         // Checked again: a file this simulator did not write may have appeared since it was read.
         refuseForeignFile(this.path);
@@ -287,8 +208,7 @@ export class StateStore {
         const bytes = Buffer.byteLength(header);
         writeRows(this.fd, header, bytes);
         this.bytes = bytes;
-        this.base = bytes;
-        this.compactAt = compactionBound(this.bytes);
+        this.compactor.begin(bytes);
       }
     } catch (e) {
       if (this.fd !== undefined) closeSync(this.fd);
@@ -367,8 +287,8 @@ export class StateStore {
     this.bytes += bytes;
     this.lines += this.pendingLines;
     this.pendingLines = 0;
-    if (this.blocked) this.unblock();
-    if (this.bytes >= this.compactAt && this.options.core.hostTimeMs() >= this.retryAt) this.startCompaction(true);
+    if (this.room.waitingForRoom) this.unblock();
+    this.compactor.written();
   }
 
   /**
@@ -388,10 +308,7 @@ export class StateStore {
         const code = (e as NodeJS.ErrnoException).code ?? 'unknown';
         // A line written in part that cannot be cut off would be followed by the next: not tried again.
         const room = OUT_OF_ROOM.has(code) && cutFile(this.fd as number, this.bytes);
-        const job = this.compaction;
-        if (!room || attempt > 0 || job === undefined || job.renamed) return { error: e, code, room };
-        this.abortCompaction();
-        this.waitForRoom(freeBytesNow(this.path), this.compactionNeeds());
+        if (!room || attempt > 0 || !this.compactor.giveWay()) return { error: e, code, room };
       }
     }
   }
@@ -403,8 +320,7 @@ export class StateStore {
    * when nothing waits.
    */
   whenWritten(): Promise<boolean> | undefined {
-    if (this.blocked === undefined) return undefined;
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return this.room.whenWritten();
   }
 
   /**
@@ -413,15 +329,12 @@ export class StateStore {
    */
   stopWaiting(): void {
     this.flush();
-    this.settleWaiting(false);
+    this.room.settle(false);
   }
 
   /** The pending lines found no room (`code`): they wait, tried again every `WRITE_RETRY_MS`. */
   private block(code: string): void {
-    if (this.blocked !== undefined) return;
-    this.blocked = { code, since: this.options.core.hostTimeMs() };
-    this.retryTimer = every(this.hostClock, WRITE_RETRY_MS, () => this.flush());
-    this.retryTimer.unref?.();
+    if (!this.room.block(code, this.options.core.hostTimeMs())) return;
     this.options.warn(
       `state: cannot write the state file ${this.options.file} (${code}): the lines of the requests from now on wait in memory, in their order, ` +
         'and are written once there is room; the answers of the requests that change state wait for them',
@@ -430,17 +343,8 @@ export class StateStore {
 
   /** The lines that waited for room are written: the answers waiting for them go. */
   private unblock(): void {
-    this.blocked = undefined;
-    this.retryTimer?.clear();
-    this.retryTimer = undefined;
     this.options.warn(`state: the state file ${this.options.file} is written again: the lines that waited for room are in it`);
-    this.settleWaiting(true);
-  }
-
-  private settleWaiting(written: boolean): void {
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const settle of waiting) settle(written);
+    this.room.end(true);
   }
 
   /**
@@ -451,230 +355,19 @@ export class StateStore {
    */
   async compact(): Promise<Compaction | undefined> {
     if (!this.opened()) return undefined;
-    await this.compaction?.done;
-    return this.startCompaction(false);
-  }
-
-  /**
-   * Starts a compaction (one at a time) on the next turn of the event loop; `pastBound`: not asked
-   * for (a failure is tried again later). Never throws; its promise never rejects.
-   */
-  private startCompaction(pastBound: boolean): Promise<Compaction | undefined> {
-    if (this.compaction) return this.compaction.done;
-    const job: Compacting = {
-      temporary: `${this.path}.${process.pid}.${++this.compactions}.tmp`,
-      handle: undefined,
-      aborted: false,
-      renamed: false,
-      done: Promise.resolve(undefined),
-    };
-    this.compaction = job;
-    job.done = new Promise<void>((resolve) => void nextTurn(this.hostClock, resolve))
-      .then(() => this.runCompaction(job))
-      .catch((e: unknown) => {
-        if (!job.aborted) this.compactionFailed(e, pastBound);
-        return undefined;
-      })
-      .finally(() => {
-        if (this.compaction === job) this.compaction = undefined;
-        if (!job.renamed) removeQuietly(job.temporary);
-        // Its room is free only now that its file is closed: lines waiting for it go at once.
-        if (this.blocked) this.flush();
-      });
-    return job.done;
-  }
-
-  private async runCompaction(job: Compacting): Promise<Compaction | undefined> {
-    const { core, file } = this.options;
-    // Lines waiting for room come first: a compaction would take it.
-    const stop = (): boolean => job.aborted || this.phase !== 'open' || this.blocked !== undefined;
-    if (stop()) return undefined;
-    // Everything up to the capture is in the file: the lines after it are the new file's tail.
-    this.flush();
-    if (stop()) return undefined;
-    const reserve = compactionReserve(this.bytes);
-    /** Bytes in the temporary file so far. */
-    let taken = 0;
-    // Room for the new file and the appends meanwhile, or none is begun; and every slice leaves the
-    // appends their room. A compaction abandoned part-way shows the new file to be bigger than that.
-    const roomFor = async (bytes: number): Promise<void> => {
-      const free = await freeBytes(this.path);
-      if (free - bytes >= reserve) return;
-      if (taken > 0) this.atLeast = Math.max(this.atLeast, taken + bytes);
-      throw new NoRoomError(free, this.compactionNeeds());
-    };
-    const from = { bytes: this.bytes, lines: this.lines };
-    const wall = core.hostTimeMs();
-    // Captured at once, in the turn that wrote the lines it stands for; let go if there is no room,
-    // and item by item as their lines are written (`release`): see below.
-    let lines: Iterable<string> | undefined = compactedLines(this.header(), core.captureState(), this.seq, wall, true);
-    await roomFor(this.compactedEstimate());
-    if (stop()) return undefined;
-    let handle: FileHandle | undefined;
-    let reader: FileHandle | undefined;
-    try {
-      handle = await open(job.temporary, 'w');
-      job.handle = handle;
-      let written = 0;
-      for (const chunk of chunksOf(lines, COMPACT_CHUNK_BYTES, true)) {
-        if (stop()) return undefined;
-        await roomFor(chunk.length);
-        if (stop()) return undefined;
-        await writeRowBytesAsync(handle, chunk);
-        written += chunk.length;
-        taken += chunk.length;
-      }
-      // The capture is let go once written: it holds what the state has dropped since (evicted
-      // generations, journal records, stored answers), and the copying below may take a while.
-      lines = undefined;
-      reader = await open(this.path, 'r');
-      let copied = from.bytes;
-      const buffer = Buffer.allocUnsafe(CATCH_UP_BYTES);
-      while (!stop() && this.bytes - copied > CATCH_UP_BYTES) {
-        await roomFor(CATCH_UP_BYTES);
-        if (stop()) return undefined;
-        const { bytesRead } = await reader.read(buffer, 0, CATCH_UP_BYTES, copied);
-        if (bytesRead === 0) throw new Error(`${file} is shorter than the lines written to it`);
-        await writeRowBytesAsync(handle, buffer.subarray(0, bytesRead));
-        copied += bytesRead;
-        taken += bytesRead;
-      }
-      await handle.sync();
-      if (stop()) return undefined;
-      // The last lines and the rename at once: no line is written meanwhile. They are flushed to
-      // the disk as any line is (not at once): the snapshot before them is.
-      for (let rest = this.bytes - copied; rest > 0; ) {
-        const got = readSync(reader.fd, buffer, 0, Math.min(rest, CATCH_UP_BYTES), copied);
-        if (got === 0) throw new Error(`${file} is shorter than the lines written to it`);
-        writeRowBytes(handle.fd, buffer.subarray(0, got));
-        copied += got;
-        rest -= got;
-      }
-      renameSync(job.temporary, this.path);
-      job.renamed = true;
-      return this.appendToCompacted(from, written, wall);
-    } finally {
-      job.handle = undefined;
-      await reader?.close();
-      await handle?.close();
-    }
-  }
-
-  /**
-   * About how big a compaction's new file would be: the file's header and snapshot, and its lines
-   * after them as the snapshot rows they become, each byte as many bytes as the last compaction
-   * made of one (at least 1: a create under an Idempotency-Key is in a snapshot twice, a poll not
-   * at all); and at least what a compaction abandoned for want of room had already written.
-   */
-  private compactedEstimate(): number {
-    return Math.max(this.atLeast, Math.ceil(this.base + (this.bytes - this.base) * this.growth));
-  }
-
-  /** What a compaction needs free on the volume: the new file, and the room it leaves for appends. */
-  private compactionNeeds(): number {
-    return this.compactedEstimate() + compactionReserve(this.bytes);
-  }
-
-  /**
-   * Compaction waits for room (`free` bytes were free, `needed` are): tried again after
-   * `COMPACT_RETRY_FIRST_MS` (a check costs nothing: no longer each time), said once.
-   */
-  private waitForRoom(free: number, needed: number): void {
-    const first = this.noRoom === undefined;
-    this.noRoom = { free, needed };
-    this.compactionError = undefined;
-    this.retryAt = this.options.core.hostTimeMs() + COMPACT_RETRY_FIRST_MS;
-    if (first) {
-      this.options.warn(
-        `state: not compacting ${this.options.file} for now: its volume has ${free} bytes free, and a compaction needs about ${needed} ` +
-          `(the new file, and room left for the appends meanwhile); it is still appended to, and compaction is tried again once there is room (checked every ${COMPACT_RETRY_FIRST_MS / 1000} s)`,
-      );
-    }
-  }
-
-  /**
-   * The compacted file (`snapshotBytes` of header and snapshot, then the lines written since
-   * `from`) took the file's place: it is appended to from now on. Run at once with the rename.
-   */
-  private appendToCompacted(from: { bytes: number; lines: number }, snapshotBytes: number, wall: number): Compaction | undefined {
-    const before = this.bytes;
-    const tail = this.bytes - from.bytes;
-    try {
-      closeSync(this.fd as number);
-      this.fd = openSync(this.path, 'a');
-    } catch (e) {
-      this.fd = undefined;
-      this.fail(e);
-      return undefined;
-    }
-    const folded = from.bytes - this.base;
-    if (folded > 0) this.growth = Math.max(1, (snapshotBytes - this.base) / folded);
-    this.base = snapshotBytes;
-    this.atLeast = 0;
-    this.bytes = snapshotBytes + tail;
-    this.lines -= from.lines;
-    this.compactAt = compactionBound(snapshotBytes);
-    this.compactedAt = isoTime(wall);
-    this.retryAt = -Infinity;
-    this.retryDelayMs = COMPACT_RETRY_FIRST_MS;
-    this.compactionError = undefined;
-    this.noRoom = undefined;
-    return { before, after: this.bytes };
-  }
-
-  /**
-   * A compaction failed: the file is as it was, and is appended to as before. Past the bound, it is
-   * tried again after a delay (not on the next request: a disk that is full stays full a while).
-   */
-  private compactionFailed(e: unknown, pastBound: boolean): void {
-    if (e instanceof NoRoomError) {
-      if (pastBound) this.waitForRoom(e.free, e.needed);
-      else this.options.warn(`state: cannot compact ${this.options.file}: ${e.message}; it is kept as it was`);
-      return;
-    }
-    const why = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
-    const kept = `state: cannot compact ${this.options.file} (${why}); it is kept as it was and still appended to`;
-    if (!pastBound) {
-      this.options.warn(kept);
-      return;
-    }
-    const delay = this.retryDelayMs;
-    this.noRoom = undefined;
-    this.compactionError = why;
-    this.retryAt = this.options.core.hostTimeMs() + delay;
-    this.retryDelayMs = Math.min(2 * delay, COMPACT_RETRY_MAX_MS);
-    this.options.warn(`${kept}, and compaction is tried again in ${delay / 1000} s`);
-  }
-
-  /**
-   * Stops the compaction under way, if any: its temporary file is emptied (a file removed while
-   * open keeps its room until closed) and removed, the file is left as it is.
-   */
-  private abortCompaction(): void {
-    const job = this.compaction;
-    if (!job) return;
-    job.aborted = true;
-    this.compaction = undefined;
-    if (job.handle) cutFile(job.handle.fd, 0);
-    removeQuietly(job.temporary);
+    return this.compactor.now();
   }
 
   status(): StateStatus {
+    const blocked = this.room.state;
     return {
       file: this.options.file,
       bytes: this.bytes + Buffer.byteLength(this.pending),
       lines: this.lines + this.pendingLines,
-      compacted_at: this.compactedAt,
+      compacted_at: this.compactor.compactedAt,
       ...(this.writeFailed !== undefined && { write_failed: this.writeFailed }),
-      ...(this.blocked !== undefined && { write_blocked: this.blocked.code, write_blocked_since: isoTime(this.blocked.since) }),
-      // Over once the compacted file has taken the file's place (and `compacted_at` says so), though
-      // its file handles are still being closed.
-      ...(this.compaction !== undefined && !this.compaction.renamed && { compacting: true as const }),
-      ...(this.compactionError !== undefined && { compaction_failed: this.compactionError, compaction_retry_at: isoTime(this.retryAt) }),
-      ...(this.noRoom !== undefined && {
-        compaction_no_room: { free_bytes: this.noRoom.free, needed_bytes: this.noRoom.needed },
-        compaction_retry_at: isoTime(this.retryAt),
-      }),
+      ...(blocked !== undefined && { write_blocked: blocked.code, write_blocked_since: isoTime(blocked.since) }),
+      ...this.compactor.status(),
     };
   }
 
@@ -705,18 +398,17 @@ export class StateStore {
   close(): void {
     if (this.phase === 'closed') return;
     this.flush();
-    if (this.blocked !== undefined) {
+    const blocked = this.room.state;
+    if (blocked !== undefined) {
       this.options.warn(
-        `state: the last ${this.pendingLines} request lines could not be written to ${this.options.file} (${this.blocked.code}) before the simulator stopped: ` +
+        `state: the last ${this.pendingLines} request lines could not be written to ${this.options.file} (${blocked.code}) before the simulator stopped: ` +
           'they are not kept, and the requests among them that change state were not answered',
       );
       this.pending = '';
       this.pendingLines = 0;
-      this.blocked = undefined;
-      this.retryTimer?.clear();
     }
-    this.settleWaiting(false);
-    this.abortCompaction();
+    this.room.end(false);
+    this.compactor.abort();
     this.phase = 'closed';
     this.idsCheck?.clear();
     if (this.fd !== undefined) closeSync(this.fd);
@@ -750,7 +442,7 @@ export class StateStore {
   private renew(anchor: number): void {
     const { core } = this.options;
     const file = this.path;
-    this.abortCompaction();
+    this.compactor.abort();
     this.clockSeen = core.clock;
     this.anchor = anchor;
     this.pending = '';
@@ -769,23 +461,11 @@ export class StateStore {
       return;
     }
     this.bytes = bytes;
-    this.base = bytes;
-    this.atLeast = 0;
-    this.compactAt = compactionBound(this.bytes);
+    this.compactor.begin(bytes, true);
     this.lines = 0;
-    this.compactedAt = null;
-    this.retryAt = -Infinity;
-    this.retryDelayMs = COMPACT_RETRY_FIRST_MS;
-    this.compactionError = undefined;
-    this.noRoom = undefined;
     // Lines that waited for room were of the run the reset ended, which the new file replaces:
     // their answers go, as the reset's does.
-    if (this.blocked) {
-      this.blocked = undefined;
-      this.retryTimer?.clear();
-      this.retryTimer = undefined;
-      this.settleWaiting(true);
-    }
+    if (this.room.waitingForRoom) this.room.end(true);
   }
 
   private fail(e: unknown): void {
@@ -797,117 +477,14 @@ export class StateStore {
     this.pending = '';
     this.pendingLines = 0;
     this.phase = 'stopped';
-    this.abortCompaction();
+    this.compactor.abort();
     this.idsCheck?.clear();
-    this.retryTimer?.clear();
-    this.blocked = undefined;
     // Answers waiting for lines that will never be written are never sent.
-    this.settleWaiting(false);
+    this.room.end(false);
     this.writeFailed = (e as NodeJS.ErrnoException).code ?? 'unknown';
     this.options.warn(
       `state stopped: cannot write the state file ${this.options.file} (${code}); requests are still answered, but what they change is no longer kept (a restart would lose it)`,
     );
-  }
-}
-
-/**
- * Replaces `file` with `text` (`bytes` long in UTF-8) atomically: written to a temporary file
- * beside it (`FILE.PID.tmp`), flushed to the disk, then renamed over it; a crash at any moment
- * leaves the old file or the new one (and perhaps the temporary file). Throws the error of a step
- * that fails, the temporary file removed.
- */
-function replaceFile(file: string, text: string, bytes: number): void {
-  const temporary = `${file}.${process.pid}.tmp`;
-  try {
-    const fd = openSync(temporary, 'w');
-    try {
-      writeRows(fd, text, bytes);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temporary, file);
-  } catch (e) {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // never made, or already renamed
-    }
-    throw e;
-  }
-}
-
-/** Removes what a holder of `file` killed while replacing it left (`FILE.PID.tmp`, `FILE.PID.N.tmp`): only the lock's holder writes them. */
-function removeStaleTemporaryFiles(file: string): void {
-  const name = basename(file);
-  try {
-    for (const entry of readdirSync(dirname(file))) {
-      if (entry.startsWith(`${name}.`) && /^\.\d+(\.\d+)?\.tmp$/.test(entry.slice(name.length))) unlinkSync(join(dirname(file), entry));
-    }
-  } catch {
-    // an unreadable directory: nothing is lost by leaving them
-  }
-}
-
-/**
- * The core's state now as a compacted state file (header and snapshot), as a body made as it is
- * sent: what `GET /_sim/state` answers, with or without `--state`. `anchor`:
- * the wall-clock reading its clock began at; `seq`: the requests a state file has recorded in this
- * run (0 without one).
- */
-export function compactedBody(core: Simulator, overrides: StateHeader['overrides'], anchor: number, seq: number): StreamedBody {
-  // The state is captured now, as a compaction captures it; its lines are made as the client
-  // reads them, a chunk at a time, so that a large state holds neither the event loop nor a copy
-  // of itself in memory (its length is not known before: the answer is sent chunked).
-  const header = stateHeaderOf(core, overrides, anchor);
-  const capture = core.captureState();
-  const wallMs = core.hostTimeMs();
-  const lines = (): Generator<string, void, undefined> => compactedLines(header, capture, seq, wallMs);
-  return {
-    length: undefined,
-    open: () => Readable.from(chunksOf(lines(), COMPACT_CHUNK_BYTES, false)),
-    text: () => [...lines()].join(''),
-  };
-}
-
-/** What a compaction under way is: its temporary file (and its handle while open), and whether it was stopped or has taken the file's place. */
-interface Compacting {
-  temporary: string;
-  handle: FileHandle | undefined;
-  aborted: boolean;
-  renamed: boolean;
-  done: Promise<Compaction | undefined>;
-}
-
-/**
- * The bytes an unprivileged writer may still write on the volume of `file`; Infinity when the
- * system cannot say (the writes themselves then tell when there is no room).
- */
-async function freeBytes(file: string): Promise<number> {
-  try {
-    const { bavail, bsize } = await statfs(dirname(file));
-    return bavail * bsize;
-  } catch {
-    return Infinity;
-  }
-}
-
-/** `freeBytes`, at once, after a write found no room (0 when the system cannot say). */
-function freeBytesNow(file: string): number {
-  try {
-    const { bavail, bsize } = statfsSync(dirname(file));
-    return bavail * bsize;
-  } catch {
-    return 0;
-  }
-}
-
-/** Removes `file` if it is there. */
-function removeQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // never made, or already gone
   }
 }
 

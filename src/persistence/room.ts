@@ -1,0 +1,116 @@
+/**
+ * Waiting for room on the state file's volume (see store.ts).
+ *
+ * An append that finds no room (a full disk, a quota) is not given up: its lines, and those of the
+ * requests that follow, wait in memory in their order and are tried again at every state-changing
+ * request and every `WRITE_RETRY_MS`, until the volume has room again. Meanwhile an answer is sent
+ * only once its line is written (`whenWritten`, which the HTTP adapter waits for before it sends
+ * the answer of a state-changing request): nothing acknowledged is lost to a `kill -9`. When the
+ * simulator stops first, those answers are never sent.
+ */
+import { statfs } from 'node:fs/promises';
+import { statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { every, type HostClock, type HostTimer } from '../hostClock.js';
+
+/** The errors of a write that found no room: its lines wait in memory until there is room again. */
+export const OUT_OF_ROOM = new Set(['ENOSPC', 'EDQUOT']);
+
+/** How often lines waiting for room are tried again (besides at every state-changing request). */
+const WRITE_RETRY_MS = 1000;
+
+/**
+ * The most bytes of lines that wait in memory for room: past it, the state stops being kept (as
+ * after a write that failed otherwise) rather than the process's memory filling up.
+ */
+export const WAITING_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The lines of a state file that found no room, and the answers waiting for them: `retry` (the
+ * store's flush) is called every `WRITE_RETRY_MS` while they wait.
+ */
+export class WaitingForRoom {
+  /** Set while lines wait in memory for room: the error, and since when (host time, ms). */
+  private blocked: { code: string; since: number } | undefined;
+  /** Tries the waiting lines again while `blocked`. */
+  private retryTimer: HostTimer | undefined;
+  /** The answers waiting for the lines now pending to be written (see `whenWritten`). */
+  private waiting: ((written: boolean) => void)[] = [];
+
+  constructor(
+    private readonly hostClock: HostClock,
+    private readonly retry: () => void,
+  ) {}
+
+  /** While lines wait: the error's code, and since when (host time, ms). */
+  get state(): { readonly code: string; readonly since: number } | undefined {
+    return this.blocked;
+  }
+
+  /** Whether lines wait for room. */
+  get waitingForRoom(): boolean {
+    return this.blocked !== undefined;
+  }
+
+  /**
+   * The pending lines found no room (`code`) at host time `now`: they wait, tried again every
+   * `WRITE_RETRY_MS`. Answers whether they began to wait (false: they already did).
+   */
+  block(code: string, now: number): boolean {
+    if (this.blocked !== undefined) return false;
+    this.blocked = { code, since: now };
+    this.retryTimer = every(this.hostClock, WRITE_RETRY_MS, this.retry);
+    this.retryTimer.unref?.();
+    return true;
+  }
+
+  /**
+   * While the lines pending cannot be written for want of room, a promise that settles once they
+   * are: true, or false when they never will be. Undefined when nothing waits.
+   */
+  whenWritten(): Promise<boolean> | undefined {
+    if (this.blocked === undefined) return undefined;
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /**
+   * Lines wait no more: the retries stop, and the answers waiting go (`written`: the lines were
+   * written, or their run was replaced) or are never sent.
+   */
+  end(written: boolean): void {
+    this.blocked = undefined;
+    this.retryTimer?.clear();
+    this.retryTimer = undefined;
+    this.settle(written);
+  }
+
+  /** The answers waiting go (`written`) or are never sent. */
+  settle(written: boolean): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const settle of waiting) settle(written);
+  }
+}
+
+/**
+ * The bytes an unprivileged writer may still write on the volume of `file`; Infinity when the
+ * system cannot say (the writes themselves then tell when there is no room).
+ */
+export async function freeBytes(file: string): Promise<number> {
+  try {
+    const { bavail, bsize } = await statfs(dirname(file));
+    return bavail * bsize;
+  } catch {
+    return Infinity;
+  }
+}
+
+/** `freeBytes`, at once, after a write found no room (0 when the system cannot say). */
+export function freeBytesNow(file: string): number {
+  try {
+    const { bavail, bsize } = statfsSync(dirname(file));
+    return bavail * bsize;
+  } catch {
+    return 0;
+  }
+}
