@@ -17,7 +17,7 @@
 const LAYERS = [
   {
     layer: 'helpers',
-    folders: ['src/closestMatch.ts', 'src/host.ts', 'src/hostClock.ts', 'src/hostNames.ts', 'src/jsonType.ts', 'src/jsonLine.ts', 'src/fileLock.ts', 'src/fileRows.ts', 'src/version.ts', 'src/version.browser.ts'],
+    folders: ['src/closestMatch.ts', 'src/host.ts', 'src/hostClock.ts', 'src/hostNames.ts', 'src/jsonType.ts', 'src/jsonLine.ts', 'src/fileLock.ts', 'src/fileNames.ts', 'src/lockHolder.ts', 'src/fileRows.ts', 'src/version.ts', 'src/version.browser.ts'],
     mayImport: [],
   },
   { layer: 'API types', folders: ['src/api-types.ts'], mayImport: [] },
