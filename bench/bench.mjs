@@ -1007,6 +1007,7 @@ async function benchTests() {
     p.once('exit', (code) => resolve({ code, output }));
   });
   const seconds = (now() - t0) / 1000;
+  // oxlint-disable-next-line eslint/no-control-regex -- terminal colours
   const plain = output.replace(/\u001b\[[0-9;]*m/g, '');
   const lines = plain.trimEnd().split('\n');
   // A failed run keeps what failed (vitest's FAIL lines and the errors' first lines), not only its summary.

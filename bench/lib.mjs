@@ -148,7 +148,7 @@ export function request(url, { method = 'GET', headers = {}, body, agent = keepA
  */
 export async function waitFor200(url, { intervalMs = 3, timeoutMs = 30_000, init = {} } = {}) {
   const deadline = now() + timeoutMs;
-  let last = 'no answer';
+  let last;
   for (;;) {
     try {
       const r = await request(url, { ...init, agent: false, timeoutMs: 5000 });

@@ -338,7 +338,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
             url = undefined;
             if (server === listening) server = undefined;
             listening.close();
-            return reject(e as Error);
+            return reject(e instanceof Error ? e : new Error(String(e)));
           }
           port = actual;
           access.checkHost = isLoopbackAddress(host);

@@ -245,6 +245,7 @@ function applyPromptTriggers(ctx: RequestContext): Draft | undefined {
 /** The operation, with the core's own checks; a value it answers is a 200. */
 function perform(ctx: RequestContext): Draft {
   // Every operation has its handler: the handler table is typed by openapi.yaml's operation ids.
+  // oxlint-disable-next-line typescript/no-unnecessary-type-assertion -- tsc needs it: each handler takes its own operation's parameters
   const handler = OPERATION_HANDLERS[(ctx.operation as Operation).operationId] as Handler;
   ctx.performed = true;
   let value: unknown;
@@ -335,14 +336,14 @@ function heldWait(ctx: RequestContext, held: HeldWaitAnswer): HeldWait {
 
 function checkAnswer(ctx: RequestContext, operation: Operation, draft: Answered): Answered {
   // A streamed body is checked as what it is documented as (a string), without reading it; a text one is a stored JSON answer (an idempotent replay).
-  const value = 'value' in draft ? draft.value : 'stream' in draft ? '' : JSON.parse(draft.text);
+  const value: unknown = 'value' in draft ? draft.value : 'stream' in draft ? '' : JSON.parse(draft.text);
   const problem = checkResponse(operation, draft.status, draft.headers, value);
   if (!problem) return draft;
   const { deps, request } = ctx;
   deps.responseFailures.push({ method: request.method, path: ctx.target, status: draft.status, message: problem });
   deps.log(`response validation failed: ${request.method} ${ctx.target} (status ${draft.status}): ${problem}`);
   const headers: Record<string, string> = { 'X-Request-Id': draft.headers['X-Request-Id'] as string };
-  for (const name of RATE_LIMIT_HEADERS) if (draft.headers[name] !== undefined) headers[name] = draft.headers[name] as string;
+  for (const name of RATE_LIMIT_HEADERS) if (draft.headers[name] !== undefined) headers[name] = draft.headers[name];
   // Built here, not through the error class: the failure may lie there.
   const body = { error: errorObject('api_error', 'internal_error', 'The simulator produced a response that does not match openapi.yaml (a simulator bug; it has been logged).') };
   return { status: 500, headers, contentType: JSON_TYPE, value: body };

@@ -130,6 +130,8 @@ const ARTICLE: Record<string, string> = {
 /** What a value must be, in words: "must be one of 720p, 1080p", "must be an integer". */
 function expectation(issue: SchemaIssue, param: string | null): string {
   const p = issue.params;
+  /** A schema keyword's number or pattern, as the message writes it. */
+  const limit = (): string => String(p.limit);
   switch (issue.keyword) {
     case 'type': {
       const types = typesOf(issue).filter((t) => t !== 'null');
@@ -137,22 +139,22 @@ function expectation(issue: SchemaIssue, param: string | null): string {
     }
     case 'enum': {
       const allowed = (p.allowedValues as unknown[]).filter((v) => v !== null);
-      return allowed.length > 0 ? `must be one of ${allowed.join(', ')}` : 'must be null';
+      return allowed.length > 0 ? `must be one of ${allowed.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}` : 'must be null';
     }
     case 'const':
       return `must be ${JSON.stringify(p.allowedValue)}`;
     case 'minimum':
-      return `must be at least ${p.limit}`;
+      return `must be at least ${limit()}`;
     case 'maximum':
-      return `must be at most ${p.limit}`;
+      return `must be at most ${limit()}`;
     case 'exclusiveMinimum':
-      return `must be above ${p.limit}`;
+      return `must be above ${limit()}`;
     case 'exclusiveMaximum':
-      return `must be below ${p.limit}`;
+      return `must be below ${limit()}`;
     case 'minLength':
-      return p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters long`;
+      return p.limit === 1 ? 'must not be empty' : `must be at least ${limit()} characters long`;
     case 'maxLength':
-      return `must be at most ${p.limit} characters long`;
+      return `must be at most ${limit()} characters long`;
     case 'pattern':
       if (p.pattern === '\\S') return 'must hold at least one non-white-space character';
       if (param === 'Idempotency-Key') return 'may hold only visible ASCII characters (no spaces or control characters)';
@@ -162,9 +164,9 @@ function expectation(issue: SchemaIssue, param: string | null): string {
     case 'format':
       return `must be a valid ${String(p.format)}`;
     case 'minItems':
-      return `must have at least ${p.limit} items`;
+      return `must have at least ${limit()} items`;
     case 'maxItems':
-      return `must have at most ${p.limit} items`;
+      return `must have at most ${limit()} items`;
     default:
       return issue.parentSchema?.description?.split('\n')[0] ?? issue.message ?? 'is invalid';
   }

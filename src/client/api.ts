@@ -242,7 +242,7 @@ export function controlMethods<Async extends boolean>(send: (call: ControlCall) 
         body: definedOnly({ scenario: options.scenario, seed: options.seed }),
       }),
     faults: {
-      queue: ({ api_key, ...fault }) => call('simQueueFault', { query: { api_key: api_key ?? undefined }, body: fault as Record<string, unknown> }),
+      queue: ({ api_key, ...fault }) => call('simQueueFault', { query: { api_key: api_key ?? undefined }, body: fault }),
       list: () => call('simListFaults'),
       clear: (apiKey) => call('simClearFaults', { query: { api_key: apiKey } }),
     },

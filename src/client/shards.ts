@@ -110,7 +110,7 @@ const FAN_OUTS: { readonly [K in ShardFanOut]: (count: number, call: ControlCall
 async function oneHolder(count: number, call: ControlCall, sendTo: SendTo): Promise<unknown> {
   const settled = await Promise.allSettled(Array.from({ length: count }, (_, i) => sendTo(i, call)));
   const held = settled.find((s) => s.status === 'fulfilled');
-  if (held) return (held as PromiseFulfilledResult<unknown>).value;
+  if (held) return (held).value;
   const notFound = (e: unknown) => e instanceof SimulatorControlError && e.status === 404 && e.code === 'resource_not_found';
   const failures = settled.map((s, i) => ({ shard: i, error: (s as PromiseRejectedResult).reason as Error })).filter((f) => !notFound(f.error));
   // Not stored on any shard: the 404 a single simulator gives.

@@ -41,7 +41,7 @@ async function runReport({ url, apiKey, controlToken }: ReportOptions): Promise<
     baseUrl: url,
     token: controlToken || undefined,
     fetch: (input, init) => {
-      address = String(input);
+      address = input instanceof Request ? input.url : input.toString();
       return fetch(input, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
     },
   });
@@ -57,7 +57,7 @@ async function runReport({ url, apiKey, controlToken }: ReportOptions): Promise<
       // Not an answer that is no JSON (a SyntaxError): no answer at all.
       const inner = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
       const cause = [inner?.code, inner?.message, e instanceof Error ? e.message : String(e)].find((c) => typeof c === 'string' && c !== '');
-      process.stderr.write(`sim report: cannot reach the simulator at ${url} (${cause}).\n`);
+      process.stderr.write(`sim report: cannot reach the simulator at ${url} (${String(cause)}).\n`);
       return EXIT_UNREACHABLE;
     }
   }

@@ -42,7 +42,7 @@ export class Accounts {
     this.lastUsedKey = account.key;
     if (this.byKey.size <= this.maxAccounts) return undefined;
     this.evicted++;
-    return this.byKey.keys().next().value as string;
+    return this.byKey.keys().next().value;
   }
 
   delete(key: string): void {

@@ -219,7 +219,8 @@ export class SimError extends Error {
   readonly stage: ComplianceStage | undefined;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode | string, options: SimErrorOptions = {}) {
+  /** `code`: a catalogue code, or another (a scenario's own failure code) with its type from `options`. */
+  constructor(code: string, options: SimErrorOptions = {}) {
     const known = isErrorCode(code) ? ERROR_CATALOGUE[code] : undefined;
     const type = options.type ?? known?.type ?? 'api_error';
     // An expected answer (every 429, every 400), never a bug: a stack trace would cost its capture

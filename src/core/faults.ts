@@ -232,9 +232,9 @@ export class FaultQueue {
       if (prefix) this.prefixLengths.set(key.length, (this.prefixLengths.get(key.length) ?? 0) + 1);
     }
     let byKey = byMethod.get(fault.method);
-    if (byKey === undefined) byMethod.set(fault.method, (byKey = new Map()));
+    if (byKey === undefined) byMethod.set(fault.method, (byKey = new Map<string | null, Map<number, Bucket>>()));
     let byStatus = byKey.get(fault.apiKey);
-    if (byStatus === undefined) byKey.set(fault.apiKey, (byStatus = new Map()));
+    if (byStatus === undefined) byKey.set(fault.apiKey, (byStatus = new Map<number, Bucket>()));
     const status = fault.error?.status ?? 0;
     let bucket = byStatus.get(status);
     if (bucket === undefined) {

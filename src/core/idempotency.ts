@@ -174,7 +174,7 @@ export class IdempotencyStore {
         for (let i = 0; i < stored.length; i++) {
           const v = stored[i] as StoredResponse;
           if (release) stored[i] = undefined as unknown as StoredResponse;
-          yield { key: v.filed, fingerprint: v.fingerprint, status: v.status, text: v.text, expires_at: v.expiresAt, seq: seqs[i] as number };
+          yield { key: v.filed, fingerprint: v.fingerprint, status: v.status, text: v.text, expires_at: v.expiresAt, seq: seqs[i] };
         }
       },
     };

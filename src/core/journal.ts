@@ -196,6 +196,7 @@ export interface SentAnswer {
 export function journalRecord(request: HandledRequest, answer: SentAnswer, value: unknown, hostMs: number, shown: unknown = value): JournalRecord {
   const { account } = request;
   const video = value !== undefined && answer.status === 200 ? videoShown(value) : undefined;
+  // oxlint-disable-next-line typescript/no-unnecessary-type-assertion -- tsc needs it: the value is unknown
   const error = value !== undefined && answer.status >= 400 ? (value as { error?: { param?: unknown; code?: unknown } } | null)?.error : undefined;
   const retryAfter = answer.headers['Retry-After'];
   const loss = answer.network;

@@ -52,7 +52,7 @@ export type PipelineStageName = (typeof PIPELINE)[number]['name'];
 
 /** The stages that take time (all but the synchronous claim linking), in order. */
 export type TimedStage = Exclude<PipelineStageName, 'claim_linking'>;
-export const TIMED_STAGES: readonly TimedStage[] = PIPELINE.filter((s) => s.status !== null).map((s) => s.name as TimedStage);
+export const TIMED_STAGES: readonly TimedStage[] = PIPELINE.filter((s) => s.status !== null).map((s) => s.name);
 
 /** The stages a scenario may make fail with an `api_error`. */
 export const FAILABLE_STAGES: readonly PipelineStageName[] = PIPELINE.filter((s) => s.failable).map((s) => s.name);

@@ -29,7 +29,7 @@ export function videosIn(exchange: Exchange): VideoSeen[] {
     return body.data.filter((v): v is VideoSeen => v !== null && typeof v === 'object' && (v as VideoSeen).object === 'video');
   }
   // A video object (a cancel answer has five fields only: not a view of the pipeline).
-  if (body.object === 'video' && 'prompt' in body) return [body as VideoSeen];
+  if (body.object === 'video' && 'prompt' in body) return [body];
   return [];
 }
 

@@ -272,7 +272,9 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
       const fault = sim.onSocket(queued.network);
       // A fault that delivers none of the answer is carried out at once.
       if (!NETWORK[fault.kind].delivers) return loseAnswer(res, fault, EMPTY, networkHooks());
-      // The file router answers with `res.end(body)`: that answer is the one lost.
+      // The file router answers with `res.end(body)`: that answer is the one lost. `end` is put back
+      // on `res` before it is called, so it runs bound to it.
+      // oxlint-disable-next-line typescript/unbound-method
       const end = res.end;
       res.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown) {
         res.end = end;

@@ -245,7 +245,7 @@ function scenarioOption(option: unknown): { bundled: Scenario } | { custom: Scen
     try {
       resetScenario(option);
     } catch (e) {
-      throw new RangeError(`scenario: ${(e as Error).message.replace(/^scenario: /, '')} (or a scenario's YAML text, or a scenario object)`);
+      throw new RangeError(`scenario: ${(e as Error).message.replace(/^scenario: /, '')} (or a scenario's YAML text, or a scenario object)`, { cause: e });
     }
   }
   if (typeof option !== 'object' || option === null || Array.isArray(option)) {

@@ -85,7 +85,7 @@ function checkedValue(value: unknown, source: string): { file: ScenarioFile; pro
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ScenarioError(source, ['(top level): expected a mapping of scenario keys']);
   }
-  return { file: value as ScenarioFile, problems: schemaProblems(value) };
+  return { file: value, problems: schemaProblems(value) };
 }
 
 /**

@@ -11,5 +11,5 @@ export interface SchemaValidator {
 }
 
 export function scenarioFileValidator(): SchemaValidator {
-  return prebuilt as SchemaValidator;
+  return prebuilt;
 }

@@ -333,7 +333,7 @@ export function checkRecordedRequest(value: Record<string, unknown>, wrong: (fie
   const network = value.network as Record<string, unknown> | undefined;
   if (network !== undefined) {
     if (typeof network !== 'object' || network === null) wrong('network', 'an object');
-    const n = network as Record<string, unknown>;
+    const n = network;
     if (!isNetworkKind(n.kind)) wrong('network', `a kind of ${NETWORK_KINDS.join(', ')}`);
     if (!(NETWORK_PHASES as readonly unknown[]).includes(n.phase)) wrong('network', `a phase ${NETWORK_PHASES.join(' or ')}`);
     if (!Number.isInteger(n.body_bytes)) wrong('network', 'body_bytes, an integer');
