@@ -17,7 +17,7 @@ export function closestMatch(word: string, candidates: Iterable<string>): string
 }
 
 /** Optimal string alignment distance (Damerau-Levenshtein without repeated edits of a substring). */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0]![j] = j;
   for (let i = 1; i <= a.length; i++) {

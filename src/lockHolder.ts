@@ -174,7 +174,7 @@ export function selfHolder(): LockHolder {
   return self;
 }
 
-export function readOrNull<T>(read: () => T): T | null {
+function readOrNull<T>(read: () => T): T | null {
   try {
     return read();
   } catch {

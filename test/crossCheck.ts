@@ -19,7 +19,7 @@ import { parse } from 'yaml';
 import type { SimulatorHandle } from '../src/index.js';
 
 /** Disagreements found so far in this test file. */
-export const disagreements: string[] = [];
+const disagreements: string[] = [];
 
 const watchedApps = new Set<SimulatorHandle['app']>();
 

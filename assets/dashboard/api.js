@@ -15,7 +15,7 @@ import { askForToken, controlToken } from './token.js';
 const SIM = new URL('./', window.location.href); // .../_sim/
 
 /** A control endpoint's error answer: the section-7 message, with the status and code. */
-export class ControlError extends Error {
+class ControlError extends Error {
   constructor(message, status, code) {
     super(message);
     this.status = status;
@@ -33,7 +33,7 @@ const filled = (form, id) => (id === undefined ? form : form.replace('{id}', enc
  * its path names); resolves to the JSON body, rejects with a ControlError. Refused for want of the
  * control token, it waits for the token (asked once for all requests) and is sent again.
  */
-export async function control(operation, { id, query, body, base = SIM } = {}) {
+async function control(operation, { id, query, body, base = SIM } = {}) {
   const { method, path } = CONTROL_ENDPOINTS[operation];
   const url = new URL(filled(path, id), base);
   for (const [name, value] of Object.entries(query ?? {})) {

@@ -32,7 +32,7 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-export function statusBadge(status, testid) {
+function statusBadge(status, testid) {
   return h('span', { class: `badge status-${status}`, 'data-testid': testid }, status);
 }
 
@@ -69,7 +69,7 @@ function preview(g) {
 }
 
 /** A horizontal bar of the visited stages on the virtual clock; its width is set by `scaleTimelines`. */
-export function timeline(g, nowMs) {
+function timeline(g, nowMs) {
   const end = timelineEnd(g, nowMs);
   const span = Math.max(0, end - ms(g.created_at));
   const spans = stageSpans(g, end).filter((s) => s.duration > 0 || s.open);

@@ -64,7 +64,7 @@ import type { ApiAnswer, ApiRequest, Exchange, HeldWait, StreamedBody } from './
 import { HeldWaitAnswer, OPERATION_HANDLERS, StreamAnswer, type AppParts, type Handler } from './operations.js';
 import { NO_ANSWER, RequestContext, type Answered, type Draft, type RequestPathDeps, type Surface } from './requestContext.js';
 
-export type { ApiAnswer, ApiRequest, Exchange, HeldWait, RequestPathDeps, StreamedBody };
+export type { ApiAnswer, ApiRequest, Exchange,  RequestPathDeps, StreamedBody };
 
 /**
  * The request path's dependencies for `sim`, the one place they are put together: the HTTP

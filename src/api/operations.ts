@@ -79,7 +79,7 @@ export class HeldWaitAnswer {
 }
 
 /** Waits held at once when the scenario does not say (`limits.max_waits`). */
-export const DEFAULT_MAX_WAITS = 100;
+const DEFAULT_MAX_WAITS = 100;
 
 /** The path parameters of an operation of openapi.yaml (`{ id: string }`), none for one without. */
 type PathParams<K extends OperationId> = operations[K] extends { parameters: { path: infer P extends Record<string, string> } } ? P : Record<never, string>;

@@ -54,9 +54,9 @@ export interface WaitOptions {
 }
 
 /** How many entries `requests(pattern)` answers at most (the most a wait's `count` takes). */
-export const MAX_REQUESTS_LISTED = 10000;
+const MAX_REQUESTS_LISTED = 10000;
 /** The default of `WaitOptions.timeoutMs` (openapi.yaml's `timeout_ms`). */
-export const DEFAULT_WAIT_MS = 5000;
+const DEFAULT_WAIT_MS = 5000;
 
 export interface ResetOptions {
   /** Switch to this scenario (a bundled name, or one the simulator accepts). */
@@ -79,7 +79,7 @@ export interface GenerationListOptions {
 }
 
 /** `T` for the in-process handle (`Async` false), `Promise<T>` over HTTP; either, for code that awaits. */
-export type Answer<T, Async extends boolean> = Async extends true ? Promise<T> : T;
+type Answer<T, Async extends boolean> = Async extends true ? Promise<T> : T;
 
 /**
  * The control methods. `ControlMethods<true>` is `SimulatorControl` (HTTP, every method returns a
@@ -290,7 +290,7 @@ function verified(answer: SimVerification): SimVerification {
 }
 
 /** The sentence of a wait that timed out. */
-export function waitTimedOut(pattern: RequestPattern, count: number, timeoutMs: number, after: number | undefined, matched: number): string {
+function waitTimedOut(pattern: RequestPattern, count: number, timeoutMs: number, after: number | undefined, matched: number): string {
   const requests = count === 1 ? 'request' : 'requests';
   return `Timed out after ${timeoutMs} ms waiting for ${count} ${requests} matching ${JSON.stringify(pattern)}${after ? ` after #${after}` : ''}; ${matched} matched.`;
 }

@@ -127,7 +127,7 @@ export function mergeHealth(healths: SimHealth[]): ShardedHealth {
  * Every shard's page merged: in creation order, then by id, cut at `limit`. The cursor is the sum
  * of the shards' (it grows whenever anything changes anywhere, but names no place to go on from).
  */
-export function mergeGenerations(pages: SimGenerationList[], limit: number): SimGenerationList {
+function mergeGenerations(pages: SimGenerationList[], limit: number): SimGenerationList {
   const all = pages.flatMap((p) => p.data).sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return {
     object: 'list',

@@ -68,13 +68,13 @@ export function expectedInWords(times: { exactly: number } | { at_least: number 
  *   Closest requests in the journal:
  *     #3 GET /v1/videos/vid_1 (sk_test_me) -> 200, seen processing; differs: seen
  */
-export function verificationText(sentence: string, closest: readonly SimJournalEntry[]): string {
+function verificationText(sentence: string, closest: readonly SimJournalEntry[]): string {
   if (closest.length === 0) return sentence;
   return [sentence, 'Closest requests in the journal:', ...closest.map((e) => `  ${entryLine(e)}`)].join('\n');
 }
 
 /** One journal entry in a line: `#3 GET /v1/videos/vid_1 (sk_test_me) -> 200, seen processing; differs: seen`. */
-export function entryLine(e: SimJournalEntry): string {
+function entryLine(e: SimJournalEntry): string {
   const account = e.account === null ? '' : ` (${e.account})`;
   const status = e.status === null ? 'no answer' : String(e.status);
   const seen = e.seen ? `, seen ${e.seen.join(' and ')}` : '';

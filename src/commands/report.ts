@@ -9,8 +9,8 @@ import { url as httpUrl } from './parsers.js';
 import { SimulatorControl, SimulatorControlError } from '../client/client.js';
 import type { ClientReport } from '../core/clientReport.js';
 
-export const EXIT_ERROR_FINDING = 1;
-export const EXIT_UNREACHABLE = 2;
+const EXIT_ERROR_FINDING = 1;
+const EXIT_UNREACHABLE = 2;
 /** How long to wait for the simulator's answer. */
 const TIMEOUT_MS = 10_000;
 

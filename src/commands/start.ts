@@ -19,7 +19,7 @@ import { applyHeapPolicy, DEFAULT_HEAP_GROWING_PERCENT } from './heapPolicy.js';
 import { EXIT_USAGE, hostList, integer, originList, positiveNumber, shard, url } from './parsers.js';
 import type { ShardSpec } from '../core/shard.js';
 
-export interface StartOptions {
+interface StartOptions {
   port: number;
   host: string;
   /** Undefined when not given (the default scenario, or a state file's). */

@@ -27,7 +27,7 @@ export interface ClientFinding {
 }
 
 /** Every finding, in the order the report lists them (errors first). */
-export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>> = {
+const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>> = {
   no_requests: 'error',
   retry_not_retryable: 'error',
   retry_too_soon: 'error',
@@ -40,7 +40,7 @@ export const FINDING_SEVERITY: Readonly<Record<FindingCode, 'error' | 'warning'>
 };
 
 /** How many request ids a finding gives. */
-export const MAX_EXAMPLES = 5;
+const MAX_EXAMPLES = 5;
 
 /** One finding as it is collected. */
 interface Tally {

@@ -128,14 +128,14 @@ export const SERVICE_ENDPOINTS: Readonly<Record<ServiceOperationId, { method: st
 ) as Record<ServiceOperationId, { method: string; route: string }>;
 
 /** The shortest polling interval the interface document asks for (ms). */
-export const MIN_POLL_INTERVAL_MS = 2000;
+const MIN_POLL_INTERVAL_MS = 2000;
 /**
  * How much shorter than MIN_POLL_INTERVAL_MS a gap between polls may be before it is held against
  * the client (ms): timers fire late and early by a few milliseconds, and a request can reach the
  * simulator sooner than the one before it did, so a `setInterval(2000)` poller is seen 1.996 s
  * apart. A twentieth of the interval: 1.9 s passes, 1.5 s does not.
  */
-export const POLL_TIMER_TOLERANCE_MS = 100;
+const POLL_TIMER_TOLERANCE_MS = 100;
 /** The client's waits grow when one of them is more than this many times the mean of the waits before it. */
 export const BACKOFF_GROWTH = 1.25;
 /** How many of the client's own waits a run of retries needs before its backoff is judged. */

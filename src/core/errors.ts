@@ -20,7 +20,7 @@ export type ErrorType =
  * simulator's own `permission_error` (403), which only its access checks answer (a request from a
  * host or an origin the simulator does not serve).
  */
-export const STATUS_OF_TYPE: Readonly<Record<ErrorType, number>> = {
+const STATUS_OF_TYPE: Readonly<Record<ErrorType, number>> = {
   invalid_request_error: 400,
   authentication_error: 401,
   insufficient_balance: 402,
@@ -261,7 +261,7 @@ export function errorObject(
 }
 
 /** How many characters of a client's value an error message names at most. */
-export const NAMED_VALUE_LENGTH = 100;
+const NAMED_VALUE_LENGTH = 100;
 
 /**
  * A value the client sent, as an error message (or `param`) names it: whole up to 100 characters,

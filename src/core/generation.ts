@@ -285,7 +285,7 @@ export function controlView(g: Generation, cdnUrl: string) {
  * The stage history, derived from the fate (stages follow each other without gaps): claim linking
  * at creation, then every stage up to the current one, which is still open unless resolved.
  */
-export function stageVisits(g: Generation): StageVisit[] {
+function stageVisits(g: Generation): StageVisit[] {
   const visits: StageVisit[] = [{ stage: 'claim_linking', enteredAt: g.createdAt, leftAt: g.createdAt }];
   let t = g.createdAt;
   for (let i = 0; i <= g.stageIndex; i++) {

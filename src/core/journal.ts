@@ -122,7 +122,7 @@ export type PendingFingerprint = () => string | null;
 export type SettledRecord = Omit<JournalRecord, 'bodyFingerprint'> & { bodyFingerprint: string | null };
 
 /** The record's body fingerprint, made now (and kept) if it was still to be made. */
-export function settledFingerprint(record: JournalRecord): string | null {
+function settledFingerprint(record: JournalRecord): string | null {
   const fingerprint = record.bodyFingerprint;
   if (typeof fingerprint !== 'function') return fingerprint;
   return (record.bodyFingerprint = fingerprint());
@@ -155,7 +155,7 @@ export interface HandledRequest {
 }
 
 /** The statuses `seen` counts, each a bit (`1 << index`). */
-export const SEEN_STATUSES: readonly VideoStatus[] = ['queued', 'processing', 'verifying', 'succeeded', 'failed', 'canceled'];
+const SEEN_STATUSES: readonly VideoStatus[] = ['queued', 'processing', 'verifying', 'succeeded', 'failed', 'canceled'];
 
 /** The bit of a status in `seen`; 0 for a string that is none. */
 export function seenBit(status: unknown): number {
@@ -164,7 +164,7 @@ export function seenBit(status: unknown): number {
 }
 
 /** The statuses of a `seen` value, in pipeline order. */
-export function seenStatuses(seen: number | undefined): VideoStatus[] {
+function seenStatuses(seen: number | undefined): VideoStatus[] {
   return SEEN_STATUSES.filter((_, i) => ((seen ?? 0) & (1 << i)) !== 0);
 }
 

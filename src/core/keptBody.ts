@@ -14,11 +14,11 @@ export interface KeptBody {
 export const NO_KEPT_BODY: KeptBody = Object.freeze({ body: null, digests: undefined });
 
 /** A body of at most this many bytes and `KEPT_BODY_FIELDS` fields, every value a string, number, boolean or null, is kept whole. */
-export const KEPT_BODY_BYTES = 1024;
+const KEPT_BODY_BYTES = 1024;
 /** Of any other body, at most this many fields are kept (the most any operation takes is 6)... */
-export const KEPT_BODY_FIELDS = 8;
+const KEPT_BODY_FIELDS = 8;
 /** ...each named in at most this many characters (a longer name is no field any operation takes)... */
-export const KEPT_FIELD_NAME_CHARS = 32;
+const KEPT_FIELD_NAME_CHARS = 32;
 /** ...and each value whose canonical JSON is at most this many characters as it is; a longer one as its digest. */
 export const KEPT_VALUE_CHARS = 64;
 

@@ -25,7 +25,7 @@ export interface RunHeader {
 }
 
 /** The settings that survive resets (`--seed`, `--clock`, `--speed`). */
-export interface RunOverrides {
+interface RunOverrides {
   seed?: number;
   clock?: ClockMode;
   speed?: number;

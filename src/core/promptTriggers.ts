@@ -21,7 +21,7 @@ import { faultError } from './faults.js';
 import { queuedFaultError } from './injection.js';
 
 /** What every trigger starts with; text that does not is never one. */
-export const TRIGGER_OPENER = '[sim:';
+const TRIGGER_OPENER = '[sim:';
 
 /** The directives, as the docs, the dashboard and a refused trigger's message list them. */
 export const PROMPT_DIRECTIVES: readonly string[] = [
@@ -37,10 +37,10 @@ export const PROMPT_DIRECTIVES: readonly string[] = [
 ];
 
 /** The statuses `[sim:error=STATUS]` takes: those a create documents for an injected error. */
-export const TRIGGER_ERROR_STATUSES: readonly number[] = [402, 429, 500];
+const TRIGGER_ERROR_STATUSES: readonly number[] = [402, 429, 500];
 
 /** At most this many distinct `[sim:flag=CODE]`, as a queued fault's outcome holds at most this many flags. */
-export const MAX_TRIGGER_FLAGS = 3;
+const MAX_TRIGGER_FLAGS = 3;
 
 /** The shape of a flag's CODE: as every code of the service, lowercase letters, digits and `_`. */
 const FLAG_CODE = /^[a-z0-9_]{1,100}$/;
@@ -58,7 +58,7 @@ export interface PromptTrigger {
 }
 
 /** The compliance flag `[sim:flag=CODE]` forces. */
-export function triggerFlag(code: string): ComplianceFlag {
+function triggerFlag(code: string): ComplianceFlag {
   return { code, severity: 'warning', message: `Flagged by the prompt trigger [sim:flag=${code}].` };
 }
 

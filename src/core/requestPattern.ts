@@ -41,7 +41,7 @@ export type PatternField = keyof RequestPattern;
 export type VerifyTimes = { exactly: number } | { at_least: number } | { at_most: number };
 
 /** A journal entry near a pattern: `differs` names the pattern's fields it does not match. */
-export type ClosestEntry = JournalEntry & { differs: PatternField[] };
+type ClosestEntry = JournalEntry & { differs: PatternField[] };
 
 /** The answer of `POST /_sim/verify`. */
 export interface Verification {
@@ -67,7 +67,7 @@ export interface WaitAnswer {
 }
 
 /** How many entries `closest` lists. */
-export const CLOSEST_ENTRIES = 3;
+const CLOSEST_ENTRIES = 3;
 
 /** The longest a pattern is shown in a message (its JSON, cut there with `…`). */
 const SHOWN_PATTERN_CHARS = 1000;
@@ -194,14 +194,14 @@ function shown(value: unknown): string {
 const requests = (n: number): string => (n === 1 ? 'request' : 'requests');
 
 /** What `times` expects, in words: "at least 2 requests", "no request". */
-export function expectedInWords(times: VerifyTimes): string {
+function expectedInWords(times: VerifyTimes): string {
   if ('exactly' in times) return `exactly ${times.exactly} ${requests(times.exactly)}`;
   if ('at_most' in times) return times.at_most === 0 ? 'no request' : `at most ${times.at_most} ${requests(times.at_most)}`;
   return `at least ${times.at_least} ${requests(times.at_least)}`;
 }
 
 /** Whether `count` matching requests, with `dropped` the journal no longer holds, satisfy `times`. */
-export function countVerdict(times: VerifyTimes, count: number, dropped: number): { verified: boolean; dropMatters: boolean } {
+function countVerdict(times: VerifyTimes, count: number, dropped: number): { verified: boolean; dropMatters: boolean } {
   if ('at_least' in times) return { verified: count >= times.at_least, dropMatters: false };
   const bound = 'exactly' in times ? times.exactly : times.at_most;
   // More than allowed is a failure whatever was dropped; within it, a dropped request may have matched.
@@ -216,7 +216,7 @@ function droppedInWords(dropped: number, apiKey: string | undefined): string {
 }
 
 /** The one sentence of a count verification that failed. */
-export function countMessage(pattern: string, times: VerifyTimes, count: number, dropped: number, apiKey: string | undefined): string {
+function countMessage(pattern: string, times: VerifyTimes, count: number, dropped: number, apiKey: string | undefined): string {
   const head = `Expected ${expectedInWords(times)} matching ${pattern}; found ${count}`;
   const { verified, dropMatters } = countVerdict(times, count, dropped);
   if (dropMatters) return `${head}, but ${droppedInWords(dropped, apiKey)} that may have matched, so the count cannot be verified.`;
@@ -266,7 +266,7 @@ export function verifySequence(journal: Journal, patterns: CompiledPattern[]): V
  * The kept entries after `after` nearest `pattern`: fewest of its fields missed, then the most
  * recent; at most `CLOSEST_ENTRIES`.
  */
-export function closestTo(journal: Journal, pattern: CompiledPattern, after: number): ClosestEntry[] {
+function closestTo(journal: Journal, pattern: CompiledPattern, after: number): ClosestEntry[] {
   const best: { r: JournalRecord; differs: PatternField[] }[] = [];
   for (const r of journal.after(after)) {
     const differs = pattern.differs(r);

@@ -9,9 +9,9 @@ import type { NetworkSpec } from './network.js';
 import { TIMED_STAGES, type TimedStage } from './pipeline.js';
 
 export type Resolution = '720p' | '1080p';
-export type FlagSeverity = 'info' | 'warning' | 'block';
+type FlagSeverity = 'info' | 'warning' | 'block';
 
-export interface StageFailure {
+interface StageFailure {
   /** Probability that a generation fails at the end of this stage. */
   probability: number;
   /** An `api_error` code from the catalogue, written into the failed generation's `error`. */
@@ -19,7 +19,7 @@ export interface StageFailure {
   message?: string;
 }
 
-export interface StageSpec {
+interface StageSpec {
   duration: Distribution;
   /** `render` only: the drawn duration is per output second (multiplied by `duration_seconds`). */
   per_output_second?: boolean;
@@ -32,19 +32,19 @@ export interface ComplianceFlagSpec {
   message: string;
 }
 
-export interface AccountSpec {
+interface AccountSpec {
   balance_cents?: number | null;
   negative_prompt?: string | null;
   revoked?: boolean;
 }
 
-export interface RoutingRule {
+interface RoutingRule {
   when?: { model?: string; resolution?: Resolution; keyframe_first?: boolean };
   targets: { model: string; weight?: number }[];
 }
 
 /** A scenario's HTTP fault: an error (`status`) or a network failure (`network`, with its phase and own field). */
-export interface HttpFaultRule extends NetworkSpec {
+interface HttpFaultRule extends NetworkSpec {
   method?: string;
   /** Exact path, or a prefix when it ends with `*`. Default: every /v1 path. */
   path?: string;
@@ -52,7 +52,7 @@ export interface HttpFaultRule extends NetworkSpec {
   probability: number;
 }
 
-export interface RateLimitGroup {
+interface RateLimitGroup {
   name: string;
   method?: string;
   /** Exact path, or a prefix when it ends with `*`. */

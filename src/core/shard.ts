@@ -119,7 +119,7 @@ function keyBytes(key: string): Uint8Array {
 }
 
 /** nginx's `ngx_murmur_hash2` (MurmurHash2, seed 0, little-endian blocks) as an unsigned 32-bit number. */
-export function murmurHash2(data: Uint8Array): number {
+function murmurHash2(data: Uint8Array): number {
   const M = 0x5bd1e995;
   let len = data.length;
   let h = len >>> 0;

@@ -66,10 +66,10 @@ export interface StateHead {
 }
 
 /** An account as a snapshot's row holds it: with the count of its requests the journal dropped, when any. */
-export type AccountStateRow = AccountRow & { journal_dropped?: number };
+type AccountStateRow = AccountRow & { journal_dropped?: number };
 
 /** A stored answer as a snapshot's row holds it: its account's key beside it. */
-export type IdempotencyRow = IdempotencyEntryState & { account: string };
+type IdempotencyRow = IdempotencyEntryState & { account: string };
 
 /**
  * One item of the state as plain data, in the order a snapshot gives them: the control request
@@ -139,6 +139,20 @@ export class SimulatorState {
     this.store = new GenerationStore(limits.max_stored_generations);
     this.journal = new Journal(limits.journal_size);
     this.idempotencyKeys = new IdempotencyLedger(limits.max_idempotency_keys);
+  }
+
+  /**
+   * The account of a key, made on first use (on `scenario` with `seed`, its clock at the global
+   * time now); this use makes it the most recently used. Past `limits.max_accounts`, the least
+   * recently used account is dropped whole (see `accounts.ts`).
+   */
+  account(key: string, scenario: Scenario, seed: number): Account {
+    const held = this.accounts.use(key);
+    if (held) return held;
+    const account = new Account(key, scenario, seed, this.clock.now(), this.idempotencyKeys);
+    const dropped = this.accounts.add(account);
+    if (dropped !== undefined) this.forgetAccount(dropped);
+    return account;
   }
 
   /** Drops an account and everything of it: a per-account reset, or the account dropped for the limit. */

@@ -94,7 +94,7 @@ const GLOBAL_TAG = 0;
  * same on every shard and after a restart. Two accounts share a tag once in 65,535 pairs: a cursor
  * of one is then read in the other's list, as every cursor was before cursors named their list.
  */
-export function accountCursorTag(account: string): number {
+function accountCursorTag(account: string): number {
   return 1 + (fnv1a32(account) % (CURSOR_TAGS - 1));
 }
 

@@ -51,7 +51,7 @@ const OTHER_CONNECTIONS = 1024;
  * held request is two connections in nginx (the client's and the shard's), and one worker may get
  * every one of them; `OTHER_CONNECTIONS` more for every other request.
  */
-export function workerConnections(shards: number, maxHung: number): number {
+function workerConnections(shards: number, maxHung: number): number {
   return 2 * shards * maxHung + OTHER_CONNECTIONS;
 }
 

@@ -12,7 +12,7 @@ export interface Evidence {
   observed: string;
 }
 
-export type RowResult = 'confirmed' | 'contradicted' | 'not_observed';
+type RowResult = 'confirmed' | 'contradicted' | 'not_observed';
 
 export interface Row {
   id: string;
@@ -108,7 +108,7 @@ function matches(exchange: Exchange, expect: Expect): boolean {
   return true;
 }
 
-export function describeExpect(expect: Expect): string {
+function describeExpect(expect: Expect): string {
   const parts: string[] = [];
   if (expect.status !== undefined) parts.push(String(expect.status));
   if (expect.type !== undefined) parts.push(expect.type);
@@ -148,7 +148,7 @@ export function describeRequest(request: ProbeRequest): string {
   return parts.join(' ');
 }
 
-export function excerpt(text: string, max: number): string {
+function excerpt(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   if (flat === '') return '(empty body)';
   return flat.length > max ? `${flat.slice(0, max)}...` : flat;

@@ -35,7 +35,7 @@ export interface DriftOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export interface CancelResult {
+interface CancelResult {
   id: string;
   ok: boolean;
   /** The cancel's HTTP status (null when no answer came). */
@@ -43,7 +43,7 @@ export interface CancelResult {
   detail: string;
 }
 
-export interface SpendItem {
+interface SpendItem {
   what: string;
   cents: number;
   /** A request that should have created nothing, but did. */

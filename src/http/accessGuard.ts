@@ -48,7 +48,7 @@ export interface AccessPolicy {
 }
 
 /** The shortest control token accepted: a shorter one could be guessed over the network. */
-export const MIN_CONTROL_TOKEN_LENGTH = 16;
+const MIN_CONTROL_TOKEN_LENGTH = 16;
 
 /**
  * What is wrong with a control token, as the end of a sentence that starts with where it was given

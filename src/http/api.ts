@@ -78,10 +78,10 @@ export interface ApiOptions {
 const EXPOSED_HEADERS = ['X-Request-Id', ...RATE_LIMIT_HEADERS, 'Retry-After', 'Idempotent-Replayed'];
 
 /** A request handler on Node's own objects, as `http.createServer` takes one. */
-export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** The first step of every request (API and files alike): it either answers, or calls `next`. */
-export type Admission = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+type Admission = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
 export interface Api {
   /** Answers one API request (never calls on: every answer, a 404 included, is its own). */

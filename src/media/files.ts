@@ -61,7 +61,7 @@ interface MediaFile {
 }
 
 /** Caches may store media but must revalidate (If-None-Match) before each use. */
-export const MEDIA_CACHE_CONTROL = 'no-cache';
+const MEDIA_CACHE_CONTROL = 'no-cache';
 
 /** How many generated PNGs each catalogue's files keep. */
 const PNG_CACHE_CAP = 256;

@@ -26,7 +26,7 @@ export interface PlaceholderPngOptions {
 }
 
 /** The largest width or height accepted, to keep memory bounded. */
-export const MAX_PNG_DIMENSION = 4096;
+const MAX_PNG_DIMENSION = 4096;
 
 /** Size of a generated image in each aspect ratio. */
 export function pngDimensions(aspectRatio: AspectRatio): { width: number; height: number } {

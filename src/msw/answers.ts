@@ -21,7 +21,7 @@ import type { MediaAnswer } from '../media/files.js';
 import type { HostClock } from '../hostClock.js';
 
 /** A wait on the handlers' host clock that `close()` can end. */
-export interface PageTimer {
+interface PageTimer {
   cancel(): void;
 }
 
@@ -125,4 +125,4 @@ export async function mediaResponse(
   }
 }
 
-export { jsonResponse };
+;

@@ -438,7 +438,7 @@ export function compactedBody(core: Simulator, overrides: StateHeader['overrides
 }
 
 /** Removes `file` if it is there. */
-export function removeQuietly(file: string): void {
+function removeQuietly(file: string): void {
   try {
     unlinkSync(file);
   } catch {

@@ -29,7 +29,7 @@ import { SIMULATOR_VERSION } from '../version.js';
 import { STATE_FORMAT, StateFormatError, formatStateHeader, type StateHeader } from './header.js';
 
 /** The format of the snapshot this version writes. */
-export const SNAPSHOT_FORMAT = 2;
+const SNAPSHOT_FORMAT = 2;
 /** The format of the single-line snapshot of earlier versions, which this version still reads. */
 export const SINGLE_LINE_SNAPSHOT_FORMAT = 1;
 

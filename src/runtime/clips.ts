@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 
-export const CLIP_NAMES = { '720p': 'clip-720p.mp4', '1080p': 'clip-1080p.mp4' } as const;
+const CLIP_NAMES = { '720p': 'clip-720p.mp4', '1080p': 'clip-1080p.mp4' } as const;
 export type ClipResolution = keyof typeof CLIP_NAMES;
 
 const ASSETS_DIR = new URL('../../assets/', import.meta.url);

@@ -22,7 +22,7 @@ export interface ResetScenarioSources {
 }
 
 /** A name the reset does not accept; its message lists the names it does. */
-export class UnknownResetScenario extends Error {
+class UnknownResetScenario extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'UnknownResetScenario';

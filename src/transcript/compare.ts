@@ -5,7 +5,7 @@
 import { describeRecordedNetwork, type RecordedNetwork, type TranscriptLine } from './format.js';
 
 /** A request whose replayed answer differs from the recorded one. */
-export interface ReplayDifference {
+interface ReplayDifference {
   seq: number;
   method: string;
   path: string;
@@ -59,7 +59,7 @@ export function compareAnswer(report: ReplayReport, line: TranscriptLine, status
 }
 
 /** The first byte where the UTF-8 encodings of `a` and `b` differ, or null when they are equal. */
-export function firstDifference(a: string, b: string): number | null {
+function firstDifference(a: string, b: string): number | null {
   if (a === b) return null;
   const x = Buffer.from(a, 'utf8');
   const y = Buffer.from(b, 'utf8');

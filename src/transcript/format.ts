@@ -169,7 +169,7 @@ export function formatHeader(header: TranscriptHeader): string {
 const RESPONSE_HEADER_NAMES = RECORDED_RESPONSE_HEADERS.map((sent) => [sent, sent.toLowerCase() as RecordedResponseHeader] as const);
 
 /** The request headers a line records, as the members of its `headers` object (without the braces). */
-export function formatRecordedHeaders(headers: Exchange['headers']): string {
+function formatRecordedHeaders(headers: Exchange['headers']): string {
   let text = '';
   for (const name of RECORDED_REQUEST_HEADERS) {
     const value = headers[name];

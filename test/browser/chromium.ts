@@ -12,7 +12,7 @@ import { onTestFailed } from 'vitest';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', import.meta.url));
 /** Liveness, not performance: how long a page may take to show something. */
-export const LIVENESS = 20_000;
+const LIVENESS = 20_000;
 
 /** The flags every browser test starts Chromium with (a closed network, no sandbox as root). */
 export const CHROMIUM_ARGS = [

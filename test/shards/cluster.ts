@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shardOfKey } from '../../src/core/shard.js';
 
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 /** The control token every shard of the suite is started with. */
 export const TOKEN = 'shards-suite-control-token-0123';
 /** The header a control call sends it in. */
 export const CONTROL = { Authorization: `Bearer ${TOKEN}` } as const;
-export const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
+const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
 /** Liveness, not performance: how long a process may take to start answering. */
 const LIVENESS_MS = 20_000;
 
@@ -33,7 +33,7 @@ export interface Sim {
 }
 
 /** A port that was free a moment ago (for nginx and for addresses that must be known before start). */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -98,7 +98,7 @@ export function deployNginx(args: string[]): string {
   return run.stdout;
 }
 
-export interface Proxy {
+interface Proxy {
   url: string;
   port: number;
   dir: string;
@@ -118,7 +118,7 @@ export interface NginxOptions {
 }
 
 /** Debian's nginx on `config` (written to a fresh prefix), once it accepts connections on `port`. */
-export async function startNginx(config: string, port: number, options: NginxOptions = {}): Promise<Proxy> {
+async function startNginx(config: string, port: number, options: NginxOptions = {}): Promise<Proxy> {
   if (!existsSync(NGINX)) throw new Error(`${NGINX} is missing: install Debian's package (apt-get install -y nginx); never run it as the system service.`);
   const dir = mkdtempSync(join(tmpdir(), 'sim-nginx-'));
   writeFileSync(join(dir, 'nginx.conf'), config);

@@ -21,7 +21,7 @@ expectTypeOf<VideoStatus>().toEqualTypeOf<'queued' | 'processing' | 'verifying' 
 // The package's ErrorCode is openapi.yaml's enum, and the error catalogue has exactly its codes.
 expectTypeOf<ErrorCode>().toEqualTypeOf<keyof typeof ERROR_CATALOGUE>();
 
-const retryable: ErrorCode = 'rate_limit_exceeded';
+export const retryable: ErrorCode = 'rate_limit_exceeded';
 // @ts-expect-error: not a code of the API
 const unknownCode: ErrorCode = 'rate_limited';
 // @ts-expect-error: not a status of the API
@@ -75,7 +75,7 @@ const apiErrorWithStage: Video = { ...failed, error: { type: 'api_error', code: 
 // @ts-expect-error: a compliance_error carries its stage
 const complianceWithoutStage: Video = { ...failed, error: { type: 'compliance_error', code: 'output_rejected', message: 'x' } };
 
-function resolved(video: Video): boolean {
+export function resolved(video: Video): boolean {
   switch (video.status) {
     case 'succeeded':
     case 'failed':
@@ -95,7 +95,7 @@ function resolved(video: Video): boolean {
 
 // ---- VideoList, Image, CancelResponse ------------------------------------------------------------
 expectTypeOf<VideoList['data']>().toEqualTypeOf<Video[]>();
-const page: VideoList = { object: 'list', data: [queued, failed], has_more: false };
+export const page: VideoList = { object: 'list', data: [queued, failed], has_more: false };
 // @ts-expect-error: a list's object is 'list'
 const badPage: VideoList = { object: 'page', data: [], has_more: false };
 
@@ -130,10 +130,10 @@ expectTypeOf<ApiError['error']['type']>().toEqualTypeOf<
 >();
 expectTypeOf<ApiError['error']['code']>().toEqualTypeOf<ErrorCode>();
 
-const badRequest: ApiError = {
+export const badRequest: ApiError = {
   error: { type: 'invalid_request_error', code: 'missing_parameter', message: 'prompt is required.', param: 'prompt' },
 };
-const rateLimited: ApiError = { error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Slow down.' } };
+export const rateLimited: ApiError = { error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Slow down.' } };
 // @ts-expect-error: invalid_request_error always carries param (null when no single field is at fault)
 const withoutParam: ApiError = { error: { type: 'invalid_request_error', code: 'invalid_json', message: 'x' } };
 // @ts-expect-error: param belongs to invalid_request_error only
@@ -145,7 +145,7 @@ const bareObject: ApiError = { type: 'api_error', code: 'internal_error', messag
 // @ts-expect-error: code is one of ErrorCode
 const unknownBodyCode: ApiError = { error: { type: 'api_error', code: 'oops', message: 'x' } };
 
-function describeError(body: ApiError): string {
+export function describeError(body: ApiError): string {
   const { error } = body;
   if (error.type === 'invalid_request_error') return `${error.code} (${error.param ?? 'no param'})`;
   if (error.type === 'compliance_error') return `${error.code} at ${error.stage}`;
