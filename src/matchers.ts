@@ -79,4 +79,3 @@ export const requestMatchers = {
   },
 };
 
-export default requestMatchers;
