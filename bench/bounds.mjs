@@ -43,7 +43,7 @@
 // `--cli PATH` runs another build's dist/cli.js, `--node-args "--cpu-prof"` passes flags to node.
 // (`npm run soak:bounds -- --keys 100000` passes options through npm.)
 import net from 'node:net';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
