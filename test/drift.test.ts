@@ -20,6 +20,7 @@ import { formatReport, reportJson } from '../src/drift/report.js';
 import { runDrift, type DriftReport } from '../src/drift/run.js';
 import { loadScenario } from '../src/scenarios/load.js';
 import { generationsOf, makeSim } from './helpers.js';
+import { freePort } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'dist', 'cli.js');
@@ -54,14 +55,6 @@ async function startSim() {
 }
 
 /** A port nothing listens on (just closed). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 const ids = (report: DriftReport, result: string) => report.rows.filter((r) => r.result === result).map((r) => r.id).sort();
 
 /** Rows never observable against a fresh account, whatever the spend limit. */

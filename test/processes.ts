@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll } from 'vitest';
 
@@ -56,5 +56,17 @@ export function getWithHost(port: number, path: string, host: string, headers: R
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** A TCP port free on 127.0.0.1 now (listened on, then let go), for a process that must be told its port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
   });
 }

@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../../src/index.js';
+import { freePort } from '../processes.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PRISM_BIN = fileURLToPath(new URL('../../node_modules/.bin/prism', import.meta.url));
@@ -38,17 +39,6 @@ let lenient: Prism; // no --errors: forwards contract-breaking requests, flags v
 let canary: Prism; // --errors, in front of an upstream that breaks the contract
 
 const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function startPrism(name: string, upstream: string, errors: boolean): Promise<Prism> {
   const port = await freePort();

@@ -7,13 +7,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { listBundledScenarios } from '../../src/scenarios/load.js';
+import { freePort } from '../processes.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLES = join(ROOT, 'examples');
@@ -29,17 +29,6 @@ function expectSimEnvironment(env: Record<string, string>): void {
   }
   if (env.SIM_SCENARIO) expect(SCENARIOS).toContain(env.SIM_SCENARIO);
   if (env.SIM_CLOCK) expect(['manual', 'realtime']).toContain(env.SIM_CLOCK);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function isRunning(pid: number): boolean {

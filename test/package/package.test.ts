@@ -7,11 +7,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../processes.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLE_DIR = join(ROOT, 'examples', 'vitest-downstream');
@@ -92,17 +92,6 @@ async function runOk(cmd: string, args: string[], cwd: string, timeoutMs?: numbe
   const shown = `${cmd} ${args.join(' ')}`.replace(/\s+/g, ' ');
   log(`  ${shown.length > 110 ? `${shown.slice(0, 107)}...` : shown}: ok in ${took}`);
   return r.stdout;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Kills a process started by this file, with its process group (npx starts sim as a grandchild). */

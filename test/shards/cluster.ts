@@ -7,11 +7,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shardOfKey } from '../../src/core/shard.js';
+import { freePort } from '../processes.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 /** The control token every shard of the suite is started with. */
@@ -33,16 +34,6 @@ export interface Sim {
 }
 
 /** A port that was free a moment ago (for nginx and for addresses that must be known before start). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 /** `node dist/cli.js --port 0 ...args`, once it listens. */
 export async function startSim(args: string[]): Promise<Sim> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first.`);
