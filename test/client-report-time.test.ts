@@ -9,7 +9,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { clientReport, type ClientReport } from '../src/core/clientReport.js';
 import type { SimulatorHandle } from '../src/index.js';
-import { bearer, journalRecord, makeSim, VALID_VIDEO } from './helpers.js';
+import { bearer, journalRecord, makeSim, queueFault, VALID_VIDEO } from './helpers.js';
 
 const KEY = 'sk_test_client';
 const START = Date.parse('2026-03-01T09:00:00.000Z');
@@ -25,11 +25,6 @@ async function send(sim: SimulatorHandle, method: 'GET' | 'POST', path: string, 
   const req = method === 'GET' ? request(sim.app).get(path) : request(sim.app).post(path).send(body);
   const res = await req.set(bearer(KEY));
   return { status: res.status, id: res.headers['x-request-id'] as string, body: res.body };
-}
-
-async function queueFault(sim: SimulatorHandle, fault: Record<string, unknown>): Promise<void> {
-  const res = await request(sim.app).post('/_sim/faults').send({ api_key: KEY, ...fault });
-  expect(res.status).toBe(200);
 }
 
 const codes = (report: ClientReport): string[] => report.findings.map((f) => f.code);
@@ -68,7 +63,7 @@ describe('the client report on a realtime simulator at speed 20', () => {
 
   it('finds a retry 0.5 s of host time after a 429 that asked for 1 s too soon (10 s of virtual time later)', async () => {
     const sim = realtimeAtSpeed20();
-    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 429 });
+    await queueFault(sim, { api_key: KEY, path: '/v1/videos', method: 'GET', status: 429 });
     expect((await send(sim, 'GET', '/v1/videos')).status).toBe(429);
     sim.hostWait(0.5);
     const again = await send(sim, 'GET', '/v1/videos');
@@ -81,7 +76,7 @@ describe('the client report on a realtime simulator at speed 20', () => {
 
   it('finds retries 0.5 s of host time apart after 500s without backoff', async () => {
     const sim = realtimeAtSpeed20();
-    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 500, times: 4 });
+    await queueFault(sim, { api_key: KEY, path: '/v1/videos', method: 'GET', status: 500, times: 4 });
     const first = await send(sim, 'GET', '/v1/videos');
     for (let i = 0; i < 3; i++) {
       sim.hostWait(0.5);
@@ -95,7 +90,7 @@ describe('the client report on a realtime simulator at speed 20', () => {
 
   it('does not count a jump of the virtual clock as the client waiting', async () => {
     const sim = realtimeAtSpeed20();
-    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 429 });
+    await queueFault(sim, { api_key: KEY, path: '/v1/videos', method: 'GET', status: 429 });
     expect((await send(sim, 'GET', '/v1/videos')).status).toBe(429);
     sim.clock.advance(60, KEY);
     expect((await send(sim, 'GET', '/v1/videos')).status).toBe(200);
@@ -134,8 +129,8 @@ describe('the client report on the manual clock', () => {
 describe('a wait that Retry-After dictated', () => {
   it('is not compared with the waits after it: 429 (Retry-After 1), 1.05 s, 500, 0.78 s, 200 gets no finding', async () => {
     const sim = realtimeAtSpeed20();
-    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 429 });
-    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 500 });
+    await queueFault(sim, { api_key: KEY, path: '/v1/videos', method: 'GET', status: 429 });
+    await queueFault(sim, { api_key: KEY, path: '/v1/videos', method: 'GET', status: 500 });
     expect((await send(sim, 'GET', '/v1/videos')).status).toBe(429);
     sim.hostWait(1.05);
     expect((await send(sim, 'GET', '/v1/videos')).status).toBe(500);

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OPERATIONS } from '../src/api/router.js';
 import { SERVICE_ENDPOINTS, type ClientReport } from '../src/core/clientReport.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
-import { bearer, makeSim, PROMPT } from './helpers.js';
+import { bearer, makeSim, PROMPT, queueFault } from './helpers.js';
 
 const KEY = 'sk_test_client';
 const VIDEO = { model: 'video-3.2', prompt: PROMPT };
@@ -36,11 +36,6 @@ async function send(
   const res = await req;
   const retryAfter = res.headers['retry-after'];
   return { status: res.status, body: res.body, id: res.headers['x-request-id'] as string, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter) };
-}
-
-async function queueFault(sim: SimulatorHandle, fault: Record<string, unknown>): Promise<void> {
-  const res = await request(sim.app).post('/_sim/faults').send({ api_key: KEY, ...fault });
-  if (res.status !== 200) throw new Error(`POST /_sim/faults answered ${res.status}: ${res.text}`);
 }
 
 /** The client "waits": the account's clock moves. */
@@ -128,7 +123,7 @@ describe('a client that breaks one rule gets exactly that finding', () => {
 
   it('retry_too_soon: a create sent again half a second after a 429 that asked for 1 s', async () => {
     const sim = makeSim();
-    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 429 });
+    await queueFault(sim, { api_key: KEY, path: '/v1/videos', method: 'POST', status: 429 });
     const limited = await send(sim, 'POST', '/v1/videos', { body: VIDEO, idempotencyKey: 'create-1' });
     expect([limited.status, limited.retryAfter]).toEqual([429, 1]);
     wait(sim, 0.5);
@@ -149,7 +144,7 @@ describe('a client that breaks one rule gets exactly that finding', () => {
 
   it('retry_without_backoff: a list retried every second after four 500s', async () => {
     const sim = makeSim();
-    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 500, times: 4 });
+    await queueFault(sim, { api_key: KEY, path: '/v1/videos', method: 'GET', status: 500, times: 4 });
     const first = await send(sim, 'GET', '/v1/videos');
     for (let i = 0; i < 3; i++) {
       wait(sim, 1);
@@ -173,7 +168,7 @@ describe('a client that breaks one rule gets exactly that finding', () => {
 
   it('post_retry_without_idempotency_key: a create sent again after a 500, without a key', async () => {
     const sim = makeSim();
-    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 500 });
+    await queueFault(sim, { api_key: KEY, path: '/v1/videos', method: 'POST', status: 500 });
     expect((await send(sim, 'POST', '/v1/videos', { body: VIDEO })).status).toBe(500);
     wait(sim, 1);
     const again = await send(sim, 'POST', '/v1/videos', { body: VIDEO });
@@ -303,7 +298,7 @@ describe('a create repeated after no answer', () => {
     sim = makeSim();
     const url = await sim.listen(0);
     await fetch(`${url}/_sim/health`).then((r) => r.text());
-    await queueFault(sim, { path: '/v1/videos', method: 'POST', latency_ms: 600 });
+    await queueFault(sim, { api_key: KEY, path: '/v1/videos', method: 'POST', latency_ms: 600 });
     const headers = { ...bearer(KEY), 'Content-Type': 'application/json', ...(retryKey ? { 'Idempotency-Key': retryKey } : {}) };
     const body = JSON.stringify(VIDEO);
     await expect(fetch(`${url}/v1/videos`, { method: 'POST', headers, body, signal: AbortSignal.timeout(200) })).rejects.toThrow();
