@@ -44,15 +44,21 @@ describe('limits.max_queued_faults', () => {
   it('adds a fault without reading the faults already queued (the same cost at any queue length)', () => {
     const queue = new FaultQueue(20_000);
     for (let i = 0; i < 10_000; i++) queue.add({ path: '/v1/videos', status: 500, times: 2 });
-    // Count every read of a queued fault while one more is added.
+    // Count every read of a queued fault while one more is added: the queue's order of them, and
+    // the bucket (path, method, account, status) that files them.
     let reads = 0;
-    const internal = queue as unknown as { faults: object[] };
-    internal.faults = new Proxy(internal.faults, {
-      get(target, property, receiver) {
-        if (typeof property === 'string' && /^\d+$/.test(property)) reads++;
-        return Reflect.get(target, property, receiver);
-      },
-    });
+    const counted = <T extends object>(list: T): T =>
+      new Proxy(list, {
+        get(target, property, receiver) {
+          if (typeof property === 'string' && /^\d+$/.test(property)) reads++;
+          return Reflect.get(target, property, receiver) as unknown;
+        },
+      });
+    const order = (queue as unknown as { order: { items: object[] } }).order;
+    order.items = counted(order.items);
+    const bucket = (queue as unknown as { exact: Map<string, Map<null, Map<null, Map<number, { entries: object[] }>>>> }).exact.get('/v1/videos')?.get(null)?.get(null)?.get(500);
+    expect(bucket?.entries).toHaveLength(10_000);
+    bucket!.entries = counted(bucket!.entries);
     expect(queue.add({ path: '/v1/videos', status: 500, times: 3 })).toBe(20_003);
     expect(reads).toBe(0);
     expect(queue.waiting()).toBe(20_003);
