@@ -16,7 +16,7 @@ import { defaultCdnUrl } from './core/mediaPaths.js';
 import type { Scenario } from './core/scenario.js';
 import { checkShard } from './core/shard.js';
 import { Simulator } from './core/simulator.js';
-import { createApi, type Api } from './http/api.js';
+import { createApi, type Api } from './http/jsonHandler.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { controlTokenProblem, parseControlOrigins, type AccessPolicy } from './http/accessGuard.js';
 import { hostInUrl, isHttpUrl, isLoopbackAddress, isWildcardAddress } from './hostNames.js';
@@ -27,14 +27,14 @@ import { systemClock, withNow, type HostClock } from './hostClock.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
-import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './client/api.js';
+import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './client/endpoints.js';
 import { SimulatorControlError } from './client/client.js';
 import type { ApiAnswer, Exchange } from './api/handleRequest.js';
-import type { MediaFaultTaken } from './persistence/format.js';
+import type { MediaFaultTaken } from './persistence/stateLines.js';
 import type { StateHeader } from './persistence/header.js';
 import { openState, type DurableState } from './persistence/restore.js';
 import { compactedBody } from './persistence/compaction.js';
-import type { StateStore } from './persistence/store.js';
+import type { StateStore } from './persistence/stateStore.js';
 
 export { openapiPath } from './openapi.js';
 export { hostClockOf, systemClock, type HostClock, type HostTimer, type TimerFunctions } from './hostClock.js';
@@ -49,7 +49,7 @@ export { Simulator } from './core/simulator.js';
 export { SimulatorControl, SimulatorControlError, VerificationError, type SimulatorControlOptions } from './client/client.js';
 export { SimulatorShardsError, type ShardedHealth } from './client/shards.js';
 export { StateRefusedError } from './persistence/open.js';
-export type { StateStatus } from './persistence/store.js';
+export type { StateStatus } from './persistence/stateStore.js';
 export type {
   ControlMethods,
   GenerationListOptions,
@@ -69,7 +69,7 @@ export type {
   SimWaitAnswer,
   VerifyTimes,
   WaitOptions,
-} from './client/api.js';
+} from './client/endpoints.js';
 
 export interface CreateSimulatorOptions {
   /** A bundled scenario's name, a YAML file's path, or a resolved scenario object. Default `default`. */

@@ -24,7 +24,7 @@ import {
   type InspectResult,
   type StartedTestContainer,
 } from 'testcontainers';
-import { controlPath } from './client/api.js';
+import { controlPath } from './client/endpoints.js';
 import { SimulatorControl } from './client/client.js';
 import { controlTokenProblem } from './http/accessGuard.js';
 import { hostInUrl } from './hostNames.js';

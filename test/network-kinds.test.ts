@@ -28,7 +28,7 @@ import {
 import { SCENARIO_FILE_SCHEMA } from '../src/core/scenarioSchema.js';
 import { ON_SOCKET } from '../src/http/network.js';
 import { IN_PAGE } from '../src/msw/answers.js';
-import { checkRecordedRequest } from '../src/transcript/format.js';
+import { checkRecordedRequest } from '../src/transcript/lineFormat.js';
 import { openapiPath } from '../src/index.js';
 import { makeSim } from './helpers.js';
 

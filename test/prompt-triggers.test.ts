@@ -411,9 +411,9 @@ describe('what the simulator records', () => {
 });
 
 describe('where the directives are listed', () => {
-  it('the dashboard\'s create form and docs/control.md list every directive', () => {
+  it('the dashboard\'s create form and docs/live-control.md list every directive', () => {
     const page = readFileSync(new URL('../assets/dashboard/index.html', import.meta.url), 'utf8');
-    const control = readFileSync(new URL('../docs/control.md', import.meta.url), 'utf8');
+    const control = readFileSync(new URL('../docs/live-control.md', import.meta.url), 'utf8');
     for (const directive of PROMPT_DIRECTIVES) {
       expect(page, directive).toContain(directive);
       expect(control, directive).toContain(directive);

@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { handleRequest } from '../src/api/handleRequest.js';
 import { FileLockedError, selfHolder } from '../src/fileLock.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
-import { END_LINE_RESERVE, TranscriptError } from '../src/transcript/format.js';
+import { END_LINE_RESERVE, TranscriptError } from '../src/transcript/lineFormat.js';
 import { parseTranscript } from './transcripts.js';
 import { TranscriptRecorder, type RecordingStatus } from '../src/transcript/recorder.js';
 import { PROMPT, VALID_VIDEO, makeSim } from './helpers.js';

@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ApiRequest } from '../src/api/handleRequest.js';
 import { isoTime } from '../src/core/clock.js';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
-import type { StateStatus } from '../src/persistence/store.js';
+import type { StateStatus } from '../src/persistence/stateStore.js';
 import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';
 import { PROMPT, fastWith } from './helpers.js';
 import { parseStateText } from './stateFiles.js';

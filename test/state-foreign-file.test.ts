@@ -11,7 +11,7 @@ import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimulator } from '../src/index.js';
 import { StateRefusedError } from '../src/persistence/open.js';
-import { readStateRows } from '../src/persistence/format.js';
+import { readStateRows } from '../src/persistence/stateLines.js';
 import { createVideo, makeSim } from './helpers.js';
 import { childProcesses, runCli } from './processes.js';
 

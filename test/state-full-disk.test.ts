@@ -21,7 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isoTime } from '../src/core/clock.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';
-import type { StateStatus } from '../src/persistence/store.js';
+import type { StateStatus } from '../src/persistence/stateStore.js';
 import { CLI, childProcesses, cleanEnv, runCli } from './processes.js';
 import { parseStateText } from './stateFiles.js';
 

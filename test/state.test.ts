@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactStateFile } from '../src/persistence/compact.js';
-import { readStateRows } from '../src/persistence/format.js';
+import { readStateRows } from '../src/persistence/stateLines.js';
 import { StateRefusedError } from '../src/persistence/open.js';
 import { parseStateText } from './stateFiles.js';
 import { VALID_IMAGE, VALID_VIDEO, bearer, createVideo, getVideo, makeSim } from './helpers.js';

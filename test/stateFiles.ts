@@ -1,6 +1,6 @@
 /** Reading a state file's text in tests: what it holds, its snapshot's rows apart from its request lines. */
 import type { StateRow } from '../src/core/simulatorState.js';
-import { readStateRows, type StateEntry } from '../src/persistence/format.js';
+import { readStateRows, type StateEntry } from '../src/persistence/stateLines.js';
 import type { StateHeader } from '../src/persistence/header.js';
 import type { SingleLineSnapshot, Snapshot } from '../src/persistence/snapshot.js';
 

@@ -17,7 +17,7 @@ import { runReplay } from '../src/commands/replay.js';
 import type { Exchange } from '../src/api/handleRequest.js';
 import type { RecordingStatus } from '../src/transcript/recorder.js';
 import { LINES_GIVEN_UP, TranscriptRecorder } from '../src/transcript/recorder.js';
-import { formatEnd, formatExchange, formatHeader, type TranscriptHeader } from '../src/transcript/format.js';
+import { formatEnd, formatExchange, formatHeader, type TranscriptHeader } from '../src/transcript/lineFormat.js';
 import { VALID_VIDEO, makeSim } from './helpers.js';
 
 const KEY = 'sk_test_fulldisk';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fileRows, RowTooLongError } from '../src/fileRows.js';
-import { readTranscript } from '../src/transcript/format.js';
+import { readTranscript } from '../src/transcript/lineFormat.js';
 import { makeSim, PROMPT } from './helpers.js';
 import { runCli } from './processes.js';
 

@@ -15,7 +15,7 @@ import { Simulator } from '../src/core/simulator.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { loadScenario } from '../src/scenarios/load.js';
 import { formatReport } from '../src/transcript/compare.js';
-import type { TranscriptLine } from '../src/transcript/format.js';
+import type { TranscriptLine } from '../src/transcript/lineFormat.js';
 import { parseTranscript, type Transcript } from './transcripts.js';
 import { replayTranscript } from '../src/transcript/replay.js';
 import { replayAgainstTarget } from '../src/transcript/replayTarget.js';

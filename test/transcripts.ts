@@ -1,5 +1,5 @@
 /** Transcripts read whole, for tests: `sim replay` reads a file line by line (`readTranscript`). */
-import { readTranscript, type TranscriptEnd, type TranscriptHeader, type TranscriptLine } from '../src/transcript/format.js';
+import { readTranscript, type TranscriptEnd, type TranscriptHeader, type TranscriptLine } from '../src/transcript/lineFormat.js';
 
 export interface Transcript {
   header: TranscriptHeader;

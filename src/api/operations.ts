@@ -25,7 +25,7 @@ import type { operations } from '../generated/openapi-types.js';
 import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';
 import { JSON_LINES_TYPE } from '../jsonType.js';
 import type { RecordingStatus } from '../transcript/recorder.js';
-import type { StateStatus } from '../persistence/store.js';
+import type { StateStatus } from '../persistence/stateStore.js';
 import { digest } from './body.js';
 import { patternMatchesServiceRoute, serviceRoutesInWords } from './router.js';
 import type { StreamedBody } from './exchange.js';

@@ -22,7 +22,7 @@ import {
   type SimHealth,
   type VerifyTimes,
   type WaitOptions,
-} from './api.js';
+} from './endpoints.js';
 import { SimulatorControlError } from './controlError.js';
 import { mergeHealth, sendToEveryShard, type ShardedHealth } from './shards.js';
 import { VerificationError } from './verificationError.js';

@@ -18,7 +18,7 @@ import {
   type SimVerification,
   type SimWaitAnswer,
   type VerifyTimes,
-} from './api.js';
+} from './endpoints.js';
 import { SimulatorControlError } from './controlError.js';
 import { expectedInWords } from './verificationError.js';
 

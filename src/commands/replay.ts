@@ -9,7 +9,7 @@ import { ScenarioError, bundledScenarioNames, loadScenario, scenarioFromValue } 
 import { url } from './parsers.js';
 import { formatReport, type ReplayReport } from '../transcript/compare.js';
 import { fileRows, RowTooLongError } from '../fileRows.js';
-import { TranscriptError, readTranscript, type TranscriptReading } from '../transcript/format.js';
+import { TranscriptError, readTranscript, type TranscriptReading } from '../transcript/lineFormat.js';
 
 const EXIT_DIFFERENT = 1;
 const EXIT_UNREADABLE = 2;

@@ -2,7 +2,7 @@
  * One account (one API key): its clock offset, request and draw counters, random streams,
  * rate-limit buckets, idempotency keys, balance, and the scheduler of its generations' due
  * transitions. Accounts share nothing, which is what makes parallel test workers reproducible; what
- * they store (generations, images) is held by the store (`store.ts`), whose limits count across
+ * they store (generations, images) is held by the store (`generationStore.ts`), whose limits count across
  * accounts.
  */
 import { fail } from './errors.js';

@@ -5,7 +5,7 @@ import type { LimitsHealth } from './limits.js';
 import type { HeldConnections } from './network.js';
 import type { Scenario } from './scenario.js';
 import type { ShardSpec } from './shard.js';
-import type { GenerationStore } from './store.js';
+import type { GenerationStore } from './generationStore.js';
 
 export interface Health {
   status: 'ok';

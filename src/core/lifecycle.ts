@@ -2,7 +2,7 @@
  * A generation's state machine: entering and leaving the pipeline's stages, failing, succeeding,
  * being canceled. What each stage does is read from the pipeline table (`pipeline.ts`): the status
  * it shows, the field it fills when it ends, whether it may be canceled. Each transition schedules
- * on and charges the generation's account, and tells the store (`store.ts`) of the change.
+ * on and charges the generation's account, and tells the store (`generationStore.ts`) of the change.
  */
 import type { Account } from './account.js';
 import { fail, type SimError } from './errors.js';
@@ -11,7 +11,7 @@ import { failureError, type Generation } from './generation.js';
 import { keyframeImage } from './image.js';
 import { CANCELABLE_STATUSES, RESOLVED_STATUSES, STAGE_BY_NAME, inWords, type FilledField } from './pipeline.js';
 import type { Scenario } from './scenario.js';
-import type { GenerationStore } from './store.js';
+import type { GenerationStore } from './generationStore.js';
 
 /** What a transition works on besides the generation and its account. */
 export interface PipelineParts {

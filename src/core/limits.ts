@@ -1,6 +1,6 @@
 /**
  * The global limits of a scenario's `limits`: what is stored is counted across accounts, and past a
- * bound the oldest goes first. The rules are applied by the store (`store.ts`: generations and
+ * bound the oldest goes first. The rules are applied by the store (`generationStore.ts`: generations and
  * images), the accounts (`accounts.ts`), the journal (`journal.ts`), the stored idempotent answers
  * (`idempotency.ts`) and the fault queue (`faults.ts`).
  */

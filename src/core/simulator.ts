@@ -8,7 +8,7 @@
  * the accounts and the state (`simulatorState.ts`). The rules live in the
  * parts, one concept each (docs/architecture.md lists where each rule of the interface document
  * is): the endpoints in `videos.ts` and `image.ts`, authentication in `auth.ts`, the state machine
- * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `store.ts`, the
+ * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `generationStore.ts`, the
  * control views and live control in `generationControl.ts`.
  */
 import { accountTag, type Account } from './account.js';
@@ -30,7 +30,7 @@ import type { Scenario } from './scenario.js';
 import type { ShardSpec } from './shard.js';
 import { JournalListeners, freshState, refuseAccountResetOptions, resolveScenario, scenarioForReset, type SimulatorOptions } from './runs.js';
 import { SimulatorState, type CoreState, type StateCapture, type StateHead, type StateRow } from './simulatorState.js';
-import type { GenerationStore } from './store.js';
+import type { GenerationStore } from './generationStore.js';
 
 export type { Health } from './health.js';
 export type { SimulatorOptions } from './runs.js';

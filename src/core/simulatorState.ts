@@ -20,7 +20,7 @@ import { IdempotencyLedger, type AnswersCapture, type IdempotencyEntryState } fr
 import { Journal, type JournalRecord } from './journal.js';
 import * as lifecycle from './lifecycle.js';
 import type { Scenario } from './scenario.js';
-import { GenerationStore, type ImageState, type StoreCounters, type StoreState } from './store.js';
+import { GenerationStore, type ImageState, type StoreCounters, type StoreState } from './generationStore.js';
 
 /**
  * Everything a global reset drops, as plain data (see `SimulatorState.toState`): the state a snapshot

@@ -7,7 +7,7 @@ import { ERROR_CODES } from '../core/errors.js';
 import { checkResponse } from '../api/responseCheck.js';
 import { OPERATIONS, matchRoute, type Operation } from '../api/router.js';
 import { SCHEMA_ROW } from './assumptions.js';
-import type { Exchange } from './client.js';
+import type { ServiceExchange } from './serviceClient.js';
 import { describeAnswer, describeRequest, errorOf, type Findings } from './findings.js';
 
 export type VideoSeen = Record<string, unknown> & { id?: unknown; status?: unknown; created_at?: unknown };
@@ -22,7 +22,7 @@ const CATALOGUE = new Set<string>(ERROR_CODES);
 const STAND_IN = OPERATIONS.find((o) => o.operationId === 'listVideos') as Operation;
 
 /** The video objects an answer shows: a video, or a list's items. */
-export function videosIn(exchange: Exchange): VideoSeen[] {
+export function videosIn(exchange: ServiceExchange): VideoSeen[] {
   if (!is2xx(exchange.status) || exchange.json === null || typeof exchange.json !== 'object') return [];
   const body = exchange.json as { object?: unknown; data?: unknown; created_at?: unknown; prompt?: unknown };
   if (body.object === 'list' && Array.isArray(body.data)) {
@@ -34,7 +34,7 @@ export function videosIn(exchange: Exchange): VideoSeen[] {
 }
 
 /** Every answer against openapi.yaml: the status documented for its operation, its headers, its body. */
-export function checkSchema(findings: Findings, exchanges: readonly Exchange[]): void {
+export function checkSchema(findings: Findings, exchanges: readonly ServiceExchange[]): void {
   for (const exchange of exchanges) {
     const path = exchange.request.path.split('?')[0] as string;
     const route = matchRoute(exchange.request.method, path);
@@ -62,8 +62,8 @@ export function checkSchema(findings: Findings, exchanges: readonly Exchange[]):
 }
 
 /** The rules every answer (or every authenticated one) follows. */
-export function checkEveryAnswer(findings: Findings, exchanges: readonly Exchange[]): void {
-  const requestIds = new Map<string, Exchange>();
+export function checkEveryAnswer(findings: Findings, exchanges: readonly ServiceExchange[]): void {
+  const requestIds = new Map<string, ServiceExchange>();
   for (const exchange of exchanges) {
     const request = describeRequest(exchange.request);
     const ev = (expected: string, observed: string) => () => ({ request, expected, observed });
@@ -137,7 +137,7 @@ export function checkEveryAnswer(findings: Findings, exchanges: readonly Exchang
 }
 
 /** List pages in ascending order of creation: `created_at` never goes back within a page. */
-export function checkListPages(findings: Findings, exchanges: readonly Exchange[]): void {
+export function checkListPages(findings: Findings, exchanges: readonly ServiceExchange[]): void {
   for (const exchange of exchanges) {
     if (exchange.request.method !== 'GET' || !/^\/v1\/videos(\?|$)/.test(exchange.request.path) || exchange.status !== 200) continue;
     const items = videosIn(exchange).filter((v) => typeof v.created_at === 'string');

@@ -4,7 +4,7 @@
  * could not be observed. A row is contradicted when any check departed, confirmed when at least
  * one held and none departed, and not observed otherwise.
  */
-import type { Exchange, ProbeRequest } from './client.js';
+import type { ServiceExchange, ProbeRequest } from './serviceClient.js';
 
 export interface Evidence {
   request: string;
@@ -68,7 +68,7 @@ export class Findings {
   }
 
   /** Checks an answer against `expect` for assumption `id`. */
-  expect(id: string, exchange: Exchange, expect: Expect, why?: string): boolean {
+  expect(id: string, exchange: ServiceExchange, expect: Expect, why?: string): boolean {
     const ok = matches(exchange, expect);
     return this.record(id, ok, () => ({
       request: describeRequest(exchange.request),
@@ -86,18 +86,18 @@ export class Findings {
   }
 }
 
-export function errorOf(exchange: Exchange): Record<string, unknown> | undefined {
+export function errorOf(exchange: ServiceExchange): Record<string, unknown> | undefined {
   const body = exchange.json as { error?: unknown } | undefined;
   return body !== null && typeof body === 'object' && body.error !== null && typeof body.error === 'object'
     ? (body.error as Record<string, unknown>)
     : undefined;
 }
 
-export function isReplay(exchange: Exchange): boolean {
+export function isReplay(exchange: ServiceExchange): boolean {
   return exchange.headers['idempotent-replayed'] !== undefined;
 }
 
-function matches(exchange: Exchange, expect: Expect): boolean {
+function matches(exchange: ServiceExchange, expect: Expect): boolean {
   const error = errorOf(exchange);
   if (expect.status !== undefined && exchange.status !== expect.status) return false;
   if (expect.type !== undefined && error?.type !== expect.type) return false;
@@ -121,7 +121,7 @@ function describeExpect(expect: Expect): string {
 }
 
 /** An answer, in the terms of what was expected of it. */
-export function describeAnswer(exchange: Exchange, expect: Expect = {}): string {
+export function describeAnswer(exchange: ServiceExchange, expect: Expect = {}): string {
   const error = errorOf(exchange);
   let text = String(exchange.status);
   if (error) {

@@ -13,7 +13,7 @@
  */
 import { ASSUMPTIONS } from './assumptions.js';
 import type { Expect } from './findings.js';
-import type { ProbeRequest } from './client.js';
+import type { ProbeRequest } from './serviceClient.js';
 import type { Prices } from './prices.js';
 
 /** A model no service has: a create naming it is refused at the existence check at the latest. */

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import stableStringify from 'safe-stable-stringify';
 import { ASSUMPTIONS, SCHEMA_ROW } from './assumptions.js';
 import { checkEveryAnswer, checkListPages, checkSchema, checkVideosSeen, videosIn, type VideoSeen } from './answers.js';
-import { DriftClient, KeyRefused, TargetUnreachable, type Exchange, type ProbeRequest } from './client.js';
+import { DriftClient, KeyRefused, TargetUnreachable, type ServiceExchange, type ProbeRequest } from './serviceClient.js';
 import { Findings, describeAnswer, describeRequest, errorOf, isReplay, type Row } from './findings.js';
 import { DEFAULT_PRICES, type Prices } from './prices.js';
 import {
@@ -114,7 +114,7 @@ class Run {
     this.spend = new Spend(options.spendLimitCents ?? 0);
   }
 
-  send(request: ProbeRequest, options?: Parameters<DriftClient['send']>[1]): Promise<Exchange> {
+  send(request: ProbeRequest, options?: Parameters<DriftClient['send']>[1]): Promise<ServiceExchange> {
     return this.client.send(request, options);
   }
 
@@ -124,7 +124,7 @@ class Run {
     await this.cancel(id);
   }
 
-  async cancel(id: string, tolerate401 = false): Promise<Exchange | undefined> {
+  async cancel(id: string, tolerate401 = false): Promise<ServiceExchange | undefined> {
     this.uncanceled.add(id);
     const exchange = await this.send({ method: 'DELETE', path: `/v1/videos/${encodeURIComponent(id)}` }, { tolerate401 });
     this.uncanceled.delete(id);
@@ -138,7 +138,7 @@ class Run {
    * A request that should have created nothing: if it created a video, that video is canceled at
    * once; whatever it created is counted at its full price, as unexpected.
    */
-  async unexpectedCreation(exchange: Exchange): Promise<void> {
+  async unexpectedCreation(exchange: ServiceExchange): Promise<void> {
     if (exchange.request.method !== 'POST' || !is2xx(exchange.status)) return;
     const body = exchange.json as { id?: unknown; object?: unknown } | undefined;
     if (exchange.request.path === '/v1/images') {
@@ -150,14 +150,14 @@ class Run {
   }
 
   /** Sends a paid create, counted at `cents` (and each retry too, while it fits the limit). */
-  paid(what: string, cents: number, request: ProbeRequest): Promise<Exchange> {
+  paid(what: string, cents: number, request: ProbeRequest): Promise<ServiceExchange> {
     this.spend.count(what, cents);
     return this.send(request, { mayRetry: () => this.spend.tryCount(`${what} (retried)`, cents) });
   }
 }
 
 /** A video object in a create's answer, when the create made one. */
-function createdVideo(exchange: Exchange): (VideoSeen & { id: string; created_at: string }) | undefined {
+function createdVideo(exchange: ServiceExchange): (VideoSeen & { id: string; created_at: string }) | undefined {
   const body = exchange.json as VideoSeen | undefined;
   return is2xx(exchange.status) && body && typeof body.id === 'string' ? (body as VideoSeen & { id: string; created_at: string }) : undefined;
 }

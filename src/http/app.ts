@@ -1,6 +1,6 @@
 /**
  * The Express app around a simulator's JSON API: a thin adapter. The JSON API is one plain request
- * handler (api.ts); the app sends every API path to it first thing, serves media files (`/cdn`) and
+ * handler (jsonHandler.ts); the app sends every API path to it first thing, serves media files (`/cdn`) and
  * the dashboard (`/_sim/`) after the same access checks and CORS (never on `/_sim`), answers their
  * errors in the service's error shape, and hands a file path no router answered to the API
  * handler too. A server made by `createAppServer` calls the API handler without the app.
@@ -8,7 +8,7 @@
 import type { Express } from 'express';
 import { MEDIA_ROOT } from '../core/mediaPaths.js';
 import type { Simulator } from '../core/simulator.js';
-import type { Api } from './api.js';
+import type { Api } from './jsonHandler.js';
 import { isApiPath, pathOf } from './paths.js';
 import { createDashboardRouter } from './dashboard.js';
 import { errorShapeHandler } from './errorAnswers.js';

@@ -1,9 +1,9 @@
 /**
  * What a request's path says before anything else is read: whether it is the control API's, and
  * whether its answers carry CORS headers. The access checks (accessGuard.ts), the API's handler
- * (api.ts) and the error answers made outside it (errorAnswers.ts) all ask here.
+ * (jsonHandler.ts) and the error answers made outside it (errorAnswers.ts) all ask here.
  */
-import { CONTROL_ROOT, controlPath, isControlPath } from '../client/api.js';
+import { CONTROL_ROOT, controlPath, isControlPath } from '../client/endpoints.js';
 import { MEDIA_ROOT } from '../core/mediaPaths.js';
 
 /** The path of a request target, without its query string. */

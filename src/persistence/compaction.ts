@@ -1,5 +1,5 @@
 /**
- * Compacting a state file (see store.ts).
+ * Compacting a state file (see stateStore.ts).
  *
  * Compaction: once the request lines after the last snapshot (the tail) pass `COMPACT_MIN_TAIL_BYTES`
  * and a quarter of the header and snapshot before them (`REPLAY_WEIGHT`: a line costs several times

@@ -1,7 +1,7 @@
 /**
- * The state file's header, the first line of every state file (format.ts has the rest of the
+ * The state file's header, the first line of every state file (stateLines.ts has the rest of the
  * format): what it holds, how it is written, and the error of a file that is not what the format
- * says. A module of its own so that the snapshot (snapshot.ts) and the file's lines (format.ts)
+ * says. A module of its own so that the snapshot (snapshot.ts) and the file's lines (stateLines.ts)
  * both build on it.
  */
 import type { ClockMode } from '../core/clock.js';

@@ -15,7 +15,7 @@ import { sameShard, shardInWords, type ShardSpec } from '../core/shard.js';
 import { refuseIfHeld } from '../fileLock.js';
 import { ScenarioError, scenarioFromValue } from '../scenarios/load.js';
 import { fileRows, RowTooLongError } from '../fileRows.js';
-import { readStateRows, type StateReading } from './format.js';
+import { readStateRows, type StateReading } from './stateLines.js';
 import { STATE_FORMAT, StateFormatError, type StateHeader } from './header.js';
 
 /** A state file the simulator will not start with; the message says why and what to do. */

@@ -31,13 +31,13 @@ import type { StateRow } from '../core/simulatorState.js';
 import { RowTooLongError } from '../fileRows.js';
 import type { HostClock } from '../hostClock.js';
 import { listBundledScenarios } from '../scenarios/load.js';
-import { describeRecordedNetwork, recordedNetwork, recordedRequest, recordedStatus, replayedOnSocket } from '../transcript/format.js';
+import { describeRecordedNetwork, recordedNetwork, recordedRequest, recordedStatus, replayedOnSocket } from '../transcript/lineFormat.js';
 import { clip } from '../core/errors.js';
 import { globalIdNumber } from '../core/requestIds.js';
 import { formatStateHeader, StateFormatError, type StateHeader } from './header.js';
 import { openStateFile, refusedFormat, type AskedState, type OpenedStateFile } from './open.js';
-import type { StateLine } from './format.js';
-import { StateStore } from './store.js';
+import type { StateLine } from './stateLines.js';
+import { StateStore } from './stateStore.js';
 
 /** How many replayed answers that differ from the recorded ones are named one by one. */
 const DIVERGENCES_SHOWN = 10;

@@ -1,5 +1,5 @@
 /**
- * Waiting for room on the state file's volume (see store.ts).
+ * Waiting for room on the state file's volume (see stateStore.ts).
  *
  * An append that finds no room (a full disk, a quota) is not given up: its lines, and those of the
  * requests that follow, wait in memory in their order and are tried again at every state-changing

@@ -14,7 +14,7 @@
  *
  * Rows, never one string: a state of any size is written a row at a time and read a row at a time
  * (V8's limit on a string's length never applies). Formatting, checking and loading only (no files:
- * store.ts writes them, restore.ts reads them).
+ * stateStore.ts writes them, restore.ts reads them).
  *
  * A snapshot is tied to its format (`format`): the shape of the core's state. Request lines replay
  * on any version of the simulator (a version that answers differently says so); a snapshot loads

@@ -2,7 +2,7 @@
  * Comparing a replayed answer with the recorded one: status, body byte for byte, and the network
  * fault it met (kind, phase, bytes of the body that reached the client).
  */
-import { describeRecordedNetwork, type RecordedNetwork, type TranscriptLine } from './format.js';
+import { describeRecordedNetwork, type RecordedNetwork, type TranscriptLine } from './lineFormat.js';
 
 /** A request whose replayed answer differs from the recorded one. */
 interface ReplayDifference {

@@ -12,7 +12,7 @@
  * first line that is not in the file. No files here: the sink is given.
  */
 import type { Exchange } from '../api/exchange.js';
-import { END_LINE_RESERVE, formatEnd, formatExchange, formatHeader, type StopReason, type TranscriptHeader } from './format.js';
+import { END_LINE_RESERVE, formatEnd, formatExchange, formatHeader, type StopReason, type TranscriptHeader } from './lineFormat.js';
 
 /** What `GET /_sim/health` shows of a recording. */
 export type RecordingStatus =

@@ -10,7 +10,7 @@ import { FileLockedError, LockFileWriteError, acquireFileLock, refuseIfHeld, typ
 import type { HostClock } from '../hostClock.js';
 import { SIMULATOR_VERSION } from '../version.js';
 import { TranscriptFileError, checkTranscriptPath, openTranscriptFile, type TranscriptFile } from './file.js';
-import { TRANSCRIPT_FORMAT } from './format.js';
+import { TRANSCRIPT_FORMAT } from './lineFormat.js';
 import { TranscriptRecorder, type RecordingStatus } from './recorder.js';
 
 /** The size bound of a transcript unless one is given: 1 GiB. */

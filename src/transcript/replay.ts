@@ -13,7 +13,7 @@ import { openSimulator } from '../core/openSimulator.js';
 import type { Scenario } from '../core/scenario.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
-import { recordedNetwork, recordedRequest, recordedStatus, replayedOnSocket, sentBody, type TranscriptLine, type TranscriptReading } from './format.js';
+import { recordedNetwork, recordedRequest, recordedStatus, replayedOnSocket, sentBody, type TranscriptLine, type TranscriptReading } from './lineFormat.js';
 
 export interface ReplayOptions {
   /** Resolves a scenario a recorded reset names (a bundled name or a file path). */

@@ -28,12 +28,12 @@ import { matchRoute } from '../api/router.js';
 import { OPERATION_FACTS, type OperationFacts } from '../generated/operations.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import { sleep, systemClock } from '../hostClock.js';
-import { controlCall, controlPath, isControlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/api.js';
+import { controlCall, controlPath, isControlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/endpoints.js';
 import { cdnUrlIn, defaultCdnUrl } from '../core/mediaPaths.js';
 import type { Scenario } from '../core/scenario.js';
 import { NETWORK, isNetworkKind, recognisedKind, seenFieldsOnWire, type NetworkKind, type NetworkPhase } from '../core/network.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
-import { sentBody, type RecordedNetwork, type TranscriptHeader, type TranscriptLine, type TranscriptReading } from './format.js';
+import { sentBody, type RecordedNetwork, type TranscriptHeader, type TranscriptLine, type TranscriptReading } from './lineFormat.js';
 
 /** The target cannot be used: unreachable, not on the manual clock, or refusing the reset. */
 export class TargetError extends Error {
@@ -305,7 +305,7 @@ class Target {
     return Date.parse(now);
   }
 
-  /** A control request (its endpoint, as `src/client/api.ts` writes it): the status, the body and its JSON value, whatever the status. */
+  /** A control request (its endpoint, as `src/client/endpoints.ts` writes it): the status, the body and its JSON value, whatever the status. */
   async control(operation: ControlOperation, parts?: ControlCallParts): Promise<{ status: number; text: string; value: unknown }> {
     const call = controlCall(operation, parts);
     const query = queryString(call.query);

@@ -1,5 +1,5 @@
 /**
- * The state file of a running simulator: every request it handles becomes a line (see format.ts),
+ * The state file of a running simulator: every request it handles becomes a line (see stateLines.ts),
  * written before the request's answer is sent.
  *
  * Durability without a write per poll: a state-changing request (anything but GET and HEAD) is
@@ -34,7 +34,7 @@ import { cutFile, readFileBytes, writeRows } from '../fileRows.js';
 import { globalIdNumber } from '../core/requestIds.js';
 import { Compactor, compactedBody, type CompactedFile, type Compaction } from './compaction.js';
 import { removeStaleTemporaryFiles, replaceFile } from './replaceFile.js';
-import { formatIds, formatMediaFaultTaken, formatStateLine, type MediaFaultTaken } from './format.js';
+import { formatIds, formatMediaFaultTaken, formatStateLine, type MediaFaultTaken } from './stateLines.js';
 import { formatStateHeader, type StateHeader } from './header.js';
 import { OUT_OF_ROOM, WAITING_MAX_BYTES, WaitingForRoom } from './room.js';
 import { stateHeaderOf } from './snapshot.js';

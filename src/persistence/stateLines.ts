@@ -30,7 +30,7 @@
  */
 import type { Exchange } from '../api/exchange.js';
 import { isoTime } from '../core/clock.js';
-import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, checkRecordedShard, formatStatusAndNetwork, type RecordedRequest } from '../transcript/format.js';
+import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, checkRecordedShard, formatStatusAndNetwork, type RecordedRequest } from '../transcript/lineFormat.js';
 import type { StateRow } from '../core/simulatorState.js';
 import { SINGLE_LINE_SNAPSHOT_FORMAT, SNAPSHOT_END, parseSnapshot, parseSnapshotEnd, parseSnapshotRow, type SingleLineSnapshot, type Snapshot } from './snapshot.js';
 import { parseJsonObject } from '../jsonLine.js';

@@ -20,7 +20,7 @@ export interface ProbeRequest {
   idempotencyKey?: string;
 }
 
-export interface Exchange {
+export interface ServiceExchange {
   request: ProbeRequest;
   /** Sent with the key given to the drift check. */
   authenticated: boolean;
@@ -37,7 +37,7 @@ export class TargetUnreachable extends Error {}
 
 /** The target answered 401 to a request sent with the key. */
 export class KeyRefused extends Error {
-  constructor(readonly exchange: Exchange) {
+  constructor(readonly exchange: ServiceExchange) {
     super(`the key was refused: ${exchange.request.method} ${exchange.request.path} answered 401 ${exchange.text.slice(0, 200)}`);
   }
 }
@@ -55,7 +55,7 @@ const RETRIES = 2;
 const MAX_WAIT_S = 10;
 
 export class DriftClient {
-  readonly exchanges: Exchange[] = [];
+  readonly exchanges: ServiceExchange[] = [];
 
   constructor(
     readonly base: string,
@@ -63,7 +63,7 @@ export class DriftClient {
     private readonly sleep: (ms: number) => Promise<void> = (ms) => sleepOn(systemClock, ms),
   ) {}
 
-  async send(request: ProbeRequest, options: SendOptions = {}): Promise<Exchange> {
+  async send(request: ProbeRequest, options: SendOptions = {}): Promise<ServiceExchange> {
     for (let attempt = 0; ; attempt++) {
       const exchange = await this.once(request);
       this.exchanges.push(exchange);
@@ -88,7 +88,7 @@ export class DriftClient {
     }
   }
 
-  private async once(request: ProbeRequest): Promise<Exchange> {
+  private async once(request: ProbeRequest): Promise<ServiceExchange> {
     const headers: Record<string, string> = {};
     const auth = request.auth ?? 'key';
     if (auth === 'key') headers.Authorization = `Bearer ${this.apiKey}`;
