@@ -68,6 +68,12 @@ function answers(stdout: string): { json: any[]; lines: string[] } {
   return { json, lines };
 }
 
+describe('README.md', () => {
+  it('is a short guide: at most 250 lines (reference pages live in docs/)', () => {
+    expect(README.trimEnd().split('\n').length).toBeLessThanOrEqual(250);
+  });
+});
+
 describe("README.md's shell blocks, pasted in order", () => {
   beforeAll(() => {
     for (const tool of ['bash', 'curl']) {
