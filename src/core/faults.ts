@@ -45,6 +45,14 @@ export interface QueuedFault {
   apiKey: string | null;
 }
 
+/** The codes a fault cannot inject, and whose answers they are. */
+const NOT_INJECTABLE: readonly { codes: readonly ErrorCode[]; whose: string }[] = [
+  { codes: ACCESS_ERROR_CODES, whose: "an answer of the simulator's own access checks" },
+  { codes: PROXY_ERROR_CODES, whose: 'an answer of the proxy in front of shards' },
+  { codes: PAGE_ERROR_CODES, whose: "the answer of a page's handlers once closed" },
+  { codes: SHARD_ERROR_CODES, whose: "a shard's answer to a key of another shard" },
+];
+
 /** Media downloads: their paths begin with this. */
 const MEDIA_PREFIX = `${MEDIA_ROOT}/`;
 
@@ -405,28 +413,11 @@ export function faultError(request: FaultRequest, status: number): NonNullable<Q
       message: `code must be one of the catalogue's codes (see ErrorCode in openapi.yaml); got '${clip(code)}'.`,
     });
   }
-  if (ACCESS_ERROR_CODES.includes(code)) {
+  const notTheService = NOT_INJECTABLE.find(({ codes }) => codes.includes(code));
+  if (notTheService !== undefined) {
     throw fail('invalid_parameter', {
       param: 'code',
-      message: `code '${code}' is an answer of the simulator's own access checks, not an error of the service; a fault cannot inject it.`,
-    });
-  }
-  if (PROXY_ERROR_CODES.includes(code)) {
-    throw fail('invalid_parameter', {
-      param: 'code',
-      message: `code '${code}' is an answer of the proxy in front of shards, not an error of the service; a fault cannot inject it.`,
-    });
-  }
-  if (PAGE_ERROR_CODES.includes(code)) {
-    throw fail('invalid_parameter', {
-      param: 'code',
-      message: `code '${code}' is the answer of a page's handlers once closed, not an error of the service; a fault cannot inject it.`,
-    });
-  }
-  if (SHARD_ERROR_CODES.includes(code)) {
-    throw fail('invalid_parameter', {
-      param: 'code',
-      message: `code '${code}' is a shard's answer to a key of another shard, not an error of the service; a fault cannot inject it.`,
+      message: `code '${code}' is ${notTheService.whose}, not an error of the service; a fault cannot inject it.`,
     });
   }
   const type = request.type ?? ERROR_CATALOGUE[code].type;
