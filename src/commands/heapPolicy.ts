@@ -22,7 +22,8 @@
  * given (flag, variable or node's own) is kept as given, without the ceiling.
  */
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { every, systemClock } from '../hostClock.js';
 
 export const DEFAULT_HEAP_GROWING_PERCENT = 30;
 
@@ -31,6 +32,15 @@ const HEAP_CEILING_BYTES = 576 * 1024 * 1024;
 
 /** How far the old generation grows past what is live, at least, once it would otherwise pass the ceiling. */
 const CEILING_GROWING_PERCENT = 5;
+
+/**
+ * Collections are observed for the ceiling while the heap holds more than `WATCH_ABOVE_BYTES`,
+ * until it holds less than `WATCH_BELOW_BYTES`, checked every `WATCH_CHECK_MS`: well below the
+ * ceiling, where the default percent cannot bring the heap's limit near it (past about 340 MB live).
+ */
+const WATCH_ABOVE_BYTES = 256 * 1024 * 1024;
+const WATCH_BELOW_BYTES = 192 * 1024 * 1024;
+const WATCH_CHECK_MS = 1000;
 
 /** The young generation's size (both semi-spaces) at which it stops growing. */
 const YOUNG_GENERATION_CAP_BYTES = 8 * 1024 * 1024;
@@ -50,17 +60,34 @@ export function applyHeapPolicy(percent: number, fromDefault: boolean): void {
  * percent when a full collection sets the heap's next limit, and the collection observed here has
  * set its own already: so the percent is chosen one collection ahead, for a heap that has grown to
  * its current limit with all of it live (as a store filling up does).
+ *
+ * An observer of collections costs every collection, the young generation's too (measured, a
+ * fraction of a millisecond each): so collections are observed only while the heap is large, as a
+ * check every `WATCH_CHECK_MS` finds it (past `WATCH_ABOVE_BYTES`, until it is back under
+ * `WATCH_BELOW_BYTES`); a heap that small keeps the default percent anyway.
  */
 function keepUnderCeiling(percent: number): void {
   let current = percent;
-  const collections = new PerformanceObserver((list) => {
-    if (!list.getEntries().some(isFullCollection)) return;
-    const next = nextGrowingPercent(percent, current, oldGenerationBytes());
+  let collections: PerformanceObserver | undefined;
+  const use = (next: number): void => {
     if (next === current) return;
     current = next;
     setFlagsFromString(`--heap-growing-percent=${next}`);
+  };
+  const check = every(systemClock, WATCH_CHECK_MS, () => {
+    const used = getHeapStatistics().used_heap_size;
+    if (collections === undefined && used >= WATCH_ABOVE_BYTES) {
+      collections = new PerformanceObserver((list) => {
+        if (list.getEntries().some(isFullCollection)) use(nextGrowingPercent(percent, current, oldGenerationBytes()));
+      });
+      collections.observe({ entryTypes: ['gc'] });
+    } else if (collections !== undefined && used < WATCH_BELOW_BYTES) {
+      collections.disconnect();
+      collections = undefined;
+      use(percent);
+    }
   });
-  collections.observe({ entryTypes: ['gc'] });
+  check.unref?.();
 }
 
 /**
