@@ -3,7 +3,7 @@
 // src/scenarios/schemaValidator.ts compiles at run time when the file is missing or stale.
 import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
-import { SCENARIO_FILE_SCHEMA } from '../dist/core/scenarioSchema.js';
+import { SCENARIO_FILE_SCHEMA } from '../dist/core/scenario/scenarioSchema.js';
 import { SCENARIO_AJV_OPTIONS } from '../dist/scenarios/schemaValidator.js';
 
 const require = createRequire(import.meta.url);

@@ -11,11 +11,11 @@
  * ```
  */
 import type { AddressInfo } from 'node:net';
-import type { ClockMode } from './core/clock.js';
-import { defaultCdnUrl } from './core/mediaPaths.js';
-import type { Scenario } from './core/scenario.js';
-import { checkShard } from './core/shard.js';
-import { Simulator } from './core/simulator.js';
+import type { ClockMode } from './core/time/clock.js';
+import { defaultCdnUrl } from './core/generations/mediaPaths.js';
+import type { Scenario } from './core/scenario/scenario.js';
+import { checkShard } from './core/accounts/shard.js';
+import { Simulator } from './core/simulator/simulator.js';
 import { createApi, type Api } from './http/jsonHandler.js';
 import { createApp, type SimulatorApp } from './http/app.js';
 import { controlTokenProblem, parseControlOrigins, type AccessPolicy } from './http/accessGuard.js';
@@ -41,11 +41,11 @@ export { hostClockOf, systemClock, type HostClock, type HostTimer, type TimerFun
 export { ERROR_CATALOGUE, ERROR_CODES, type ErrorBody } from './core/errors.js';
 export type { ApiError, CancelResponse, ErrorCode, Image, Video, VideoList, VideoStatus } from './api-types.js';
 export { loadScenario, listBundledScenarios, validateScenarioFile, ScenarioError } from './scenarios/load.js';
-export type { Scenario } from './core/scenario.js';
-export { parseShard, ShardSpecError, type ShardSpec } from './core/shard.js';
-export type { VideoView } from './core/generation.js';
-export type { ClientReport, ClientFinding, FindingCode } from './core/clientReport.js';
-export { Simulator } from './core/simulator.js';
+export type { Scenario } from './core/scenario/scenario.js';
+export { parseShard, ShardSpecError, type ShardSpec } from './core/accounts/shard.js';
+export type { VideoView } from './core/generations/generation.js';
+export type { ClientReport, ClientFinding, FindingCode } from './core/journal/clientReport.js';
+export { Simulator } from './core/simulator/simulator.js';
 export { SimulatorControl, SimulatorControlError, VerificationError, type SimulatorControlOptions } from './client/client.js';
 export { SimulatorShardsError, type ShardedHealth } from './client/shards.js';
 export { StateRefusedError } from './persistence/open.js';

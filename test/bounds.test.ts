@@ -7,7 +7,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { FaultQueue } from '../src/core/faults.js';
+import { FaultQueue } from '../src/core/faults/faults.js';
 import { bearer, expectError, fastWith, makeSim } from './helpers.js';
 
 /** A value far longer than anything an answer may echo. */

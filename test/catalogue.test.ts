@@ -323,7 +323,7 @@ describe('openapi.yaml response schemas are closed', () => {
       if (!content) continue;
       for (const [mediaType, media] of Object.entries(content)) {
         // The one deliberate exception: GET /_sim/scenario echoes the resolved scenario, whose
-        // format is the scenario file's (validated by its own JSON schema in src/core/scenario.ts
+        // format is the scenario file's (validated by its own JSON schema in src/core/scenario/scenario.ts
         // and documented in docs/scenarios.md), not restated in the contract.
         if (path === '/_sim/scenario' && status === '200') continue;
         cases.push([`${method} ${path} ${status} ${mediaType}`, (media as Json).schema]);

@@ -7,7 +7,7 @@
 import seedrandom from 'seedrandom';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { BACKOFF_GROWTH, MIN_JUDGED_WAITS, clientReport, type ReportedRequest } from '../src/core/clientReport.js';
+import { BACKOFF_GROWTH, MIN_JUDGED_WAITS, clientReport, type ReportedRequest } from '../src/core/journal/clientReport.js';
 import { bearer, journalRecord, makeSim } from './helpers.js';
 
 const KEY = 'sk_test_backoff';

@@ -7,7 +7,7 @@
  */
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clientReport, type ClientReport, type ReportedRequest } from '../src/core/clientReport.js';
+import { clientReport, type ClientReport, type ReportedRequest } from '../src/core/journal/clientReport.js';
 import { PROMPT, journalRecord, makeSim, queueFault } from './helpers.js';
 import { rawRequest } from './rawHttp.js';
 

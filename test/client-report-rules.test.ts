@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bodyFingerprint } from '../src/api/body.js';
-import { clientReport, type ClientReport, type ReportedRequest } from '../src/core/clientReport.js';
+import { clientReport, type ClientReport, type ReportedRequest } from '../src/core/journal/clientReport.js';
 import { journalRecord, PROMPT } from './helpers.js';
 
 const KEY = 'sk_test_client';

@@ -7,7 +7,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { clientReport, type ClientReport } from '../src/core/clientReport.js';
+import { clientReport, type ClientReport } from '../src/core/journal/clientReport.js';
 import type { SimulatorHandle } from '../src/index.js';
 import { bearer, journalRecord, makeSim, queueFault, VALID_VIDEO } from './helpers.js';
 

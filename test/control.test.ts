@@ -6,7 +6,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 
 import { loadScenario, type Scenario } from '../src/index.js';
-import type { JournalEntry } from '../src/core/journal.js';
+import type { JournalEntry } from '../src/core/journal/journal.js';
 import { PROMPT, advance, bearer, createVideo, expectError, getVideo, makeSim, type SimGeneration } from './helpers.js';
 
 const START = '2026-01-01T00:00:00.000Z';

@@ -4,16 +4,16 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { VirtualClock, isoTime, secondsToMs } from '../src/core/clock.js';
-import { IdempotencyLedger, IdempotencyStore, requestFingerprint } from '../src/core/idempotency.js';
-import { Journal, type JournalEntry, type SettledRecord } from '../src/core/journal.js';
+import { VirtualClock, isoTime, secondsToMs } from '../src/core/time/clock.js';
+import { IdempotencyLedger, IdempotencyStore, requestFingerprint } from '../src/core/requests/idempotency.js';
+import { Journal, type JournalEntry, type SettledRecord } from '../src/core/journal/journal.js';
 import { journalRecord } from './helpers.js';
-import { drawFate, type FateRequest } from '../src/core/fate.js';
+import { drawFate, type FateRequest } from '../src/core/generations/fate.js';
 import { createStream } from '../src/core/random.js';
-import { TokenBucket } from '../src/core/rateLimit.js';
-import { sample, type Distribution } from '../src/core/distribution.js';
-import { BASE_SCENARIO, PROCESSING_STAGES, mergeScenario, type Scenario, type TimedStage } from '../src/core/scenario.js';
-import { Scheduler } from '../src/core/scheduler.js';
+import { TokenBucket } from '../src/core/accounts/rateLimit.js';
+import { sample, type Distribution } from '../src/core/scenario/distribution.js';
+import { BASE_SCENARIO, PROCESSING_STAGES, mergeScenario, type Scenario, type TimedStage } from '../src/core/scenario/scenario.js';
+import { Scheduler } from '../src/core/time/scheduler.js';
 import { loadScenario } from '../src/scenarios/load.js';
 
 const START = Date.parse('2026-01-01T00:00:00.000Z');

@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { controlGenerations } from '../src/core/generationControl.js';
+import { controlGenerations } from '../src/core/generations/generationControl.js';
 import { VALID_VIDEO, bearer, createVideo, expectError, fastBucket, listVideos, makeSim, rateLimitHeaders, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;

@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { controlGenerations } from '../src/core/generationControl.js';
+import { controlGenerations } from '../src/core/generations/generationControl.js';
 import { loadScenario, type Scenario } from '../src/index.js';
 import { bearer, createVideo, expectError, fastWith, listVideos, makeSim } from './helpers.js';
 

@@ -7,7 +7,7 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { controlGenerations } from '../src/core/generationControl.js';
+import { controlGenerations } from '../src/core/generations/generationControl.js';
 import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, createVideo, expectError, getVideo, makeSim, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;

@@ -1,13 +1,13 @@
 /**
  * POST /_sim/faults: which `type` and `code` go with which `status`. The server decides
- * (src/core/faults.ts); openapi.yaml's SimFaultRequest states the same pairs per status. Every
+ * (src/core/faults/faults.ts); openapi.yaml's SimFaultRequest states the same pairs per status. Every
  * status, type and code, alone and together, is accepted by both or refused by both.
  */
 import { createRequire } from 'node:module';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, ERROR_CODES, PROXY_ERROR_CODES, SHARD_ERROR_CODES } from '../src/core/errors.js';
-import { FaultQueue, type FaultRequest } from '../src/core/faults.js';
+import { FaultQueue, type FaultRequest } from '../src/core/faults/faults.js';
 import { makeSim } from './helpers.js';
 
 const compiled = createRequire(import.meta.url)('../src/generated/contract.cjs') as Record<string, (body: unknown) => boolean>;

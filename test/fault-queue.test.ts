@@ -1,5 +1,5 @@
 /**
- * The fault queue (src/core/faults.ts) files faults by what they match on, so that a request looks
+ * The fault queue (src/core/faults/faults.ts) files faults by what they match on, so that a request looks
  * only at those that could match it. The match order must stay the queue's: a request takes a shot
  * of the first queued fault that matches it. Held here against the plain scan of the queue the
  * index replaced, over random queues and requests (fast-check), with snapshots, account resets and
@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FaultQueue, type FaultRequest, type QueuedFault } from '../src/core/faults.js';
+import { FaultQueue, type FaultRequest, type QueuedFault } from '../src/core/faults/faults.js';
 import { matchesPath } from '../src/core/pathPattern.js';
 
 /** The queue as it was: one array in queue order, scanned from the start. */

@@ -6,7 +6,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { bearerCredential } from '../src/core/auth.js';
+import { bearerCredential } from '../src/core/accounts/auth.js';
 import { controlTokenProblem, hostNameOf } from '../src/http/accessGuard.js';
 import { createSimulator } from '../src/index.js';
 import { bearer, expectError, makeSim } from './helpers.js';

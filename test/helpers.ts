@@ -4,7 +4,7 @@
 import request from 'supertest';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { createSimulator, loadScenario, type CreateSimulatorOptions, type Scenario, type SimulatorHandle } from '../src/index.js';
-import type { SettledRecord } from '../src/core/journal.js';
+import type { SettledRecord } from '../src/core/journal/journal.js';
 import { crossChecked } from './crossCheck.js';
 
 /** A generation as GET /_sim/generations answers it (the video object plus account and stages). */

@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readdressed } from '../src/core/idempotency.js';
+import { readdressed } from '../src/core/requests/idempotency.js';
 import { PROMPT, advance, bearer, createVideo, expectError, fastWith, makeSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;

@@ -7,7 +7,7 @@ import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { cdnUrlIn, defaultCdnUrl, mediaFileName, mediaIdOf, mediaUrl } from '../src/core/mediaPaths.js';
+import { cdnUrlIn, defaultCdnUrl, mediaFileName, mediaIdOf, mediaUrl } from '../src/core/generations/mediaPaths.js';
 import { createSimulator } from '../src/index.js';
 import { createMediaRouter, parseByteRange, type MediaCatalog } from '../src/http/media.js';
 import { loopClip, Mp4Error, parseClip } from '../src/media/mp4.js';

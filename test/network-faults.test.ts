@@ -8,7 +8,7 @@
 import FakeTimers from '@sinonjs/fake-timers';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gatewayPage } from '../src/core/network.js';
+import { gatewayPage } from '../src/core/faults/network.js';
 import { SimulatorControl, hostClockOf, type SimFaultRequest, type SimulatorControlApi } from '../src/index.js';
 import { PROMPT, expectError, fastWith, makeSim, queueFault } from './helpers.js';
 import { eventually, rawRequest, type RawExchange } from './rawHttp.js';

@@ -1,5 +1,5 @@
 /**
- * One home per network-fault kind: the descriptors of src/core/network.ts against every place that
+ * One home per network-fault kind: the descriptors of src/core/faults/network.ts against every place that
  * lists the kinds (openapi.yaml's enums and bounds, the scenario schema, the transcript's checks,
  * the dashboard's list) and the adapters' tables (the socket's, the page's). A new kind added to
  * the descriptors without its parts fails here; the adapters' tables are `Record<NetworkKind, ...>`,
@@ -24,8 +24,8 @@ import {
   type NetworkKind,
   type NetworkSpec,
   type WireSeen,
-} from '../src/core/network.js';
-import { SCENARIO_FILE_SCHEMA } from '../src/core/scenarioSchema.js';
+} from '../src/core/faults/network.js';
+import { SCENARIO_FILE_SCHEMA } from '../src/core/scenario/scenarioSchema.js';
 import { ON_SOCKET } from '../src/http/network.js';
 import { IN_PAGE } from '../src/msw/answers.js';
 import { checkRecordedRequest } from '../src/transcript/lineFormat.js';

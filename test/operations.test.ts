@@ -14,7 +14,7 @@ import { OPERATION_HANDLERS } from '../src/api/operations.js';
 import { OPERATIONS } from '../src/api/router.js';
 import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlCall } from '../src/client/endpoints.js';
 import { sendToEveryShard } from '../src/client/shards.js';
-import { SERVICE_ENDPOINTS } from '../src/core/clientReport.js';
+import { SERVICE_ENDPOINTS } from '../src/core/journal/clientReport.js';
 import { CONTROL_OPERATION_IDS, OPERATION_FACTS, OPERATION_IDS, SERVICE_OPERATION_IDS } from '../src/generated/operations.js';
 
 const ROOT = new URL('../', import.meta.url);

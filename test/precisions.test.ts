@@ -6,7 +6,7 @@
 import { connect } from 'node:net';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Scenario } from '../src/core/scenario.js';
+import type { Scenario } from '../src/core/scenario/scenario.js';
 import { loadScenario } from '../src/scenarios/load.js';
 import { PROMPT, bearer, createVideo, expectError, makeSim } from './helpers.js';
 

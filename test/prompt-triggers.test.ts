@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatReport } from '../src/commands/report.js';
-import { PROMPT_DIRECTIVES } from '../src/core/promptTriggers.js';
+import { PROMPT_DIRECTIVES } from '../src/core/faults/promptTriggers.js';
 import { compactStateFile } from '../src/persistence/compact.js';
 import { loadScenario } from '../src/scenarios/load.js';
 import { replayTranscript } from '../src/transcript/replay.js';

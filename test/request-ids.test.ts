@@ -1,9 +1,9 @@
 /**
- * The forms of request ids (`src/core/requestIds.ts`): the global form is the one whose number is
+ * The forms of request ids (`src/core/requests/requestIds.ts`): the global form is the one whose number is
  * read back (a state file's `{"ids":N}` and request lines), the account forms read back as none.
  */
 import { describe, expect, it } from 'vitest';
-import { accountControlRequestId, accountRequestId, globalIdNumber, globalRequestId } from '../src/core/requestIds.js';
+import { accountControlRequestId, accountRequestId, globalIdNumber, globalRequestId } from '../src/core/requests/requestIds.js';
 
 describe('request ids', () => {
   it('a global id is req_ and ten digits, and reads back as its number', () => {

@@ -9,8 +9,8 @@ import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 
-import type { Distribution } from '../src/core/distribution.js';
-import { BASE_SCENARIO, PROCESSING_STAGES, type Scenario } from '../src/core/scenario.js';
+import type { Distribution } from '../src/core/scenario/distribution.js';
+import { BASE_SCENARIO, PROCESSING_STAGES, type Scenario } from '../src/core/scenario/scenario.js';
 import {
   BUNDLED_SCENARIOS_DIR,
   ScenarioError,

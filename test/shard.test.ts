@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
-import { shardOfKey } from '../src/core/shard.js';
+import { shardOfKey } from '../src/core/accounts/shard.js';
 import { parseShard, ShardSpecError } from '../src/index.js';
 import { compactStateFile } from '../src/persistence/compact.js';
 import { StateRefusedError } from '../src/persistence/open.js';

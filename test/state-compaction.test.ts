@@ -14,7 +14,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ApiRequest } from '../src/api/handleRequest.js';
-import { isoTime } from '../src/core/clock.js';
+import { isoTime } from '../src/core/time/clock.js';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
 import type { StateStatus } from '../src/persistence/stateStore.js';
 import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';

@@ -18,7 +18,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isoTime } from '../src/core/clock.js';
+import { isoTime } from '../src/core/time/clock.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';
 import type { StateStatus } from '../src/persistence/stateStore.js';

@@ -1,5 +1,5 @@
 /** Reading a state file's text in tests: what it holds, its snapshot's rows apart from its request lines. */
-import type { StateRow } from '../src/core/simulatorState.js';
+import type { StateRow } from '../src/core/simulator/simulatorState.js';
 import { readStateRows, type StateEntry } from '../src/persistence/stateLines.js';
 import type { StateHeader } from '../src/persistence/header.js';
 import type { SingleLineSnapshot, Snapshot } from '../src/persistence/snapshot.js';

@@ -9,7 +9,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fail } from '../src/core/errors.js';
-import { shardOfKey } from '../src/core/shard.js';
+import { shardOfKey } from '../src/core/accounts/shard.js';
 import { createSimulator, SimulatorControl, VerificationError, type SimulatorHandle } from '../src/index.js';
 import { VALID_VIDEO, bearer, makeSim } from './helpers.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SimulatorControl, VerificationError, type SimulatorHandle } from '../src/index.js';
-import { KEPT_VALUE_CHARS } from '../src/core/keptBody.js';
+import { KEPT_VALUE_CHARS } from '../src/core/journal/keptBody.js';
 import { PROMPT, VALID_VIDEO, bearer, expectError, fastWith, makeSim } from './helpers.js';
 
 const KEY = 'sk_test_verify';

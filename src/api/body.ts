@@ -4,8 +4,8 @@
  */
 import { clip, fail, type SimError } from '../core/errors.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
-import type { PendingFingerprint } from '../core/journal.js';
-import { bodyIdentity, jsonIdentity } from '../core/sameRequest.js';
+import type { PendingFingerprint } from '../core/journal/journal.js';
+import { bodyIdentity, jsonIdentity } from '../core/requests/sameRequest.js';
 import type { RawBody } from './exchange.js';
 import { sha256Base64 } from '../runtime/digest.js';
 

@@ -5,8 +5,8 @@
  * use them without importing the request path.
  */
 import type { Readable } from 'node:stream';
-import type { JournalRecord } from '../core/journal.js';
-import type { AnswerLoss } from '../core/network.js';
+import type { JournalRecord } from '../core/journal/journal.js';
+import type { AnswerLoss } from '../core/faults/network.js';
 
 /** The raw body as the adapter read it: its bytes, none at all, or more than the limit. */
 export type RawBody = Buffer | null | 'too_large';

@@ -43,18 +43,18 @@
  *
  * (A CORS preflight is answered by the HTTP adapter before any of this, without a key.)
  */
-import type { Account } from '../core/account.js';
-import { MAX_API_KEY_LENGTH } from '../core/auth.js';
+import type { Account } from '../core/accounts/account.js';
+import { MAX_API_KEY_LENGTH } from '../core/accounts/auth.js';
 import { SimError, clip, errorObject, fail } from '../core/errors.js';
-import { wrongShard } from '../core/shard.js';
-import { keyedRequest, remember, replayFor } from '../core/idempotency.js';
-import { drawInjection } from '../core/injection.js';
-import { readPromptTrigger } from '../core/promptTriggers.js';
-import { hostCdnUrl } from '../core/mediaPaths.js';
-import { journalRecord } from '../core/journal.js';
-import { bodyBytesSent, type NetworkFault } from '../core/network.js';
-import { RATE_LIMIT_HEADERS, addUnspentHeaders, giveBackToken, spendToken } from '../core/rateLimit.js';
-import type { Simulator } from '../core/simulator.js';
+import { wrongShard } from '../core/accounts/shard.js';
+import { keyedRequest, remember, replayFor } from '../core/requests/idempotency.js';
+import { drawInjection } from '../core/faults/injection.js';
+import { readPromptTrigger } from '../core/faults/promptTriggers.js';
+import { hostCdnUrl } from '../core/generations/mediaPaths.js';
+import { journalRecord } from '../core/journal/journal.js';
+import { bodyBytesSent, type NetworkFault } from '../core/faults/network.js';
+import { RATE_LIMIT_HEADERS, addUnspentHeaders, giveBackToken, spendToken } from '../core/accounts/rateLimit.js';
+import type { Simulator } from '../core/simulator/simulator.js';
 import { digest } from './body.js';
 import { JSON_TYPE } from '../jsonType.js';
 import { checkRequest } from './requestCheck.js';

@@ -7,19 +7,19 @@
  * create, its fan-out over shards...) is declared once, in its `x-sim-operation` in openapi.yaml,
  * and read from `OPERATION_FACTS` there.
  */
-import type { Account } from '../core/account.js';
-import { clientReport } from '../core/clientReport.js';
-import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerations, failGeneration, finishGeneration } from '../core/generationControl.js';
+import type { Account } from '../core/accounts/account.js';
+import { clientReport } from '../core/journal/clientReport.js';
+import { advanceGeneration, cancelGeneration, controlGeneration, controlGenerations, failGeneration, finishGeneration } from '../core/generations/generationControl.js';
 import { clip, fail } from '../core/errors.js';
-import { stageFailureCodes, type ForcedOutcome } from '../core/fate.js';
-import { isMediaPattern, type FaultRequest } from '../core/faults.js';
-import { createImage, type CreateImageInput } from '../core/images.js';
-import { MEDIA_ROOT } from '../core/mediaPaths.js';
-import { PIPELINE, type VideoStatus } from '../core/pipeline.js';
-import { CompiledPattern, RequestWait, verifyCount, verifySequence, type RequestPattern, type VerifyTimes } from '../core/requestPattern.js';
-import { wrongShard } from '../core/shard.js';
-import type { Simulator } from '../core/simulator.js';
-import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/videos.js';
+import { stageFailureCodes, type ForcedOutcome } from '../core/generations/fate.js';
+import { isMediaPattern, type FaultRequest } from '../core/faults/faults.js';
+import { createImage, type CreateImageInput } from '../core/generations/images.js';
+import { MEDIA_ROOT } from '../core/generations/mediaPaths.js';
+import { PIPELINE, type VideoStatus } from '../core/generations/pipeline.js';
+import { CompiledPattern, RequestWait, verifyCount, verifySequence, type RequestPattern, type VerifyTimes } from '../core/journal/requestPattern.js';
+import { wrongShard } from '../core/accounts/shard.js';
+import type { Simulator } from '../core/simulator/simulator.js';
+import { cancelVideo, createVideo, getVideo, listVideos, type CreateVideoInput } from '../core/generations/videos.js';
 import type { OperationId } from '../generated/operations.js';
 import type { operations } from '../generated/openapi-types.js';
 import { REQUEST_DEFAULTS } from '../generated/request-defaults.js';

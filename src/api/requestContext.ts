@@ -3,14 +3,14 @@
  * checks after them, the operation and the journal; with the shapes the checks and last steps of
  * a surface share (handleRequest.ts puts them in order).
  */
-import type { Account } from '../core/account.js';
+import type { Account } from '../core/accounts/account.js';
 import { SimError, fail } from '../core/errors.js';
-import type { ForcedOutcome } from '../core/fate.js';
-import type { KeyedRequest } from '../core/idempotency.js';
-import type { HandledRequest, PendingFingerprint } from '../core/journal.js';
-import { NO_KEPT_BODY, keptBody, type KeptBody } from '../core/keptBody.js';
-import type { NetworkFault } from '../core/network.js';
-import type { Simulator } from '../core/simulator.js';
+import type { ForcedOutcome } from '../core/generations/fate.js';
+import type { KeyedRequest } from '../core/requests/idempotency.js';
+import type { HandledRequest, PendingFingerprint } from '../core/journal/journal.js';
+import { NO_KEPT_BODY, keptBody, type KeptBody } from '../core/journal/keptBody.js';
+import type { NetworkFault } from '../core/faults/network.js';
+import type { Simulator } from '../core/simulator/simulator.js';
 import { OPERATION_FACTS, type OperationFacts } from '../generated/operations.js';
 import { JSON_TYPE } from '../jsonType.js';
 import { digest, journalFingerprint, readJsonBody } from './body.js';

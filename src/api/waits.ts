@@ -8,7 +8,7 @@
  * The time-outs run on the host clock its owner injects (the server's, the page's handlers', a
  * test's), `systemClock` by default.
  */
-import type { Simulator } from '../core/simulator.js';
+import type { Simulator } from '../core/simulator/simulator.js';
 import { systemClock, type HostClock, type HostTimer } from '../hostClock.js';
 import type { ApiAnswer, HeldWait } from './exchange.js';
 

@@ -239,7 +239,7 @@ function nearest(entries: SimJournalEntry[]): SimJournalEntry[] {
     .map(({ e }) => e);
 }
 
-// The same words as one simulator's verification (src/core/requestPattern.ts); a test holds them together.
+// The same words as one simulator's verification (src/core/journal/requestPattern.ts); a test holds them together.
 
 function countVerdict(times: VerifyTimes, count: number, dropped: number): { verified: boolean; dropMatters: boolean } {
   if ('at_least' in times) return { verified: count >= times.at_least, dropMatters: false };

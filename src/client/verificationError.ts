@@ -52,7 +52,7 @@ export class VerificationError extends Error {
 
 const BRAND = Symbol.for('video-service-sim.VerificationError');
 
-/** What a verification's `times` expects, in words: "at least 2 requests", "no request" (the words of src/core/requestPattern.ts). */
+/** What a verification's `times` expects, in words: "at least 2 requests", "no request" (the words of src/core/journal/requestPattern.ts). */
 export function expectedInWords(times: { exactly: number } | { at_least: number } | { at_most: number }): string {
   const requests = (n: number): string => (n === 1 ? 'request' : 'requests');
   if ('exactly' in times) return `exactly ${times.exactly} ${requests(times.exactly)}`;

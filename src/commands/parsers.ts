@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { hostname } from 'node:os';
-import { parseShard, ShardSpecError, type ShardSpec } from '../core/shard.js';
+import { parseShard, ShardSpecError, type ShardSpec } from '../core/accounts/shard.js';
 import { isHttpUrl } from '../hostNames.js';
 import { parseControlOrigins } from '../http/accessGuard.js';
 
@@ -49,7 +49,7 @@ export function originList(value: string): string[] {
   }
 }
 
-/** `I/N`, or `auto/N` with I from this host's name (`sim-2` is 2): a shard of N (see core/shard.ts). */
+/** `I/N`, or `auto/N` with I from this host's name (`sim-2` is 2): a shard of N (see src/core/accounts/shard.ts). */
 export function shard(value: string): ShardSpec {
   try {
     return parseShard(value, hostname(), null);

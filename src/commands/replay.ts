@@ -4,7 +4,7 @@
  * (or the target cannot be used).
  */
 import { Option, type Command } from 'commander';
-import type { Scenario } from '../core/scenario.js';
+import type { Scenario } from '../core/scenario/scenario.js';
 import { ScenarioError, bundledScenarioNames, loadScenario, scenarioFromValue } from '../scenarios/load.js';
 import { url } from './parsers.js';
 import { formatReport, type ReplayReport } from '../transcript/compare.js';

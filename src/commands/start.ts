@@ -10,14 +10,14 @@ import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { systemClock } from '../hostClock.js';
 import { hostInUrl } from '../hostNames.js';
-import { defaultCdnUrl } from '../core/mediaPaths.js';
+import { defaultCdnUrl } from '../core/generations/mediaPaths.js';
 import { TranscriptFileError } from '../transcript/file.js';
 import { StateRefusedError } from '../persistence/open.js';
 import { keepServingWhenOutputCloses } from './closedOutput.js';
 import { controlAccess, openControlWarning, type ControlAccess } from './access.js';
 import { applyHeapPolicy, DEFAULT_HEAP_GROWING_PERCENT } from './heapPolicy.js';
 import { EXIT_USAGE, hostList, integer, originList, positiveNumber, shard, url } from './parsers.js';
-import type { ShardSpec } from '../core/shard.js';
+import type { ShardSpec } from '../core/accounts/shard.js';
 
 interface StartOptions {
   port: number;

@@ -4,7 +4,7 @@
  *
  * - `/v1/*` goes to the shard of the Bearer key, and a control call that names an account
  *   (`/_sim/...?api_key=`) to the shard of that key: nginx's `split_clients` over the key, which
- *   every shard computes too (`shardOfKey`, src/core/shard.ts) and refuses a key that is not its
+ *   every shard computes too (`shardOfKey`, src/core/accounts/shard.ts) and refuses a key that is not its
  *   own (421 `wrong_shard`). So nginx must read exactly the key the shards read, from the same
  *   bytes: the Bearer credential as `bearerCredential` reads it (spaces and tabs around it left
  *   out), and an `api_key` only when it is written as it is read (no percent-encoding, no `+`,
@@ -26,8 +26,8 @@
  */
 import { CONTROL_ROOT, shardPrefix } from '../client/endpoints.js';
 import { fail, type ErrorCode } from '../core/errors.js';
-import { BASE_SCENARIO } from '../core/scenario.js';
-import { MAX_SHARDS, shardShares } from '../core/shard.js';
+import { BASE_SCENARIO } from '../core/scenario/scenario.js';
+import { MAX_SHARDS, shardShares } from '../core/accounts/shard.js';
 import { KEEP_ALIVE_TIMEOUT_MS } from '../http/server.js';
 import { hostInUrl } from '../hostNames.js';
 import { JSON_TYPE } from '../jsonType.js';

@@ -24,7 +24,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIPv6 } from 'node:net';
-import { bearerCredential } from '../core/auth.js';
+import { bearerCredential } from '../core/accounts/auth.js';
 import { fail, type ErrorCode } from '../core/errors.js';
 import { isLoopbackHostName } from '../hostNames.js';
 import { sendError } from './errorAnswers.js';

@@ -6,8 +6,8 @@
  * handler too. A server made by `createAppServer` calls the API handler without the app.
  */
 import type { Express } from 'express';
-import { MEDIA_ROOT } from '../core/mediaPaths.js';
-import type { Simulator } from '../core/simulator.js';
+import { MEDIA_ROOT } from '../core/generations/mediaPaths.js';
+import type { Simulator } from '../core/simulator/simulator.js';
 import type { Api } from './jsonHandler.js';
 import { isApiPath, pathOf } from './paths.js';
 import { createDashboardRouter } from './dashboard.js';

@@ -1,5 +1,5 @@
 /**
- * Network faults on the socket: the core decides which (`src/core/network.ts`, one descriptor per
+ * Network faults on the socket: the core decides which (`src/core/faults/network.ts`, one descriptor per
  * kind), this carries it out on a response whose status and headers are set and whose body is
  * known, each kind by its entry in `ON_SOCKET`.
  *
@@ -16,7 +16,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { bodyBytesSent, gatewayPage, holdsConnection, type NetworkFault, type NetworkKind } from '../core/network.js';
+import { bodyBytesSent, gatewayPage, holdsConnection, type NetworkFault, type NetworkKind } from '../core/faults/network.js';
 import type { HostClock, HostTimer } from '../hostClock.js';
 
 /** What carrying out a fault needs beside the response. */

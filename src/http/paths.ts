@@ -4,7 +4,7 @@
  * (jsonHandler.ts) and the error answers made outside it (errorAnswers.ts) all ask here.
  */
 import { CONTROL_ROOT, controlPath, isControlPath } from '../client/endpoints.js';
-import { MEDIA_ROOT } from '../core/mediaPaths.js';
+import { MEDIA_ROOT } from '../core/generations/mediaPaths.js';
 
 /** The path of a request target, without its query string. */
 export function pathOf(url: string | undefined = '/'): string {

@@ -1,6 +1,6 @@
 /**
  * The media files, as plain answers: what a request for a file under the CDN address (`MEDIA_ROOT`)
- * gets, in the forms `src/core/mediaPaths.ts` gives, with no framework, so that the server
+ * gets, in the forms `src/core/generations/mediaPaths.ts` gives, with no framework, so that the server
  * (`src/http/media.ts`) and a page's handlers (`src/msw/`) answer the same bytes and headers:
  *
  *   GET|HEAD a video's file      the committed clip for the video's resolution, looped to its duration
@@ -24,7 +24,7 @@ import QuickLRU from 'quick-lru';
 import parseRange from 'range-parser';
 
 import { SimError } from '../core/errors.js';
-import { MEDIA_FILES, MEDIA_ROOT, mediaFileName, mediaFilePath, mediaIdOf, mediaUrlForms, type MediaKind } from '../core/mediaPaths.js';
+import { MEDIA_FILES, MEDIA_ROOT, mediaFileName, mediaFilePath, mediaIdOf, mediaUrlForms, type MediaKind } from '../core/generations/mediaPaths.js';
 import { JSON_TYPE } from '../jsonType.js';
 import { clipBytes, type ClipResolution } from '../runtime/clips.js';
 import { sha256Base64Url } from '../runtime/digest.js';

@@ -12,7 +12,7 @@
 import CRC32 from 'crc-32';
 import { zlibSync } from 'fflate';
 import { fnv1a32 } from '../core/hash.js';
-import type { AspectRatio } from '../core/image.js';
+import type { AspectRatio } from '../core/generations/image.js';
 
 export type { AspectRatio };
 

@@ -13,9 +13,9 @@
 import { HttpResponse } from 'msw';
 import type { ApiAnswer } from '../api/exchange.js';
 import { fail } from '../core/errors.js';
-import { gatewayPage, holdsConnection, type NetworkFault, type NetworkKind } from '../core/network.js';
-import type { QueuedFault } from '../core/faults.js';
-import { RATE_LIMIT_HEADERS } from '../core/rateLimit.js';
+import { gatewayPage, holdsConnection, type NetworkFault, type NetworkKind } from '../core/faults/network.js';
+import type { QueuedFault } from '../core/faults/faults.js';
+import { RATE_LIMIT_HEADERS } from '../core/accounts/rateLimit.js';
 import { JSON_TYPE } from '../jsonType.js';
 import type { MediaAnswer } from '../media/files.js';
 import type { HostClock } from '../hostClock.js';

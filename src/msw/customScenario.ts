@@ -4,7 +4,7 @@
  * only for such a scenario: it brings the YAML parser and the scenario validator.
  */
 import { isAlias, isCollection, isPair, LineCounter, parseDocument } from 'yaml';
-import type { Scenario } from '../core/scenario.js';
+import type { Scenario } from '../core/scenario/scenario.js';
 import { ScenarioError, scenarioFromSource } from '../scenarios/resolve.js';
 import { bundledScenarios, type ScenarioOption } from './scenarios.js';
 

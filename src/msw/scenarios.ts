@@ -5,7 +5,7 @@
  */
 import bundled from 'video-service-sim-bundled-scenarios';
 import { closestMatch } from '../closestMatch.js';
-import type { Scenario } from '../core/scenario.js';
+import type { Scenario } from '../core/scenario/scenario.js';
 
 /** A bundled scenario's name, a scenario as a value (a scenario file's contents), or a scenario file's YAML text. */
 export type ScenarioOption = string | Record<string, unknown>;

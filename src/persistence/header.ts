@@ -4,8 +4,8 @@
  * says. A module of its own so that the snapshot (snapshot.ts) and the file's lines (stateLines.ts)
  * both build on it.
  */
-import type { ClockMode } from '../core/clock.js';
-import type { RunHeader } from '../core/openSimulator.js';
+import type { ClockMode } from '../core/time/clock.js';
+import type { RunHeader } from '../core/simulator/openSimulator.js';
 import { JsonLinesError } from '../jsonLine.js';
 
 export const STATE_FORMAT = 1;

@@ -9,9 +9,9 @@
 import { constants } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import stableStringify from 'safe-stable-stringify';
-import type { ClockMode } from '../core/clock.js';
-import type { Scenario } from '../core/scenario.js';
-import { sameShard, shardInWords, type ShardSpec } from '../core/shard.js';
+import type { ClockMode } from '../core/time/clock.js';
+import type { Scenario } from '../core/scenario/scenario.js';
+import { sameShard, shardInWords, type ShardSpec } from '../core/accounts/shard.js';
 import { refuseIfHeld } from '../fileLock.js';
 import { ScenarioError, scenarioFromValue } from '../scenarios/load.js';
 import { fileRows, RowTooLongError } from '../fileRows.js';

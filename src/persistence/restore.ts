@@ -24,16 +24,16 @@
  * (`Simulator.readdressStoredAnswers`), without a second pass.
  */
 import { handleRequest, requestPathDeps } from '../api/handleRequest.js';
-import { openSimulator } from '../core/openSimulator.js';
-import type { Scenario } from '../core/scenario.js';
-import type { Simulator } from '../core/simulator.js';
-import type { StateRow } from '../core/simulatorState.js';
+import { openSimulator } from '../core/simulator/openSimulator.js';
+import type { Scenario } from '../core/scenario/scenario.js';
+import type { Simulator } from '../core/simulator/simulator.js';
+import type { StateRow } from '../core/simulator/simulatorState.js';
 import { RowTooLongError } from '../fileRows.js';
 import type { HostClock } from '../hostClock.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { describeRecordedNetwork, recordedNetwork, recordedRequest, recordedStatus, replayedOnSocket } from '../transcript/lineFormat.js';
 import { clip } from '../core/errors.js';
-import { globalIdNumber } from '../core/requestIds.js';
+import { globalIdNumber } from '../core/requests/requestIds.js';
 import { formatStateHeader, StateFormatError, type StateHeader } from './header.js';
 import { openStateFile, refusedFormat, type AskedState, type OpenedStateFile } from './open.js';
 import type { StateLine } from './stateLines.js';

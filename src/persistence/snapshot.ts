@@ -22,9 +22,9 @@
  * Format 1, the single line `{"snapshot":{"format":1,...,"state":{...the whole state...}}}` of
  * earlier versions, is still read.
  */
-import { isoTime } from '../core/clock.js';
-import type { Simulator } from '../core/simulator.js';
-import type { CoreState, StateCapture, StateHead, StateRow } from '../core/simulatorState.js';
+import { isoTime } from '../core/time/clock.js';
+import type { Simulator } from '../core/simulator/simulator.js';
+import type { CoreState, StateCapture, StateHead, StateRow } from '../core/simulator/simulatorState.js';
 import { SIMULATOR_VERSION } from '../version.js';
 import { STATE_FORMAT, StateFormatError, formatStateHeader, type StateHeader } from './header.js';
 

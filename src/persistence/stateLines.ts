@@ -29,9 +29,9 @@
  * (`SNAPSHOT_FORMAT`).
  */
 import type { Exchange } from '../api/exchange.js';
-import { isoTime } from '../core/clock.js';
+import { isoTime } from '../core/time/clock.js';
 import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, checkRecordedShard, formatStatusAndNetwork, type RecordedRequest } from '../transcript/lineFormat.js';
-import type { StateRow } from '../core/simulatorState.js';
+import type { StateRow } from '../core/simulator/simulatorState.js';
 import { SINGLE_LINE_SNAPSHOT_FORMAT, SNAPSHOT_END, parseSnapshot, parseSnapshotEnd, parseSnapshotRow, type SingleLineSnapshot, type Snapshot } from './snapshot.js';
 import { parseJsonObject } from '../jsonLine.js';
 import { STATE_FORMAT, StateFormatError, type StateHeader } from './header.js';

@@ -26,12 +26,12 @@
 import { closeSync, createReadStream, fstatSync, ftruncateSync, openSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Exchange, StreamedBody } from '../api/exchange.js';
-import { isoTime, type VirtualClock } from '../core/clock.js';
-import type { Simulator } from '../core/simulator.js';
+import { isoTime, type VirtualClock } from '../core/time/clock.js';
+import type { Simulator } from '../core/simulator/simulator.js';
 import { LockFileWriteError, acquireFileLock, resolvedFile, type FileLock } from '../fileLock.js';
 import { every, systemClock, type HostClock, type HostTimer } from '../hostClock.js';
 import { cutFile, readFileBytes, writeRows } from '../fileRows.js';
-import { globalIdNumber } from '../core/requestIds.js';
+import { globalIdNumber } from '../core/requests/requestIds.js';
 import { Compactor, compactedBody, type CompactedFile, type Compaction } from './compaction.js';
 import { removeStaleTemporaryFiles, replaceFile } from './replaceFile.js';
 import { formatIds, formatMediaFaultTaken, formatStateLine, type MediaFaultTaken } from './stateLines.js';

@@ -20,7 +20,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { ScenarioFile } from '../core/scenario.js';
+import type { ScenarioFile } from '../core/scenario/scenario.js';
 import type { Yaml } from './resolve.js';
 
 /** Written in by scripts/build-node.mjs: a hash of what the bundle was built from. */

@@ -6,7 +6,7 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readdirSync, 
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closestMatch } from '../closestMatch.js';
-import { BASE_SCENARIO, mergeScenario, type Scenario, type ScenarioFile } from '../core/scenario.js';
+import { BASE_SCENARIO, mergeScenario, type Scenario, type ScenarioFile } from '../core/scenario/scenario.js';
 import { cachedScenarioFile, keepScenarioFile, yamlParser } from './fileReading.js';
 import { parseScenarioText, rangeProblems, ScenarioError, schemaProblems, type FileProblem } from './resolve.js';
 

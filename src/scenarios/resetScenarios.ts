@@ -8,7 +8,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { closestMatch } from '../closestMatch.js';
-import type { Scenario } from '../core/scenario.js';
+import type { Scenario } from '../core/scenario/scenario.js';
 import { bundledScenarioNames, fileInside, loadScenario } from './load.js';
 
 export interface ResetScenarioSources {

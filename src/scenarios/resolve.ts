@@ -9,9 +9,9 @@ import type * as YamlModule from 'yaml';
 /** What is read of the `yaml` module (its namespace, or its default export). */
 export type Yaml = Pick<typeof YamlModule, 'LineCounter' | 'parseDocument' | 'isAlias' | 'isCollection' | 'isPair'>;
 import { ERROR_CATALOGUE, ERROR_CODES } from '../core/errors.js';
-import { FAILABLE_STAGES } from '../core/pipeline.js';
-import { BASE_SCENARIO, mergeScenario, type Scenario, type ScenarioFile } from '../core/scenario.js';
-import { checkScenario } from '../core/scenarioChecks.js';
+import { FAILABLE_STAGES } from '../core/generations/pipeline.js';
+import { BASE_SCENARIO, mergeScenario, type Scenario, type ScenarioFile } from '../core/scenario/scenario.js';
+import { checkScenario } from '../core/scenario/scenarioChecks.js';
 import { aliasProblem, MAX_ALIAS_VALUES } from './aliases.js';
 import { describeSchemaErrors, describeYamlError, formatProblems, yamlProblem } from './problems.js';
 import { scenarioFileValidator } from './schemaValidator.js';

@@ -8,7 +8,7 @@ import type { ErrorObject } from 'ajv';
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { SCENARIO_FILE_SCHEMA } from '../core/scenarioSchema.js';
+import { SCENARIO_FILE_SCHEMA } from '../core/scenario/scenarioSchema.js';
 
 export interface SchemaValidator {
   (data: unknown): boolean;

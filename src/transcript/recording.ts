@@ -4,8 +4,8 @@
  */
 import { Readable } from 'node:stream';
 import type { Exchange, StreamedBody } from '../api/exchange.js';
-import { isoTime } from '../core/clock.js';
-import type { Simulator } from '../core/simulator.js';
+import { isoTime } from '../core/time/clock.js';
+import type { Simulator } from '../core/simulator/simulator.js';
 import { FileLockedError, LockFileWriteError, acquireFileLock, refuseIfHeld, type FileLock } from '../fileLock.js';
 import type { HostClock } from '../hostClock.js';
 import { SIMULATOR_VERSION } from '../version.js';

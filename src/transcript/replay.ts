@@ -9,8 +9,8 @@
  * only on an account's own sequence of requests and its virtual time, so the answers are the same.
  */
 import { handleRequest, requestPathDeps } from '../api/handleRequest.js';
-import { openSimulator } from '../core/openSimulator.js';
-import type { Scenario } from '../core/scenario.js';
+import { openSimulator } from '../core/simulator/openSimulator.js';
+import type { Scenario } from '../core/scenario/scenario.js';
 import { listBundledScenarios } from '../scenarios/load.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
 import { recordedNetwork, recordedRequest, recordedStatus, replayedOnSocket, sentBody, type TranscriptLine, type TranscriptReading } from './lineFormat.js';

@@ -29,9 +29,9 @@ import { OPERATION_FACTS, type OperationFacts } from '../generated/operations.js
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import { sleep, systemClock } from '../hostClock.js';
 import { controlCall, controlPath, isControlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/endpoints.js';
-import { cdnUrlIn, defaultCdnUrl } from '../core/mediaPaths.js';
-import type { Scenario } from '../core/scenario.js';
-import { NETWORK, isNetworkKind, recognisedKind, seenFieldsOnWire, type NetworkKind, type NetworkPhase } from '../core/network.js';
+import { cdnUrlIn, defaultCdnUrl } from '../core/generations/mediaPaths.js';
+import type { Scenario } from '../core/scenario/scenario.js';
+import { NETWORK, isNetworkKind, recognisedKind, seenFieldsOnWire, type NetworkKind, type NetworkPhase } from '../core/faults/network.js';
 import { compareAnswer, emptyReport, type ReplayReport } from './compare.js';
 import { sentBody, type RecordedNetwork, type TranscriptHeader, type TranscriptLine, type TranscriptReading } from './lineFormat.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { NETWORK, NETWORK_KINDS } from '../../src/core/network.js';
+import { NETWORK, NETWORK_KINDS } from '../../src/core/faults/network.js';
 import { createSimulator } from '../../src/index.js';
 import { openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure, createVideoAt, openGeneration } from './chromium.js';
 

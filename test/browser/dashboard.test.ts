@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { controlGenerations } from '../../src/core/generationControl.js';
+import { controlGenerations } from '../../src/core/generations/generationControl.js';
 import { createSimulator } from '../../src/index.js';
 import { launchChromium } from './chromium.js';
 

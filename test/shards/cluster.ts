@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { shardOfKey } from '../../src/core/shard.js';
+import { shardOfKey } from '../../src/core/accounts/shard.js';
 import { freePort } from '../processes.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));

@@ -10,7 +10,7 @@
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shardOfKey } from '../../src/core/shard.js';
+import { shardOfKey } from '../../src/core/accounts/shard.js';
 import { CONTROL, TOKEN, keyOfShard, keysOnEveryShard, shardHealths, startCluster, startSim, type Cluster, type Sim } from './cluster.js';
 
 const ARGS = ['--scenario', 'fast', '--clock', 'manual'];
