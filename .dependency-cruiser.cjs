@@ -86,6 +86,13 @@ module.exports = {
       from: { path: '^src/', pathNot: pathOf([...LAYERS.flatMap((l) => l.folders), ...GENERATED]) },
       to: {},
     },
+    {
+      name: 'core: shared modules',
+      comment: "the modules at src/core/'s top (the error catalogue, random streams, hash, paging, path patterns) are used by every concept of the core and import none of its folders (docs/architecture.md, \"The core's folders\")",
+      severity: 'error',
+      from: { path: '^src/core/[^/]+$' },
+      to: { path: '^src/core/[^/]+/' },
+    },
     { name: 'core: no Node built-in', comment: `the core: ${NO_NODE}`, severity: 'error', from: { path: '^src/core/' }, to: { dependencyTypes: ['core'] } },
     { name: 'MSW adapter: no Node built-in', comment: `the MSW adapter: ${NO_NODE}`, severity: 'error', from: { path: '^src/msw/' }, to: { dependencyTypes: ['core'] } },
     { name: 'browser twin: no Node built-in', comment: `a .browser.ts twin: ${NO_NODE}`, severity: 'error', from: { path: '[.]browser[.]ts$' }, to: { dependencyTypes: ['core'] } },
