@@ -7,24 +7,20 @@
  * the file restores the same state after it failed and after it succeeded. And the snapshot's rows:
  * a capture is the state as it was when taken, whatever happens after.
  */
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApiRequest } from '../src/api/handleRequest.js';
 import { isoTime } from '../src/core/time/clock.js';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
 import type { StateStatus } from '../src/persistence/stateStore.js';
 import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';
 import { PROMPT, fastWith } from './helpers.js';
-import { parseStateText } from './stateFiles.js';
+import { parseStateText, tempStateFiles } from './stateFiles.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sim-state-compaction-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const stateFile = (): string => join(dir, `state-${++files}.jsonl`);
+const { dir, stateFile } = tempStateFiles('sim-state-compaction-');
 
 const START = 1_790_000_000_000;
 

@@ -5,20 +5,17 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, copyFileSync, existsSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator } from '../src/index.js';
 import { ROW_KINDS } from '../src/persistence/snapshot.js';
 import { PROMPT } from './helpers.js';
+import { tempStateFiles } from './stateFiles.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'sim-state-test-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const stateFile = (): string => join(dir, `state-${++files}.jsonl`);
+const { dir, stateFile } = tempStateFiles('sim-state-test-');
 
 const KEY = 'sk_test_state';
 /** Fixed addresses: bodies that name media are the same whatever port a run listens on. */

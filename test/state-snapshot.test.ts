@@ -4,23 +4,19 @@
  * same answers to the requests that follow); compaction past the bound; GET /_sim/state with and
  * without --state; snapshots refused.
  */
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { get as httpGet, type IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
 import { compactStateFile } from '../src/persistence/compact.js';
-import { parseStateText } from './stateFiles.js';
+import { parseStateText, tempStateFiles } from './stateFiles.js';
 import { StateRefusedError } from '../src/persistence/open.js';
 import { COMPACT_MIN_TAIL_BYTES } from '../src/persistence/compaction.js';
 import { PROMPT, fastWith, makeSim as makeCheckedSim } from './helpers.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sim-state-snapshot-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const stateFile = (): string => join(dir, `state-${++files}.jsonl`);
+const { dir, stateFile } = tempStateFiles('sim-state-snapshot-');
 
 /** The host's clock, fixed: the journal keeps it, and two simulators compared must read the same. */
 const WALL = 1_790_000_000_000;

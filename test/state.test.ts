@@ -2,21 +2,17 @@
  * Durable state in-process (`createSimulator({ state })`): what the file holds and when it is
  * written, health and the download, the in-process control calls kept like HTTP ones, refusals.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compactStateFile } from '../src/persistence/compact.js';
 import { readStateRows } from '../src/persistence/stateLines.js';
 import { StateRefusedError } from '../src/persistence/open.js';
-import { parseStateText } from './stateFiles.js';
+import { parseStateText, tempStateFiles } from './stateFiles.js';
 import { VALID_IMAGE, VALID_VIDEO, bearer, createVideo, getVideo, makeSim } from './helpers.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sim-state-inprocess-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const stateFile = (): string => join(dir, `state-${++files}.jsonl`);
+const { dir, stateFile } = tempStateFiles('sim-state-inprocess-');
 const methodsIn = (file: string): string[] =>
   parseStateText(readFileSync(file, 'utf8')).entries.flatMap((e) => ('line' in e ? [`${e.line.method} ${e.line.path}`] : []));
 
