@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { VALID_IMAGE, bearer, createVideo, expectError, listVideos, makeSim, withFreshSim } from './helpers.js';
+import { VALID_IMAGE, bearer, createVideo, expectError, listVideos, makeSim, postFault, queueFault, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -13,10 +13,8 @@ withFreshSim((fresh) => (sim = fresh));
 
 // ---------------------------------------------------------------------------------------------------
 describe('POST /_sim/faults and injected faults', () => {
-  const queueFault = (target: Sim, body: Record<string, unknown>) => request(target.app).post('/_sim/faults').send(body);
-
   it('a 500 fault on POST /v1/videos makes the next create 500 api_error/internal_error, and the one after succeed', async () => {
-    const queued = await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 500 });
+    const queued = await postFault(sim, { path: '/v1/videos', method: 'POST', status: 500 });
     expect(queued.status).toBe(200);
     expect(queued.body).toEqual({ queued: 1 });
     const first = await createVideo(sim);
@@ -48,7 +46,7 @@ describe('POST /_sim/faults and injected faults', () => {
   });
 
   it('times: 2 hits the next two matching requests, then stops', async () => {
-    const queued = await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 500, times: 2 });
+    const queued = await postFault(sim, { path: '/v1/videos', method: 'POST', status: 500, times: 2 });
     expect(queued.body).toEqual({ queued: 2 });
     expect((await createVideo(sim)).status).toBe(500);
     expect((await createVideo(sim)).status).toBe(500);
@@ -104,49 +102,49 @@ describe('POST /_sim/faults and injected faults', () => {
   });
 
   it('a fault body with status 418 is 400 invalid_parameter param status', async () => {
-    const res = await queueFault(sim, { path: '/v1/videos', status: 418 });
+    const res = await postFault(sim, { path: '/v1/videos', status: 418 });
     expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'status');
   });
 
   it("a fault body with code 'nope' is 400 invalid_parameter param code", async () => {
-    const res = await queueFault(sim, { path: '/v1/videos', status: 500, code: 'nope' });
+    const res = await postFault(sim, { path: '/v1/videos', status: 500, code: 'nope' });
     expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'code');
   });
 
   it('a fault body whose type does not match the status is 400 invalid_parameter param type', async () => {
-    const res = await queueFault(sim, { path: '/v1/videos', status: 500, type: 'invalid_request_error' });
+    const res = await postFault(sim, { path: '/v1/videos', status: 500, type: 'invalid_request_error' });
     expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'type');
   });
 
   it('a fault body whose code does not match the status is 400', async () => {
-    const res = await queueFault(sim, { path: '/v1/videos', status: 500, code: 'missing_parameter' });
+    const res = await postFault(sim, { path: '/v1/videos', status: 500, code: 'missing_parameter' });
     expect(res.status).toBe(400);
     expect(res.body.error.type).toBe('invalid_request_error');
     expect(res.body.error.code).toBe('invalid_parameter');
   });
 
   it('a fault body without path is 400 missing_parameter param path', async () => {
-    const res = await queueFault(sim, { status: 500 });
+    const res = await postFault(sim, { status: 500 });
     expectError(res, 400, 'invalid_request_error', 'missing_parameter', 'path');
   });
 
   it('a fault body with an unknown field is 400 unknown_parameter', async () => {
-    const res = await queueFault(sim, { path: '/v1/videos', status: 500, bogus: 1 });
+    const res = await postFault(sim, { path: '/v1/videos', status: 500, bogus: 1 });
     expectError(res, 400, 'invalid_request_error', 'unknown_parameter', 'bogus');
   });
 
   it('a path that matches no route is quoted back at most 100 characters long, as every client value is', async () => {
     const path = `/v1/${'x'.repeat(190)}`;
-    const res = await queueFault(sim, { path, status: 500 });
+    const res = await postFault(sim, { path, status: 500 });
     const error = expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'path');
     const quoted = /^'([^']*)'/.exec(error.message as string)?.[1] as string;
     expect(quoted).toBe(`${path.slice(0, 100)}…`);
   });
 
   it('a rejected fault body queues nothing', async () => {
-    await queueFault(sim, { path: '/v1/videos', status: 418 });
-    await queueFault(sim, { path: '/v1/videos', status: 500, code: 'nope' });
-    await queueFault(sim, { path: '/v1/videos', status: 500, type: 'invalid_request_error' });
+    await postFault(sim, { path: '/v1/videos', status: 418 });
+    await postFault(sim, { path: '/v1/videos', status: 500, code: 'nope' });
+    await postFault(sim, { path: '/v1/videos', status: 500, type: 'invalid_request_error' });
     expect((await listVideos(sim)).status).toBe(200);
     expect((await createVideo(sim)).status).toBe(200);
   });

@@ -233,9 +233,14 @@ export async function createMany(sim: SimulatorHandle, n: number, body: Record<s
   return ids;
 }
 
+/** POST /_sim/faults with `body`, its answer unchecked (for the bodies it refuses). */
+export function postFault(sim: SimulatorHandle, body: Record<string, unknown>) {
+  return request(sim.app).post('/_sim/faults').send(body);
+}
+
 /** Queues a fault through POST /_sim/faults, which must answer 200; returns the shots now queued. */
 export async function queueFault(sim: SimulatorHandle, body: Record<string, unknown>): Promise<number> {
-  const res = await request(sim.app).post('/_sim/faults').send(body);
+  const res = await postFault(sim, body);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.queued as number;
 }
