@@ -11,7 +11,7 @@ import { OPERATIONS } from '../src/api/router.js';
 import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlPath } from '../src/client/endpoints.js';
 import { DASHBOARD_NETWORK_FAULTS } from '../src/http/dashboard.js';
 import { SimulatorControl, SimulatorControlError, type SimulatorControlApi } from '../src/index.js';
-import { PROMPT, bearer, expectNoInternalErrors, makeSim } from './helpers.js';
+import { createMany, createVideo, expectNoInternalErrors, makeSim } from './helpers.js';
 
 const KEY = 'sk_test_client';
 const BASE = 'http://sim.test';
@@ -34,12 +34,6 @@ async function setUp(kind: 'http' | 'in-process', options: Parameters<typeof mak
   return { sim, control: new SimulatorControl({ baseUrl: `http://127.0.0.1:${sim.port}` }) };
 }
 
-async function createVideo(sim: Sim): Promise<string> {
-  const res = await request(sim.app).post('/v1/videos').set(bearer(KEY)).send({ model: 'video-3.2', prompt: PROMPT });
-  expect(res.status).toBe(200);
-  return res.body.id as string;
-}
-
 /** What a call threw, as `[status, code]`. */
 async function refusal(call: () => unknown): Promise<[number, string | undefined]> {
   try {
@@ -57,7 +51,7 @@ async function script(kind: 'http' | 'in-process'): Promise<unknown[]> {
   const { sim, control } = await setUp(kind);
   const seen: unknown[] = [];
   seen.push(await control.health());
-  const [first, second, third] = [await createVideo(sim), await createVideo(sim), await createVideo(sim)];
+  const [first, second, third] = (await createMany(sim, 3, {}, KEY)) as [string, string, string];
   seen.push(await control.generations.list({ apiKey: KEY, limit: 2 }));
   seen.push(await control.generations.advance(first));
   seen.push(await refusal(() => control.generations.fail(first, 'output_rejected')));
@@ -73,7 +67,7 @@ async function script(kind: 'http' | 'in-process'): Promise<unknown[]> {
   seen.push(await control.clock.get());
   seen.push(await control.faults.queue({ path: '/v1/videos', method: 'POST', status: 429, api_key: KEY }));
   seen.push(await control.faults.list());
-  const faulted = await request(sim.app).post('/v1/videos').set(bearer(KEY)).send({ model: 'video-3.2', prompt: PROMPT });
+  const faulted = await createVideo(sim, {}, KEY);
   seen.push(faulted.status);
   seen.push(await control.faults.queue({ path: '/v1/videos', status: 500, times: 2 }));
   seen.push(await control.faults.clear(KEY));
@@ -114,7 +108,7 @@ describe('SimulatorControl and the in-process control methods', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sim-client-'));
     try {
       const { sim, control } = await setUp(kind, { record: join(dir, 'run.jsonl') });
-      const id = await createVideo(sim);
+      const [id] = (await createMany(sim, 1, {}, KEY)) as [string];
       await control.clock.advance(0.5);
       await control.generations.finish(id);
       const lines = (await control.transcript()).trim().split('\n').map((l) => JSON.parse(l) as { method?: string; path?: string });
