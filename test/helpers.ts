@@ -1,5 +1,6 @@
 /**
- * Shared test helpers: an in-process simulator on the manual clock, and supertest shorthands.
+ * Shared test helpers: an in-process simulator on the manual clock, supertest shorthands, and
+ * their twins over fetch for a simulator that listens (a process, or one started in-process).
  */
 import request from 'supertest';
 import { afterEach, beforeEach, expect } from 'vitest';
@@ -103,6 +104,48 @@ export function answerInProcess(
     body: options.body === undefined ? null : Buffer.from(JSON.stringify(options.body)),
   });
   return { status: answer.status, headers: answer.headers, body: answer.body === '' ? undefined : JSON.parse(answer.body) };
+}
+
+/** What `call` answers: the body's text, and its JSON (undefined when the text is not JSON). */
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+/**
+ * One request over fetch to the simulator at `baseUrl`: `body` sent as JSON, `raw` as it is (either
+ * with Content-Type: application/json unless `headers` name one). For tests that need a real socket.
+ */
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; raw?: string; idempotencyKey?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<HttpAnswer> {
+  const headers = new Headers(options.headers);
+  if (options.key !== undefined) headers.set('authorization', `Bearer ${options.key}`);
+  if (options.idempotencyKey !== undefined) headers.set('idempotency-key', options.idempotencyKey);
+  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  const signal = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body, signal });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** `createVideo` over HTTP to the simulator at `baseUrl`, which must answer 200. */
+export async function createVideoAt(baseUrl: string, body: Record<string, unknown> = {}, key = 'sk_test_alice', idempotencyKey?: string): Promise<HttpAnswer> {
+  const answer = await call(baseUrl, 'POST', '/v1/videos', { key, body: { ...VALID_VIDEO, ...body }, idempotencyKey });
+  expect(answer.status, `create for ${key}: ${answer.text}`).toBe(200);
+  return answer;
 }
 
 /** GET /v1/videos with a raw query string (`?limit=1`, or '' for none). */
@@ -243,6 +286,13 @@ export async function queueFault(sim: SimulatorHandle, body: Record<string, unkn
   const res = await postFault(sim, body);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.queued as number;
+}
+
+/** `queueFault` over HTTP to the simulator at `baseUrl`: POST /_sim/faults must answer 200. */
+export async function queueFaultAt(baseUrl: string, body: Record<string, unknown>): Promise<HttpAnswer> {
+  const answer = await call(baseUrl, 'POST', '/_sim/faults', { body });
+  expect(answer.status, answer.text).toBe(200);
+  return answer;
 }
 
 /** The journal (GET /_sim/requests), of one account with `key`, oldest first. */

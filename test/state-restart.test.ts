@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator } from '../src/index.js';
 import { ROW_KINDS } from '../src/persistence/snapshot.js';
-import { PROMPT } from './helpers.js';
+import { PROMPT, VALID_VIDEO, call, createVideoAt, queueFaultAt } from './helpers.js';
 import { tempStateFiles } from './stateFiles.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -85,43 +85,23 @@ function runCli(args: string[]): Promise<{ status: number | null; stdout: string
   });
 }
 
-async function call(
-  sim: Pick<Running, 'url'>,
-  method: string,
-  path: string,
-  options: { key?: string; body?: unknown; idempotencyKey?: string } = {},
-): Promise<{ status: number; body: string; headers: Headers }> {
-  const headers: Record<string, string> = {};
-  if (options.key) headers.authorization = `Bearer ${options.key}`;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
-  const res = await fetch(`${sim.url}${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  return { status: res.status, body: await res.text(), headers: res.headers };
-}
-
-const createVideo = (sim: Running, key = KEY, idempotencyKey?: string) =>
-  call(sim, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT }, idempotencyKey });
-const idOf = (answer: { body: string }): string => (JSON.parse(answer.body) as { id: string }).id;
-const advance = (sim: Running, seconds: number) => call(sim, 'POST', '/_sim/clock/advance', { body: { seconds } });
+const idOf = (answer: { text: string }): string => (JSON.parse(answer.text) as { id: string }).id;
+const advance = (sim: Running, seconds: number) => call(sim.url, 'POST', '/_sim/clock/advance', { body: { seconds } });
 
 describe('sim --state FILE, manual clock', () => {
   it('restarts where it stopped: the same GET bodies, a new id for the next create, a stored Idempotency-Key replayed', async () => {
     const file = stateFile();
     const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
     expect(first.stdout).toContain(`state: ${file} (new)`);
-    const keyed = await createVideo(first, KEY, 'create-once');
-    const other = await createVideo(first);
+    const keyed = await createVideoAt(first.url, {}, KEY, 'create-once');
+    const other = await createVideoAt(first.url, {}, KEY);
     await advance(first, 4);
-    const image = await call(first, 'POST', '/v1/images', { key: KEY, body: { prompt: PROMPT } });
+    const image = await call(first.url, 'POST', '/v1/images', { key: KEY, body: { prompt: PROMPT } });
     const before = {
-      list: (await call(first, 'GET', '/v1/videos', { key: KEY })).body,
-      one: (await call(first, 'GET', `/v1/videos/${idOf(keyed)}`, { key: KEY })).body,
-      generations: (await call(first, 'GET', '/_sim/generations')).body,
-      clock: (await call(first, 'GET', `/_sim/clock?api_key=${KEY}`)).body,
+      list: (await call(first.url, 'GET', '/v1/videos', { key: KEY })).text,
+      one: (await call(first.url, 'GET', `/v1/videos/${idOf(keyed)}`, { key: KEY })).text,
+      generations: (await call(first.url, 'GET', '/_sim/generations')).text,
+      clock: (await call(first.url, 'GET', `/_sim/clock?api_key=${KEY}`)).text,
     };
     await first.stop();
 
@@ -130,20 +110,20 @@ describe('sim --state FILE, manual clock', () => {
     expect(second.stdout).toContain('(scenario fast, seed 42, clock manual)');
     expect(second.stdout).toMatch(new RegExp(`state: ${file} \\(\\d+ requests restored\\)`));
     expect({
-      list: (await call(second, 'GET', '/v1/videos', { key: KEY })).body,
-      one: (await call(second, 'GET', `/v1/videos/${idOf(keyed)}`, { key: KEY })).body,
-      generations: (await call(second, 'GET', '/_sim/generations')).body,
-      clock: (await call(second, 'GET', `/_sim/clock?api_key=${KEY}`)).body,
+      list: (await call(second.url, 'GET', '/v1/videos', { key: KEY })).text,
+      one: (await call(second.url, 'GET', `/v1/videos/${idOf(keyed)}`, { key: KEY })).text,
+      generations: (await call(second.url, 'GET', '/_sim/generations')).text,
+      clock: (await call(second.url, 'GET', `/_sim/clock?api_key=${KEY}`)).text,
     }).toEqual(before);
 
-    const replayed = await createVideo(second, KEY, 'create-once');
+    const replayed = await createVideoAt(second.url, {}, KEY, 'create-once');
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
-    expect(replayed.body).toBe(keyed.body);
-    const next = await createVideo(second);
+    expect(replayed.text).toBe(keyed.text);
+    const next = await createVideoAt(second.url, {}, KEY);
     expect(next.status).toBe(200);
     expect([idOf(keyed), idOf(other), idOf(image)]).not.toContain(idOf(next));
     // The image survives too, and its media file is served.
-    expect((await call(second, 'GET', `/cdn/images/${idOf(image)}.png`)).status).toBe(200);
+    expect((await call(second.url, 'GET', `/cdn/images/${idOf(image)}.png`)).status).toBe(200);
     await second.stop();
   });
 
@@ -151,15 +131,15 @@ describe('sim --state FILE, manual clock', () => {
     const file = stateFile();
     const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
     await advance(first, 1);
-    for (let i = 0; i < 3; i++) await call(first, 'GET', '/_sim/health');
-    const lastBefore = (await call(first, 'GET', '/_sim/health')).headers.get('x-request-id');
-    const createdBefore = (await createVideo(first)).headers.get('x-request-id');
+    for (let i = 0; i < 3; i++) await call(first.url, 'GET', '/_sim/health');
+    const lastBefore = (await call(first.url, 'GET', '/_sim/health')).headers.get('x-request-id');
+    const createdBefore = (await createVideoAt(first.url, {}, KEY)).headers.get('x-request-id');
     await first.stop();
 
     const second = await startCli(['--state', file]);
     expect(lastBefore).toBe('req_0000000005');
-    expect((await call(second, 'GET', '/_sim/health')).headers.get('x-request-id')).toBe('req_0000000006');
-    const createdAfter = (await createVideo(second)).headers.get('x-request-id');
+    expect((await call(second.url, 'GET', '/_sim/health')).headers.get('x-request-id')).toBe('req_0000000006');
+    const createdAfter = (await createVideoAt(second.url, {}, KEY)).headers.get('x-request-id');
     expect(createdBefore).toMatch(/_000001$/);
     expect(createdAfter).toBe(createdBefore?.replace(/_000001$/, '_000002'));
     await second.stop();
@@ -210,7 +190,7 @@ describe('sim --state FILE after kill -9', () => {
     const worker = async (n: number): Promise<void> => {
       while (!stopped) {
         try {
-          const answer = await createVideo(first, `sk_test_burst${n}`);
+          const answer = await call(first.url, 'POST', '/v1/videos', { key: `sk_test_burst${n}`, body: VALID_VIDEO });
           if (answer.status === 200) received.push(`${n} ${idOf(answer)}`);
         } catch {
           return; // the process is gone
@@ -226,7 +206,7 @@ describe('sim --state FILE after kill -9', () => {
     const second = await startCli(['--state', file, ...BASE]);
     for (const entry of received) {
       const [n, id] = entry.split(' ') as [string, string];
-      expect((await call(second, 'GET', `/v1/videos/${id}`, { key: `sk_test_burst${n}` })).status, entry).toBe(200);
+      expect((await call(second.url, 'GET', `/v1/videos/${id}`, { key: `sk_test_burst${n}` })).status, entry).toBe(200);
     }
     await second.stop();
   });
@@ -234,15 +214,15 @@ describe('sim --state FILE after kill -9', () => {
   it('drops a torn last line with a warning, and restores the rest', async () => {
     const file = stateFile();
     const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
-    const created = await createVideo(first);
+    const created = await createVideoAt(first.url, {}, KEY);
     await first.stop();
     const lines = readFileSync(file, 'utf8').split('\n').length - 1;
     appendFileSync(file, '{"seq":9,"now":"2026-01-01T00:00:00.000Z","at":null,"wall":17');
 
     const second = await startCli(['--state', file, ...BASE]);
     expect(second.stderr()).toContain(`state: ${file}: line ${lines + 1} was cut short (the simulator was stopped while writing it): dropped`);
-    expect((await call(second, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).status).toBe(200);
-    await createVideo(second);
+    expect((await call(second.url, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).status).toBe(200);
+    await createVideoAt(second.url, {}, KEY);
     await second.stop();
     // The file was cut back to whole lines before the next one was written.
     const text = readFileSync(file, 'utf8');
@@ -256,19 +236,19 @@ describe('a state file handed over', () => {
   it('restores the same state in a simulator on another port, from a copy, while the first still runs', async () => {
     const file = stateFile();
     const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
-    const created = await createVideo(first);
+    const created = await createVideoAt(first.url, {}, KEY);
     await advance(first, 2);
-    const download = await call(first, 'GET', '/_sim/state');
+    const download = await call(first.url, 'GET', '/_sim/state');
     expect(download.headers.get('content-disposition')).toBe('attachment; filename="state.jsonl"');
-    expectCompacted(download.body);
+    expectCompacted(download.text);
     const copy = join(dir, 'copied.jsonl');
-    writeFileSync(copy, download.body);
-    const before = (await call(first, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).body;
+    writeFileSync(copy, download.text);
+    const before = (await call(first.url, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).text;
 
     const second = await startCli(['--state', copy]);
     expect(second.url).not.toBe(first.url);
     const port = (url: string) => new URL(url).port;
-    const after = (await call(second, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).body;
+    const after = (await call(second.url, 'GET', `/v1/videos/${idOf(created)}`, { key: KEY })).text;
     expect(after).toBe(before.replaceAll(`localhost:${port(first.url)}`, `localhost:${port(second.url)}`));
     await Promise.all([first.stop(), second.stop()]);
   });
@@ -276,7 +256,7 @@ describe('a state file handed over', () => {
   it('refuses a file of another seed: exit 2, saying which and what to do', async () => {
     const file = stateFile();
     const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
-    await createVideo(first);
+    await createVideoAt(first.url, {}, KEY);
     await first.stop();
     const refused = await runCli(['--port', '0', '--seed', '7', '--state', file]);
     expect(refused.status).toBe(2);
@@ -301,7 +281,7 @@ describe('a state file handed over', () => {
   it("restores a copy of a stopped simulator's file (the lock stays with the original)", async () => {
     const file = stateFile();
     const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
-    await createVideo(first);
+    await createVideoAt(first.url, {}, KEY);
     await first.stop();
     const copy = join(dir, 'copied-stopped.jsonl');
     copyFileSync(file, copy);
@@ -315,23 +295,23 @@ describe('resets and the state file', () => {
   it('a global reset empties it (a new run); a per-account reset is kept', async () => {
     const file = stateFile();
     const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
-    const kept = await createVideo(first, 'sk_test_kept');
-    const dropped = await createVideo(first, 'sk_test_dropped');
-    expect((await call(first, 'POST', '/_sim/reset', { body: { api_key: 'sk_test_dropped' } })).status).toBe(200);
+    const kept = await createVideoAt(first.url, {}, 'sk_test_kept');
+    const dropped = await createVideoAt(first.url, {}, 'sk_test_dropped');
+    expect((await call(first.url, 'POST', '/_sim/reset', { body: { api_key: 'sk_test_dropped' } })).status).toBe(200);
     await first.stop();
 
     const second = await startCli(['--state', file, ...BASE]);
-    expect((await call(second, 'GET', `/v1/videos/${idOf(kept)}`, { key: 'sk_test_kept' })).status).toBe(200);
-    expect((await call(second, 'GET', `/v1/videos/${idOf(dropped)}`, { key: 'sk_test_dropped' })).status).toBe(404);
-    expect((await call(second, 'POST', '/_sim/reset', { body: {} })).status).toBe(200);
-    const health = JSON.parse((await call(second, 'GET', '/_sim/health')).body) as { state: { lines: number } };
+    expect((await call(second.url, 'GET', `/v1/videos/${idOf(kept)}`, { key: 'sk_test_kept' })).status).toBe(200);
+    expect((await call(second.url, 'GET', `/v1/videos/${idOf(dropped)}`, { key: 'sk_test_dropped' })).status).toBe(404);
+    expect((await call(second.url, 'POST', '/_sim/reset', { body: {} })).status).toBe(200);
+    const health = JSON.parse((await call(second.url, 'GET', '/_sim/health')).text) as { state: { lines: number } };
     expect(health.state.lines).toBe(0);
     expect(readFileSync(file, 'utf8').trimEnd().split('\n')).toHaveLength(1);
     await second.stop();
 
     const third = await startCli(['--state', file, ...BASE]);
     expect(third.stdout).toContain(`state: ${file} (0 requests restored)`);
-    expect((await call(third, 'GET', `/v1/videos/${idOf(kept)}`, { key: 'sk_test_kept' })).status).toBe(404);
+    expect((await call(third.url, 'GET', `/v1/videos/${idOf(kept)}`, { key: 'sk_test_kept' })).status).toBe(404);
     await third.stop();
   });
 });
@@ -339,14 +319,14 @@ describe('resets and the state file', () => {
 /** Every read a client or a test makes of the state, as answered (addresses fixed by BASE). */
 async function readsOf(sim: Pick<Running, 'url'>, ids: string[]): Promise<Record<string, string>> {
   const out: Record<string, string> = {
-    list: (await call(sim, 'GET', '/v1/videos?limit=100', { key: KEY })).body,
-    generations: (await call(sim, 'GET', '/_sim/generations?limit=100')).body,
-    journal: (await call(sim, 'GET', '/_sim/requests?limit=1000')).body,
-    report: (await call(sim, 'GET', `/_sim/report?api_key=${KEY}`)).body,
-    faults: (await call(sim, 'GET', '/_sim/faults')).body,
-    clock: (await call(sim, 'GET', `/_sim/clock?api_key=${KEY}`)).body,
+    list: (await call(sim.url, 'GET', '/v1/videos?limit=100', { key: KEY })).text,
+    generations: (await call(sim.url, 'GET', '/_sim/generations?limit=100')).text,
+    journal: (await call(sim.url, 'GET', '/_sim/requests?limit=1000')).text,
+    report: (await call(sim.url, 'GET', `/_sim/report?api_key=${KEY}`)).text,
+    faults: (await call(sim.url, 'GET', '/_sim/faults')).text,
+    clock: (await call(sim.url, 'GET', `/_sim/clock?api_key=${KEY}`)).text,
   };
-  for (const id of ids) out[id] = (await call(sim, 'GET', `/v1/videos/${id}`, { key: KEY })).body;
+  for (const id of ids) out[id] = (await call(sim.url, 'GET', `/v1/videos/${id}`, { key: KEY })).text;
   return out;
 }
 
@@ -365,16 +345,16 @@ async function readsRestoredFrom(file: string, ids: string[]): Promise<Record<st
 }
 
 /** A state with a bit of everything: creates (one under a key), an image, polls, an advance, a queued fault. */
-async function someState(sim: Running): Promise<{ keyed: { body: string }; ids: string[] }> {
-  const keyed = await createVideo(sim, KEY, 'create-once');
+async function someState(sim: Running): Promise<{ keyed: { text: string }; ids: string[] }> {
+  const keyed = await createVideoAt(sim.url, {}, KEY, 'create-once');
   const ids = [idOf(keyed)];
   for (let i = 0; i < 5; i++) {
-    ids.push(idOf(await createVideo(sim)));
-    await call(sim, 'GET', `/v1/videos/${ids[i]}`, { key: KEY });
+    ids.push(idOf(await createVideoAt(sim.url, {}, KEY)));
+    await call(sim.url, 'GET', `/v1/videos/${ids[i]}`, { key: KEY });
   }
-  await call(sim, 'POST', '/v1/images', { key: KEY, body: { prompt: PROMPT }, idempotencyKey: 'image-once' });
+  await call(sim.url, 'POST', '/v1/images', { key: KEY, body: { prompt: PROMPT }, idempotencyKey: 'image-once' });
   await advance(sim, 3);
-  await call(sim, 'POST', '/_sim/faults', { body: { path: '/v1/videos', method: 'POST', api_key: KEY, status: 500 } });
+  await queueFaultAt(sim.url, { path: '/v1/videos', method: 'POST', api_key: KEY, status: 500 });
   return { keyed, ids };
 }
 
@@ -391,7 +371,7 @@ describe('sim state compact FILE', () => {
     const file = stateFile();
     const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file, ...BASE]);
     const { keyed, ids } = await someState(first);
-    for (let i = 0; i < 200; i++) await call(first, 'GET', `/v1/videos/${ids[0]}`, { key: KEY });
+    for (let i = 0; i < 200; i++) await call(first.url, 'GET', `/v1/videos/${ids[0]}`, { key: KEY });
     // (On demand it is written whatever its size: here, 214 requests and their 214 journal entries.)
     await first.stop();
     const logged = readFileSync(file, 'utf8');
@@ -411,18 +391,18 @@ describe('sim state compact FILE', () => {
 
     const second = await startCli(['--state', file, ...BASE]);
     expect(second.stdout).toContain(`state: ${file} (214 requests restored)`);
-    const health = JSON.parse((await call(second, 'GET', '/_sim/health')).body) as { state: { compacted_at: string; lines: number } };
+    const health = JSON.parse((await call(second.url, 'GET', '/_sim/health')).text) as { state: { compacted_at: string; lines: number } };
     expect(health.state.lines).toBe(0);
     // Stamped while `sim state compact` ran, on its host clock (a second either way: that clock and this process's Date need not agree to the millisecond).
     expect(Date.parse(health.state.compacted_at)).toBeGreaterThanOrEqual(compactStarted - 1000);
     expect(Date.parse(health.state.compacted_at)).toBeLessThanOrEqual(compactEnded + 1000);
     expect(await readsOf(second, ids)).toEqual(before);
     // The queued fault is still there; then a stored key replays, and the next create gets a new id.
-    expect((await createVideo(second)).status).toBe(500);
-    const replayed = await createVideo(second, KEY, 'create-once');
+    expect((await call(second.url, 'POST', '/v1/videos', { key: KEY, body: VALID_VIDEO })).status).toBe(500);
+    const replayed = await createVideoAt(second.url, {}, KEY, 'create-once');
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
-    expect(replayed.body).toBe(keyed.body);
-    const next = await createVideo(second);
+    expect(replayed.text).toBe(keyed.text);
+    const next = await createVideoAt(second.url, {}, KEY);
     expect(ids).not.toContain(idOf(next));
     await second.stop();
   });
@@ -448,7 +428,7 @@ describe('sim state compact FILE', () => {
   it('refuses a file a running simulator holds (exit 1, naming its pid) and one it cannot read (exit 2)', async () => {
     const file = stateFile();
     const running = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
-    await createVideo(running);
+    await createVideoAt(running.url, {}, KEY);
     const held = await runCli(['state', 'compact', file]);
     expect(held.status).toBe(1);
     expect(held.stderr).toContain(`sim: cannot compact: ${file} is held by another running simulator (pid ${running.child.pid}`);
@@ -470,7 +450,7 @@ describe('sim state compact FILE', () => {
   it('leaves a snapshot of a format this version does not read to the version that wrote it: exit 2, saying what to do', async () => {
     const file = stateFile();
     const first = await startCli(['--scenario', 'fast', '--clock', 'manual', '--state', file]);
-    await createVideo(first);
+    await createVideoAt(first.url, {}, KEY);
     await first.stop();
     expect((await runCli(['state', 'compact', file])).status).toBe(0);
     writeFileSync(file, readFileSync(file, 'utf8').replace('{"snapshot":{"format":2,"version":"0.1.0"', '{"snapshot":{"format":3,"version":"0.9.0"'));

@@ -19,7 +19,7 @@ import type { TranscriptLine } from '../src/transcript/lineFormat.js';
 import { parseTranscript, type Transcript } from './transcripts.js';
 import { replayTranscript } from '../src/transcript/replay.js';
 import { replayAgainstTarget } from '../src/transcript/replayTarget.js';
-import { PROMPT, expectError, makeSim } from './helpers.js';
+import { PROMPT, call, expectError, makeSim } from './helpers.js';
 import { CLI, runCli } from './processes.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -34,29 +34,6 @@ function readTranscript(file: string): Transcript {
 
 function replay(transcript: Transcript) {
   return replayTranscript(transcript, { loadScenario: (name) => loadScenario(name) });
-}
-
-/** fetch with JSON in and text out. */
-async function call(
-  url: string,
-  method: string,
-  path: string,
-  options: { key?: string; body?: unknown; raw?: string; idempotencyKey?: string } = {},
-): Promise<{ status: number; text: string; json: any; headers: Headers }> {
-  const headers: Record<string, string> = {};
-  if (options.key) headers.authorization = `Bearer ${options.key}`;
-  if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
-  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${url}${path}`, { method, headers, body });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json, headers: res.headers };
 }
 
 describe('a request in realtime mode', () => {
