@@ -18,6 +18,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { call } from '../helpers.js';
 import { CLI } from '../processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sim-state-large-'));
@@ -70,15 +71,6 @@ async function stop(sim: Running): Promise<number | null> {
   return exited;
 }
 
-async function call(sim: Running, method: string, path: string, options: { key?: string; body?: string; idem?: string } = {}) {
-  const headers: Record<string, string> = {};
-  if (options.key) headers.authorization = `Bearer ${options.key}`;
-  if (options.idem) headers['idempotency-key'] = options.idem;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${sim.url}${path}`, { method, headers, body: options.body });
-  return { status: res.status, body: await res.text() };
-}
-
 interface StateHealth {
   bytes: number;
   lines: number;
@@ -86,7 +78,7 @@ interface StateHealth {
   compacting?: true;
   compaction_failed?: string;
 }
-const stateOf = async (sim: Running): Promise<StateHealth> => (JSON.parse((await call(sim, 'GET', '/_sim/health')).body) as { state: StateHealth }).state;
+const stateOf = async (sim: Running): Promise<StateHealth> => (JSON.parse((await call(sim.url, 'GET', '/_sim/health')).text) as { state: StateHealth }).state;
 
 /** The CPU time a process has used (user and system, all its threads), from /proc (Linux; clock ticks of 10 ms). */
 function cpuSeconds(pid: number): number {
@@ -131,7 +123,7 @@ describe('a state file past the longest string', () => {
     const target = Math.ceil(SNAPSHOT_BYTES / perCreate);
     const createOne = async (i: number): Promise<void> => {
       const body = JSON.stringify({ model: 'video-3.2', prompt: text4000(String(i)), negative_prompt: negative });
-      const answer = await call(first, 'POST', '/v1/videos', { key: `sk_test_large${i % ACCOUNTS}`, body, idem: `create-${i}` });
+      const answer = await call(first.url, 'POST', '/v1/videos', { key: `sk_test_large${i % ACCOUNTS}`, raw: body, idempotencyKey: `create-${i}` });
       expect(answer.status).toBe(200);
     };
     const madeAt = performance.now();
@@ -149,7 +141,7 @@ describe('a state file past the longest string', () => {
     const earlier = (await stateOf(first)).compacted_at;
     const junk = 'x'.repeat(2 ** 20 - 64);
     for (let i = 0; (await stateOf(first)).compacting === undefined; i++) {
-      expect((await call(first, 'POST', '/v1/videos', { key: 'sk_test_large0', body: junk })).status).toBe(400);
+      expect((await call(first.url, 'POST', '/v1/videos', { key: 'sk_test_large0', raw: junk })).status).toBe(400);
       expect(i).toBeLessThan(3000);
     }
     const compactingAt = performance.now();
@@ -157,7 +149,7 @@ describe('a state file past the longest string', () => {
     let state = await stateOf(first);
     for (let j = 0; state.compacting; j++) {
       const sent = performance.now();
-      const polled = await call(first, 'GET', '/v1/videos?limit=1', { key: `sk_test_large${j % ACCOUNTS}` });
+      const polled = await call(first.url, 'GET', '/v1/videos?limit=1', { key: `sk_test_large${j % ACCOUNTS}` });
       latencies.push(performance.now() - sent);
       expect(polled.status).toBe(200);
       if (j % 10 === 0) state = await stateOf(first);
@@ -176,13 +168,20 @@ describe('a state file past the longest string', () => {
     const maxLatency = latencies.at(-1) ?? 0;
     expect(maxLatency).toBeLessThan(LIVENESS_MS);
 
-    const id = (JSON.parse((await call(first, 'GET', '/v1/videos?limit=1', { key: 'sk_test_large3' })).body) as { data: { id: string }[] }).data[0]?.id;
-    const reads = async (sim: Running) => ({
-      video: await call(sim, 'GET', `/v1/videos/${id}`, { key: 'sk_test_large3' }),
-      list: await call(sim, 'GET', '/v1/videos?limit=100', { key: 'sk_test_large7' }),
-      generations: await call(sim, 'GET', '/_sim/generations?limit=100'),
-      journal: await call(sim, 'GET', '/_sim/requests?limit=50&api_key=sk_test_large5'),
-    });
+    const id = (JSON.parse((await call(first.url, 'GET', '/v1/videos?limit=1', { key: 'sk_test_large3' })).text) as { data: { id: string }[] }).data[0]?.id;
+    // Status and body of each read (not their headers: a date, a request id).
+    const reads = async (sim: Running) => {
+      const read = async (path: string, key?: string) => {
+        const { status, text } = await call(sim.url, 'GET', path, { key });
+        return { status, text };
+      };
+      return {
+        video: await read(`/v1/videos/${id}`, 'sk_test_large3'),
+        list: await read('/v1/videos?limit=100', 'sk_test_large7'),
+        generations: await read('/_sim/generations?limit=100'),
+        journal: await read('/_sim/requests?limit=50&api_key=sk_test_large5'),
+      };
+    };
     const before = await reads(first);
     expect(await stop(first)).toBe(0);
 
@@ -193,13 +192,13 @@ describe('a state file past the longest string', () => {
     const restoredCpu = cpuSeconds(second.child.pid as number);
     expect(second.stdout()).toMatch(/requests restored/);
     expect(await reads(second)).toEqual(before);
-    const replayed = await call(second, 'POST', '/v1/videos', {
+    const replayed = await call(second.url, 'POST', '/v1/videos', {
       key: `sk_test_large${7 % ACCOUNTS}`,
-      body: JSON.stringify({ model: 'video-3.2', prompt: text4000('7'), negative_prompt: negative }),
-      idem: 'create-7',
+      body: { model: 'video-3.2', prompt: text4000('7'), negative_prompt: negative },
+      idempotencyKey: 'create-7',
     });
     expect(replayed.status).toBe(200);
-    expect(JSON.parse(replayed.body)).toMatchObject({ prompt: text4000('7') });
+    expect(JSON.parse(replayed.text)).toMatchObject({ prompt: text4000('7') });
     expect(await stop(second)).toBe(0);
 
     process.stdout.write(
