@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../../src/index.js';
+import { call, queueFaultAt, type HttpAnswer } from '../helpers.js';
 import { freePort } from '../processes.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -90,28 +91,24 @@ interface Answer {
   violations: Array<{ location: string[]; severity: string; code: string | number; message: string }>;
 }
 
-async function call(
+/**
+ * A request through one of the proxies (key sk_test_contract unless told; null: none), its answer
+ * as `prismAnswer` reads it.
+ */
+async function throughPrism(
   via: Prism,
   method: string,
   path: string,
-  options: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  options: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
 ): Promise<Answer> {
-  const headers: Record<string, string> = { ...options.headers };
-  const key = options.key === undefined ? 'sk_test_contract' : options.key;
-  if (key !== null) headers.Authorization = `Bearer ${key}`;
-  let body: string | undefined = options.rawBody;
-  if (options.body !== undefined) body = JSON.stringify(options.body);
-  if (body !== undefined && !headers['Content-Type']) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`${via.url}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // keep the text
-  }
-  const header = res.headers.get('sl-violations');
-  return { status: res.status, body: parsed, headers: res.headers, violations: header ? JSON.parse(header) : [] };
+  const key = options.key === undefined ? 'sk_test_contract' : (options.key ?? undefined);
+  return prismAnswer(await call(via.url, method, path, { ...options, key, timeoutMs: 30_000 }));
+}
+
+/** An answer through a proxy: the body parsed when it is JSON (its text otherwise), and the violations Prism reports in sl-violations. */
+function prismAnswer(a: HttpAnswer): Answer {
+  const header = a.headers.get('sl-violations');
+  return { status: a.status, body: a.json === undefined ? a.text : a.json, headers: a.headers, violations: header ? JSON.parse(header) : [] };
 }
 
 /** Through the strict proxy: the simulator's own answer, not one made by Prism, and no violation. */
@@ -149,9 +146,9 @@ async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void>
   while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 }
 
-async function queueFault(fault: Record<string, unknown>): Promise<void> {
-  const a = await call(strict, 'POST', '/_sim/faults', { key: null, body: fault });
-  expectClean(a, 200, 'queue a fault');
+/** Queues a fault through the strict proxy: the simulator's 200, and no violation. */
+async function queueFaultThroughPrism(fault: Record<string, unknown>): Promise<void> {
+  expectClean(prismAnswer(await queueFaultAt(strict.url, fault)), 200, 'queue a fault');
 }
 
 beforeAll(async () => {
@@ -180,7 +177,7 @@ afterAll(async () => {
 
 describe('Prism catches a response that breaks the contract (so that "no violation" means something)', () => {
   it('answers 500 with the response violations when the upstream is wrong', async () => {
-    const a = await call(canary, 'GET', '/_sim/health', { key: null });
+    const a = await throughPrism(canary, 'GET', '/_sim/health', { key: null });
     expect(a.status).toBe(500);
     expect(a.headers.get('content-type')).toMatch(/problem\+json/);
     expect(JSON.stringify(a.body)).toMatch(/VIOLATIONS/);
@@ -192,11 +189,11 @@ describe('Prism catches a response that breaks the contract (so that "no violati
   });
 
   it('with --errors, refuses a request that breaks the contract instead of forwarding it', async () => {
-    const a = await call(strict, 'POST', '/v1/videos', { key: 'sk_test_contract_refused', body: { model: 'video-3.2' } });
+    const a = await throughPrism(strict, 'POST', '/v1/videos', { key: 'sk_test_contract_refused', body: { model: 'video-3.2' } });
     expect(a.status).toBe(422);
     expect(a.headers.get('content-type')).toMatch(/problem\+json/);
     // The simulator never saw it:
-    const seen = await call(strict, 'GET', '/_sim/requests?api_key=sk_test_contract_refused', { key: null });
+    const seen = await throughPrism(strict, 'GET', '/_sim/requests?api_key=sk_test_contract_refused', { key: null });
     expectClean(seen, 200);
     expect(seen.body.data).toEqual([]);
   });
@@ -208,18 +205,18 @@ describe('every /v1 endpoint through prism proxy --errors', () => {
 
   it('creates a video (and replays it with the same Idempotency-Key)', async () => {
     const body = { model: 'video-3.2', prompt: PROMPT, negative_prompt: null, resolution: '1080p', duration_seconds: 8 };
-    const a = await call(strict, 'POST', '/v1/videos', { key, body, headers: { 'Idempotency-Key': 'contract-1' } });
+    const a = await throughPrism(strict, 'POST', '/v1/videos', { key, body, headers: { 'Idempotency-Key': 'contract-1' } });
     expectClean(a, 200, 'create');
     expect(a.body).toMatchObject({ object: 'video', status: 'queued', model: 'video-3.2' });
     for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(a.headers.get(h)).toMatch(/^\d+$/);
     first = a.body.id;
 
-    const replay = await call(strict, 'POST', '/v1/videos', { key, body, headers: { 'Idempotency-Key': 'contract-1' } });
+    const replay = await throughPrism(strict, 'POST', '/v1/videos', { key, body, headers: { 'Idempotency-Key': 'contract-1' } });
     expectClean(replay, 200, 'replay');
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body.id).toBe(first);
 
-    const reused = await call(strict, 'POST', '/v1/videos', {
+    const reused = await throughPrism(strict, 'POST', '/v1/videos', {
       key,
       body: { ...body, prompt: 'Another prompt entirely.' },
       headers: { 'Idempotency-Key': 'contract-1' },
@@ -229,11 +226,11 @@ describe('every /v1 endpoint through prism proxy --errors', () => {
 
   it('retrieves it, and follows it through every status to succeeded (clock advanced in-process)', async () => {
     const seen: string[] = [];
-    let video = (await call(strict, 'GET', `/v1/videos/${first}`, { key })).body;
+    let video = (await throughPrism(strict, 'GET', `/v1/videos/${first}`, { key })).body;
     for (let i = 0; i < 100 && !['succeeded', 'failed', 'canceled'].includes(video.status); i++) {
       if (seen.at(-1) !== video.status) seen.push(video.status);
       sim.clock.advance(0.25);
-      const a = await call(strict, 'GET', `/v1/videos/${first}`, { key });
+      const a = await throughPrism(strict, 'GET', `/v1/videos/${first}`, { key });
       expectClean(a, 200, `poll ${i}`);
       video = a.body;
     }
@@ -246,42 +243,42 @@ describe('every /v1 endpoint through prism proxy --errors', () => {
   });
 
   it('creates an image and a video from it (keyframe_id), then cancels that video', async () => {
-    const image = await call(strict, 'POST', '/v1/images', { key, body: { prompt: 'A lighthouse on a cliff at dawn.', aspect_ratio: '1:1' } });
+    const image = await throughPrism(strict, 'POST', '/v1/images', { key, body: { prompt: 'A lighthouse on a cliff at dawn.', aspect_ratio: '1:1' } });
     expectClean(image, 200, 'image');
     expect(image.body).toMatchObject({ object: 'image', status: 'ready' });
 
-    const video = await call(strict, 'POST', '/v1/videos', {
+    const video = await throughPrism(strict, 'POST', '/v1/videos', {
       key,
       body: { model: 'video-3.1', prompt: PROMPT, keyframe_id: image.body.id, resolution: '720p', duration_seconds: 4 },
     });
     expectClean(video, 200, 'video from keyframe');
 
-    const canceled = await call(strict, 'DELETE', `/v1/videos/${video.body.id}`, { key });
+    const canceled = await throughPrism(strict, 'DELETE', `/v1/videos/${video.body.id}`, { key });
     expectClean(canceled, 200, 'cancel');
     expect(Object.keys(canceled.body).sort()).toEqual(['completed_at', 'created_at', 'id', 'object', 'status']);
     expect(canceled.body.status).toBe('canceled');
 
-    const again = await call(strict, 'DELETE', `/v1/videos/${video.body.id}`, { key });
+    const again = await throughPrism(strict, 'DELETE', `/v1/videos/${video.body.id}`, { key });
     expectError(again, 400, 'invalid_request_error', 'not_cancelable', null);
-    const done = await call(strict, 'DELETE', `/v1/videos/${first}`, { key });
+    const done = await throughPrism(strict, 'DELETE', `/v1/videos/${first}`, { key });
     expectError(done, 400, 'invalid_request_error', 'not_cancelable', null);
   });
 
   it('lists with limit, after and status', async () => {
-    const all = await call(strict, 'GET', '/v1/videos', { key });
+    const all = await throughPrism(strict, 'GET', '/v1/videos', { key });
     expectClean(all, 200, 'list');
     expect(all.body.data.map((v: { id: string }) => v.id)[0]).toBe(first);
     expect(all.body.data).toHaveLength(2);
 
-    const page = await call(strict, 'GET', '/v1/videos?limit=1', { key });
+    const page = await throughPrism(strict, 'GET', '/v1/videos?limit=1', { key });
     expectClean(page, 200, 'list limit');
     expect(page.body).toMatchObject({ object: 'list', has_more: true });
-    const next = await call(strict, 'GET', `/v1/videos?limit=1&after=${first}`, { key });
+    const next = await throughPrism(strict, 'GET', `/v1/videos?limit=1&after=${first}`, { key });
     expectClean(next, 200, 'list after');
     expect(next.body.data[0].status).toBe('canceled');
     expect(next.body.has_more).toBe(false);
 
-    const succeeded = await call(strict, 'GET', '/v1/videos?status=succeeded', { key });
+    const succeeded = await throughPrism(strict, 'GET', '/v1/videos?status=succeeded', { key });
     expectClean(succeeded, 200, 'list status');
     expect(succeeded.body.data.map((v: { id: string }) => v.id)).toEqual([first]);
   });
@@ -301,14 +298,14 @@ describe('every /v1 endpoint through prism proxy --errors', () => {
     ];
     const ids: string[] = [];
     for (const o of outcomes) {
-      await queueFault({ path: '/v1/videos', method: 'POST', outcome: o.outcome, api_key: key });
-      const created = await call(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.0', prompt: PROMPT } });
+      await queueFaultThroughPrism({ path: '/v1/videos', method: 'POST', outcome: o.outcome, api_key: key });
+      const created = await throughPrism(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.0', prompt: PROMPT } });
       expectClean(created, 200, `create with ${JSON.stringify(o.outcome)}`);
       ids.push(created.body.id);
     }
     sim.clock.advance(10);
     for (const [i, o] of outcomes.entries()) {
-      const a = await call(strict, 'GET', `/v1/videos/${ids[i]}`, { key });
+      const a = await throughPrism(strict, 'GET', `/v1/videos/${ids[i]}`, { key });
       expectClean(a, 200, JSON.stringify(o.outcome));
       expect(a.body).toMatchObject(o.expect);
     }
@@ -319,46 +316,46 @@ describe('errors through prism proxy --errors (requests valid by the contract)',
   const key = 'sk_test_contract_errors';
 
   it('401 invalid_api_key and revoked_api_key', async () => {
-    expectError(await call(strict, 'GET', '/v1/videos', { key: 'not_a_test_key' }), 401, 'authentication_error', 'invalid_api_key');
-    expectError(await call(strict, 'GET', '/v1/videos', { key: 'sk_test_revoked' }), 401, 'authentication_error', 'revoked_api_key');
+    expectError(await throughPrism(strict, 'GET', '/v1/videos', { key: 'not_a_test_key' }), 401, 'authentication_error', 'invalid_api_key');
+    expectError(await throughPrism(strict, 'GET', '/v1/videos', { key: 'sk_test_revoked' }), 401, 'authentication_error', 'revoked_api_key');
   });
 
   it('404 resource_not_found on retrieve and cancel', async () => {
-    expectError(await call(strict, 'GET', '/v1/videos/vid_doesnotexist', { key }), 404, 'invalid_request_error', 'resource_not_found', 'id');
-    expectError(await call(strict, 'DELETE', '/v1/videos/foo', { key }), 404, 'invalid_request_error', 'resource_not_found', 'id');
+    expectError(await throughPrism(strict, 'GET', '/v1/videos/vid_doesnotexist', { key }), 404, 'invalid_request_error', 'resource_not_found', 'id');
+    expectError(await throughPrism(strict, 'DELETE', '/v1/videos/foo', { key }), 404, 'invalid_request_error', 'resource_not_found', 'id');
   });
 
   it('400 invalid_parameter (unknown after), model_not_found, keyframe_not_found', async () => {
-    expectError(await call(strict, 'GET', '/v1/videos?after=vid_unknown', { key }), 400, 'invalid_request_error', 'invalid_parameter', 'after');
+    expectError(await throughPrism(strict, 'GET', '/v1/videos?after=vid_unknown', { key }), 400, 'invalid_request_error', 'invalid_parameter', 'after');
     expectError(
-      await call(strict, 'POST', '/v1/videos', { key, body: { model: 'video-9', prompt: PROMPT } }),
+      await throughPrism(strict, 'POST', '/v1/videos', { key, body: { model: 'video-9', prompt: PROMPT } }),
       400, 'invalid_request_error', 'model_not_found', 'model',
     );
     expectError(
-      await call(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT, keyframe_id: 'img_nope' } }),
+      await throughPrism(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT, keyframe_id: 'img_nope' } }),
       400, 'invalid_request_error', 'keyframe_not_found', 'keyframe_id',
     );
   });
 
   it('402, 422, 429 and 500 (fast never reaches them on its own: queued faults and a forced outcome)', async () => {
-    await queueFault({ path: '/v1/videos', method: 'POST', status: 402, api_key: key });
-    expectError(await call(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT } }), 402, 'insufficient_balance', 'insufficient_balance');
+    await queueFaultThroughPrism({ path: '/v1/videos', method: 'POST', status: 402, api_key: key });
+    expectError(await throughPrism(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT } }), 402, 'insufficient_balance', 'insufficient_balance');
 
-    await queueFault({ path: '/v1/videos', method: 'POST', outcome: { claim_linking_rejected: true }, api_key: key });
-    const rejected = await call(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT } });
+    await queueFaultThroughPrism({ path: '/v1/videos', method: 'POST', outcome: { claim_linking_rejected: true }, api_key: key });
+    const rejected = await throughPrism(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT } });
     expectError(rejected, 422, 'compliance_error', 'claim_linking_rejected');
     expect(rejected.body.error.stage).toBe('claim_linking');
 
-    await queueFault({ path: '/v1/images', method: 'POST', status: 422, api_key: key });
-    expectError(await call(strict, 'POST', '/v1/images', { key, body: { prompt: 'A red kite.' } }), 422, 'compliance_error', 'claim_linking_rejected');
+    await queueFaultThroughPrism({ path: '/v1/images', method: 'POST', status: 422, api_key: key });
+    expectError(await throughPrism(strict, 'POST', '/v1/images', { key, body: { prompt: 'A red kite.' } }), 422, 'compliance_error', 'claim_linking_rejected');
 
-    await queueFault({ path: '/v1/videos*', status: 429, api_key: key });
-    const limited = await call(strict, 'GET', '/v1/videos', { key });
+    await queueFaultThroughPrism({ path: '/v1/videos*', status: 429, api_key: key });
+    const limited = await throughPrism(strict, 'GET', '/v1/videos', { key });
     expectError(limited, 429, 'rate_limit_error', 'rate_limit_exceeded');
     expect(limited.headers.get('retry-after')).toBe('1');
 
-    await queueFault({ path: '/v1/videos/*', method: 'GET', status: 500, api_key: key });
-    expectError(await call(strict, 'GET', '/v1/videos/vid_x', { key }), 500, 'api_error', 'internal_error');
+    await queueFaultThroughPrism({ path: '/v1/videos/*', method: 'GET', status: 500, api_key: key });
+    expectError(await throughPrism(strict, 'GET', '/v1/videos/vid_x', { key }), 500, 'api_error', 'internal_error');
   });
 });
 
@@ -366,20 +363,20 @@ describe('errors whose requests break the contract on purpose (prism proxy witho
   const key = 'sk_test_contract_bad_requests';
 
   it('401 missing_api_key', async () => {
-    expectRequestOnlyViolations(await call(lenient, 'GET', '/v1/videos', { key: null }), 401, 'authentication_error', 'missing_api_key');
+    expectRequestOnlyViolations(await throughPrism(lenient, 'GET', '/v1/videos', { key: null }), 401, 'authentication_error', 'missing_api_key');
     expectRequestOnlyViolations(
-      await call(lenient, 'POST', '/v1/videos', { key: null, body: { model: 'video-3.2', prompt: PROMPT } }),
+      await throughPrism(lenient, 'POST', '/v1/videos', { key: null, body: { model: 'video-3.2', prompt: PROMPT } }),
       401, 'authentication_error', 'missing_api_key',
     );
   });
 
   it('400 missing_parameter (model before prompt)', async () => {
-    expectRequestOnlyViolations(await call(lenient, 'POST', '/v1/videos', { key, body: {} }), 400, 'invalid_request_error', 'missing_parameter', 'model');
+    expectRequestOnlyViolations(await throughPrism(lenient, 'POST', '/v1/videos', { key, body: {} }), 400, 'invalid_request_error', 'missing_parameter', 'model');
     expectRequestOnlyViolations(
-      await call(lenient, 'POST', '/v1/videos', { key, body: { model: 'video-3.2' } }),
+      await throughPrism(lenient, 'POST', '/v1/videos', { key, body: { model: 'video-3.2' } }),
       400, 'invalid_request_error', 'missing_parameter', 'prompt',
     );
-    expectRequestOnlyViolations(await call(lenient, 'POST', '/v1/images', { key, body: {} }), 400, 'invalid_request_error', 'missing_parameter', 'prompt');
+    expectRequestOnlyViolations(await throughPrism(lenient, 'POST', '/v1/images', { key, body: {} }), 400, 'invalid_request_error', 'missing_parameter', 'prompt');
   });
 
   it('400 invalid_parameter and unknown_parameter', async () => {
@@ -393,10 +390,10 @@ describe('errors whose requests break the contract on purpose (prism proxy witho
       ['GET', '/v1/videos?status=bogus', undefined, 'status'],
     ];
     for (const [method, path, body, param] of cases) {
-      expectRequestOnlyViolations(await call(lenient, method, path, { key, body }), 400, 'invalid_request_error', 'invalid_parameter', param);
+      expectRequestOnlyViolations(await throughPrism(lenient, method, path, { key, body }), 400, 'invalid_request_error', 'invalid_parameter', param);
     }
     expectRequestOnlyViolations(
-      await call(lenient, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT, colour: 'red' } }),
+      await throughPrism(lenient, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT, colour: 'red' } }),
       400, 'invalid_request_error', 'unknown_parameter', 'colour',
     );
   });
@@ -407,16 +404,16 @@ describe('body and route errors through prism proxy without --errors', () => {
 
   it('400 unsupported_content_type and 404 unknown_route are the simulator\'s own', async () => {
     expectRequestOnlyViolations(
-      await call(lenient, 'POST', '/v1/videos', { key, rawBody: 'model=video-3.2', headers: { 'Content-Type': 'text/plain' } }),
+      await throughPrism(lenient, 'POST', '/v1/videos', { key, raw: 'model=video-3.2', headers: { 'Content-Type': 'text/plain' } }),
       400, 'invalid_request_error', 'unsupported_content_type', null,
     );
-    expectRequestOnlyViolations(await call(lenient, 'GET', '/v1/nothing', { key }), 404, 'invalid_request_error', 'unknown_route', null);
+    expectRequestOnlyViolations(await throughPrism(lenient, 'GET', '/v1/nothing', { key }), 404, 'invalid_request_error', 'unknown_route', null);
   });
 
   it('malformed JSON never reaches the simulator: Prism 5 answers it itself (invalid_json is covered by the HTTP suite)', async () => {
-    const a = await call(lenient, 'POST', '/v1/videos', { key: 'sk_test_contract_malformed', rawBody: '{"model": "video-3.2",' });
+    const a = await throughPrism(lenient, 'POST', '/v1/videos', { key: 'sk_test_contract_malformed', raw: '{"model": "video-3.2",' });
     expect(a.status).toBe(400);
-    const journal = await call(strict, 'GET', '/_sim/requests?api_key=sk_test_contract_malformed', { key: null });
+    const journal = await throughPrism(strict, 'GET', '/_sim/requests?api_key=sk_test_contract_malformed', { key: null });
     expectClean(journal, 200);
     expect(journal.body.data).toEqual([]);
   });
@@ -426,34 +423,34 @@ describe('the /_sim control API through prism proxy --errors', () => {
   const key = 'sk_test_contract_sim';
 
   it('answers health, clock, advance, scenario, requests, faults, generations and reset', async () => {
-    const health = await call(strict, 'GET', '/_sim/health', { key: null });
+    const health = await throughPrism(strict, 'GET', '/_sim/health', { key: null });
     expectClean(health, 200, 'health');
     expect(health.body).toMatchObject({ status: 'ok', scenario: 'fast', clock: { mode: 'manual' } });
 
-    const created = await call(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT } });
+    const created = await throughPrism(strict, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: PROMPT } });
     expectClean(created, 200, 'create');
 
-    expectClean(await call(strict, 'GET', `/_sim/clock?api_key=${key}`, { key: null }), 200, 'clock');
-    const advanced = await call(strict, 'POST', '/_sim/clock/advance', { key: null, body: { seconds: 1.5, api_key: key } });
+    expectClean(await throughPrism(strict, 'GET', `/_sim/clock?api_key=${key}`, { key: null }), 200, 'clock');
+    const advanced = await throughPrism(strict, 'POST', '/_sim/clock/advance', { key: null, body: { seconds: 1.5, api_key: key } });
     expectClean(advanced, 200, 'advance');
     expect(advanced.body.mode).toBe('manual');
-    expectClean(await call(strict, 'GET', '/_sim/scenario', { key: null }), 200, 'scenario');
+    expectClean(await throughPrism(strict, 'GET', '/_sim/scenario', { key: null }), 200, 'scenario');
 
-    const journal = await call(strict, 'GET', `/_sim/requests?api_key=${key}&limit=5`, { key: null });
+    const journal = await throughPrism(strict, 'GET', `/_sim/requests?api_key=${key}&limit=5`, { key: null });
     expectClean(journal, 200, 'requests');
     expect(journal.body.data[0]).toMatchObject({ method: 'POST', path: '/v1/videos', status: 200, account: key });
 
-    const gens = await call(strict, 'GET', `/_sim/generations?api_key=${key}&limit=10`, { key: null });
+    const gens = await throughPrism(strict, 'GET', `/_sim/generations?api_key=${key}&limit=10`, { key: null });
     expectClean(gens, 200, 'generations');
     expect(gens.body.data[0]).toMatchObject({ id: created.body.id, account: key });
-    const one = await call(strict, 'GET', `/_sim/generations/${created.body.id}`, { key: null });
+    const one = await throughPrism(strict, 'GET', `/_sim/generations/${created.body.id}`, { key: null });
     expectClean(one, 200, 'generation');
     expect(one.body.stages.length).toBeGreaterThan(0);
-    expectError(await call(strict, 'GET', '/_sim/generations/vid_nope', { key: null }), 404, 'invalid_request_error', 'resource_not_found');
+    expectError(await throughPrism(strict, 'GET', '/_sim/generations/vid_nope', { key: null }), 404, 'invalid_request_error', 'resource_not_found');
 
-    const reset = await call(strict, 'POST', '/_sim/reset', { key: null, body: { api_key: key } });
+    const reset = await throughPrism(strict, 'POST', '/_sim/reset', { key: null, body: { api_key: key } });
     expectClean(reset, 200, 'reset');
-    const after = await call(strict, 'GET', '/v1/videos', { key });
+    const after = await throughPrism(strict, 'GET', '/v1/videos', { key });
     expectClean(after, 200, 'list after reset');
     expect(after.body.data).toEqual([]);
   });
