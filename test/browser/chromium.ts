@@ -84,17 +84,6 @@ export function failureScreenshot(page: () => Page | undefined, name: string): v
   });
 }
 
-/** Creates a video for `key` on the simulator at `url` over HTTP; answers its id. */
-export async function createVideoAt(url: string, key: string, prompt: string): Promise<string> {
-  const response = await fetch(`${url}/v1/videos`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model: 'video-3.2', prompt }),
-  });
-  if (response.status !== 200) throw new Error(`create for ${key}: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { id: string }).id;
-}
-
 /** Opens a generation in the dashboard's detail panel through its `#id` link. */
 export async function openGeneration(page: Page, id: string): Promise<void> {
   await page.evaluate((hash) => (window.location.hash = hash), `#${id}`);

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { NETWORK, NETWORK_KINDS } from '../../src/core/faults/network.js';
 import { createSimulator } from '../../src/index.js';
-import { openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure, createVideoAt, openGeneration } from './chromium.js';
+import { createVideoAt } from '../helpers.js';
+import { openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure, openGeneration } from './chromium.js';
 
 const KEY = 'sk_test_room';
 
@@ -38,7 +39,6 @@ afterAll(async () => {
 
 const failureScreenshot = (name: string): void => screenshotOnFailure(() => page, name);
 
-const createVideo = (prompt: string, key = KEY): Promise<string> => createVideoAt(url, key, prompt);
 
 /** Opens a generation in the detail panel through its `#id` link. */
 const open = (id: string): Promise<void> => openGeneration(page, id);
@@ -49,7 +49,7 @@ const stored = (id: string) => sim.generations.get(id);
 describe('the selected generation', () => {
   it('advances one stage from the page, leaving the clock where it was', async () => {
     failureScreenshot('control-room-advance-failure.png');
-    const id = await createVideo('A kite over a windy beach.');
+    const { id } = (await createVideoAt(url, { prompt: 'A kite over a windy beach.' }, KEY)).json;
     await open(id);
     await page.getByTestId('action-advance').click();
     await detailStatus('processing').waitFor();
@@ -60,7 +60,7 @@ describe('the selected generation', () => {
 
   it('fails it from the page with a code of its stage, and shows its error', async () => {
     failureScreenshot('control-room-fail-failure.png');
-    const id = await createVideo('A lantern festival over a river.');
+    const { id } = (await createVideoAt(url, { prompt: 'A lantern festival over a river.' }, KEY)).json;
     await open(id);
     // Queued: its stage cannot fail.
     expect(await page.getByTestId('action-fail').isDisabled()).toBe(true);
@@ -80,7 +80,7 @@ describe('the selected generation', () => {
 
   it('rejects the output of a verifying generation from the page', async () => {
     failureScreenshot('control-room-reject-failure.png');
-    const id = await createVideo('A glass of water on a windowsill.');
+    const { id } = (await createVideoAt(url, { prompt: 'A glass of water on a windowsill.' }, KEY)).json;
     sim.generations.advance(id);
     while (stored(id).status !== 'verifying') sim.generations.advance(id);
     await open(id);
@@ -93,7 +93,7 @@ describe('the selected generation', () => {
 
   it('finishes it now from the page, to its drawn outcome', async () => {
     failureScreenshot('control-room-finish-failure.png');
-    const id = await createVideo('A snail crossing a mossy log, macro.');
+    const { id } = (await createVideoAt(url, { prompt: 'A snail crossing a mossy log, macro.' }, KEY)).json;
     await open(id);
     await page.getByTestId('action-finish').click();
     await detailStatus('succeeded').waitFor();
@@ -103,7 +103,7 @@ describe('the selected generation', () => {
 
   it('cancels it from the page', async () => {
     failureScreenshot('control-room-cancel-failure.png');
-    const id = await createVideo('Fog rolling over a harbour at dawn.');
+    const { id } = (await createVideoAt(url, { prompt: 'Fog rolling over a harbour at dawn.' }, KEY)).json;
     await open(id);
     await page.getByTestId('action-cancel').click();
     await detailStatus('canceled').waitFor();
@@ -312,7 +312,7 @@ describe('the journal filtered by a request pattern', () => {
   it("shows only the requests it matches, and POST /_sim/verify's answer: the sentence and the closest entries, then verified", async () => {
     failureScreenshot('control-room-pattern-failure.png');
     const key = 'sk_test_room_pattern';
-    const id = await createVideo('A paper lantern drifting up at dusk.', key);
+    const { id } = (await createVideoAt(url, { prompt: 'A paper lantern drifting up at dusk.' }, key)).json;
     await fetch(`${url}/v1/videos/${id}`, { headers: { Authorization: `Bearer ${key}` } });
     await page.getByTestId('journal-pattern').fill(`{"api_key":"${key}","path":"/v1/videos/*","seen":"succeeded"}`);
     await page.getByTestId('journal-pattern-apply').click();

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { createSimulator } from '../../src/index.js';
-import { ARTIFACTS, openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure, createVideoAt, openGeneration } from './chromium.js';
+import { createVideoAt } from '../helpers.js';
+import { ARTIFACTS, openBrowser, type OpenBrowser, failureScreenshot as screenshotOnFailure, openGeneration } from './chromium.js';
 
 const START = '2026-01-01 00:00:00.000';
 
@@ -32,7 +33,6 @@ afterAll(async () => {
 
 const failureScreenshot = (name: string): void => screenshotOnFailure(() => page, name);
 
-const createVideo = (key: string, prompt = 'A kite over a windy beach.'): Promise<string> => createVideoAt(url, key, prompt);
 
 /** Opens a generation in the detail panel through its `#id` link. */
 const open = (id: string): Promise<void> => openGeneration(page, id);
@@ -60,13 +60,13 @@ async function overlap(a: Locator, b: Locator): Promise<boolean> {
 describe('live control of the selected generation', () => {
   it('confirms Advance, Finish, Fail and Cancel in words, beside the status badge', async () => {
     failureScreenshot('dashboard-feedback-actions-failure.png');
-    const id = await createVideo('sk_test_words');
+    const { id } = (await createVideoAt(url, { prompt: 'A kite over a windy beach.' }, 'sk_test_words')).json;
     await open(id);
     await page.getByTestId('action-advance').click();
     await toastSays(`Advanced ${id} to ${stageNow(id)}.`);
     expect(await toast().getAttribute('data-kind')).toBe('info');
 
-    const failing = await createVideo('sk_test_words', 'A lantern festival over a river.');
+    const failing = (await createVideoAt(url, { prompt: 'A lantern festival over a river.' }, 'sk_test_words')).json.id;
     await open(failing);
     await page.getByTestId('action-advance').click();
     await toastSays(`Advanced ${failing} to ${stageNow(failing)}.`);
@@ -79,7 +79,7 @@ describe('live control of the selected generation', () => {
     await page.getByTestId('action-finish').click();
     await toastSays(`Finished ${id}: succeeded.`);
 
-    const canceled = await createVideo('sk_test_words', 'Fog rolling over a harbour at dawn.');
+    const canceled = (await createVideoAt(url, { prompt: 'Fog rolling over a harbour at dawn.' }, 'sk_test_words')).json.id;
     await open(canceled);
     await page.getByTestId('action-cancel').click();
     await toastSays(`Canceled ${canceled}.`);
@@ -88,7 +88,7 @@ describe('live control of the selected generation', () => {
 
   it("puts its message where it covers no panel: the selected generation's stages stay in view", async () => {
     failureScreenshot('dashboard-feedback-toast-failure.png');
-    const id = await createVideo('sk_test_toast', 'A paper boat on a river.');
+    const { id } = (await createVideoAt(url, { prompt: 'A paper boat on a river.' }, 'sk_test_toast')).json;
     await open(id);
     await page.getByTestId('action-advance').click();
     await toastSays(`Advanced ${id} to ${stageNow(id)}.`);
@@ -110,7 +110,7 @@ describe('live control of the selected generation', () => {
 describe('stages ended by control actions', () => {
   it('says when and by what stages were ended, on a clock that did not move', async () => {
     failureScreenshot('dashboard-feedback-note-failure.png');
-    const id = await createVideo('sk_test_instant', 'A snail crossing a mossy log, macro.');
+    const { id } = (await createVideoAt(url, { prompt: 'A snail crossing a mossy log, macro.' }, 'sk_test_instant')).json;
     await open(id);
     expect(await page.getByTestId('stages-note').count()).toBe(0); // queued: nothing ended yet
     await page.getByTestId('action-advance').click();
@@ -126,7 +126,7 @@ describe('stages ended by control actions', () => {
 
   it('says nothing of stages that took time on the clock', async () => {
     failureScreenshot('dashboard-feedback-timed-failure.png');
-    const id = await createVideo('sk_test_timed', 'Leaves drifting across a still pond.');
+    const { id } = (await createVideoAt(url, { prompt: 'Leaves drifting across a still pond.' }, 'sk_test_timed')).json;
     sim.clock.advance(30, 'sk_test_timed'); // fast: every stage ends within 10 s, by the clock
     expect(sim.generations.get(id).status).toBe('succeeded');
     await open(id);
@@ -144,8 +144,8 @@ describe("the control room's account", () => {
     const account = page.getByTestId('tools-account');
     expect(await account.inputValue()).toBe('');
 
-    const a = await createVideo('sk_test_first', 'A red bicycle leaning on a wall.');
-    const b = await createVideo('sk_test_second', 'A glass of water on a windowsill.');
+    const a = (await createVideoAt(url, { prompt: 'A red bicycle leaning on a wall.' }, 'sk_test_first')).json.id;
+    const b = (await createVideoAt(url, { prompt: 'A glass of water on a windowsill.' }, 'sk_test_second')).json.id;
     await open(a);
     await expect.poll(() => account.inputValue()).toBe('sk_test_first');
     await page.getByTestId('faults-empty').getByText('Nothing queued for sk_test_first.', { exact: true }).waitFor();

@@ -10,6 +10,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { controlGenerations } from '../../src/core/generations/generationControl.js';
 import { createSimulator } from '../../src/index.js';
+import { createVideoAt } from '../helpers.js';
 import { launchChromium } from './chromium.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', import.meta.url));
@@ -70,16 +71,6 @@ function failureScreenshot(name: string): void {
   });
 }
 
-async function createVideo(body: Record<string, unknown>, key = KEY): Promise<{ id: string; status: string }> {
-  const response = await fetch(`${url}/v1/videos`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model: 'video-3.2', ...body }),
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as { id: string; status: string };
-}
-
 async function post(path: string, body: Record<string, unknown>): Promise<unknown> {
   const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   expect(response.status).toBe(200);
@@ -100,7 +91,7 @@ describe('dashboard at /_sim/', () => {
     await page.getByTestId('generations-empty').waitFor();
     expect(await page.getByTestId('clock-now').textContent()).toBe(shown(sim.clock.state().now));
 
-    const video = await createVideo({ prompt: 'A paper boat drifting down a rain-soaked gutter, close-up, golden hour.' });
+    const video = (await createVideoAt(url, { prompt: 'A paper boat drifting down a rain-soaked gutter, close-up, golden hour.' }, KEY)).json;
     await row(video.id, 'queued').waitFor();
 
     await page.getByTestId('advance-10s').click();
@@ -155,10 +146,10 @@ describe('dashboard at /_sim/', () => {
         body: JSON.stringify({ path: '/v1/videos', method: 'POST', outcome, api_key: 'sk_test_flags' }),
       }).then((r) => expect(r.status).toBe(200));
     await fault({ fail_stage: 'render' });
-    const failed = await createVideo({ prompt: 'A drone shot over a foggy pine forest at sunrise.' }, 'sk_test_flags');
+    const failed = (await createVideoAt(url, { prompt: 'A drone shot over a foggy pine forest at sunrise.' }, 'sk_test_flags')).json;
     await fault({ flags: [{ code: 'low_contrast', severity: 'warning', message: 'The output has low contrast.' }] });
-    const flagged = await createVideo({ prompt: 'A neon-lit alley in the rain, slow dolly forward.', resolution: '720p' }, 'sk_test_flags');
-    const pending = await createVideo({ prompt: 'Macro shot of dew drops on a spider web.' });
+    const flagged = (await createVideoAt(url, { prompt: 'A neon-lit alley in the rain, slow dolly forward.', resolution: '720p' }, 'sk_test_flags')).json;
+    const pending = (await createVideoAt(url, { prompt: 'Macro shot of dew drops on a spider web.' }, KEY)).json;
     await row(pending.id, 'queued').waitFor();
 
     await page.getByTestId('advance-until-resolved').click();
@@ -193,7 +184,7 @@ describe('dashboard at /_sim/', () => {
   it("filtered to an account whose clock was advanced on its own, shows that account's time", async () => {
     failureScreenshot('dashboard-account-clock-failure.png');
     const key = 'sk_test_ahead';
-    const video = await createVideo({ prompt: 'A lighthouse beam sweeping over a stormy sea.' }, key);
+    const video = (await createVideoAt(url, { prompt: 'A lighthouse beam sweeping over a stormy sea.' }, key)).json;
     await post('/_sim/clock/advance', { seconds: 600, api_key: key });
     const accountNow = sim.clock.state(key).now;
     expect(accountNow).not.toBe(sim.clock.state().now);
@@ -217,7 +208,7 @@ describe('dashboard at /_sim/', () => {
   it("filtered to an account, shows its client report, and hides the panel when the simulator answers 404", async () => {
     failureScreenshot('dashboard-report-failure.png');
     const key = 'sk_test_report';
-    await createVideo({ prompt: 'A cat watching snow fall through a window.' }, key);
+    await createVideoAt(url, { prompt: 'A cat watching snow fall through a window.' }, key);
     const report = {
       account: key,
       requests: 7,
@@ -287,7 +278,7 @@ describe('dashboard at /_sim/', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-missing.png') });
 
     // A link to one that exists, followed in the same page, shows it.
-    const video = await createVideo({ prompt: 'Leaves drifting across a still pond.' });
+    const video = (await createVideoAt(url, { prompt: 'Leaves drifting across a still pond.' }, KEY)).json;
     await page.evaluate((id) => (window.location.hash = `#${id}`), video.id);
     await page.getByTestId('detail-id').getByText(video.id, { exact: true }).waitFor();
     expect(await missing.count()).toBe(0);
@@ -377,7 +368,7 @@ describe('dashboard at /_sim/', () => {
     expect(sim.core.scenario.name).toBe('default');
 
     // Live again after the reset: a new generation appears.
-    const video = await createVideo({ prompt: 'A hot air balloon rising over a desert canyon.' });
+    const video = (await createVideoAt(url, { prompt: 'A hot air balloon rising over a desert canyon.' }, KEY)).json;
     await row(video.id, 'queued').waitFor();
     expect(pageErrors).toEqual([]);
   });
@@ -390,7 +381,7 @@ describe('dashboard at /_sim/', () => {
     await page.getByTestId('generations-empty').waitFor();
 
     const showThumbnail = async (prompt: string) => {
-      const video = await createVideo({ prompt }, key);
+      const video = (await createVideoAt(url, { prompt }, key)).json;
       await row(video.id, 'queued').waitFor();
       await page.getByTestId('advance-10s').click();
       await row(video.id, 'succeeded').waitFor();
@@ -430,7 +421,7 @@ describe('dashboard at /_sim/', () => {
     });
     expect(created.status).toBe(200);
     const image = (await created.json()) as { id: string; url: string };
-    const video = await createVideo({ prompt: 'The lighthouse beam sweeping through the mist.', keyframe_id: image.id }, key);
+    const video = (await createVideoAt(url, { prompt: 'The lighthouse beam sweeping through the mist.', keyframe_id: image.id }, key)).json;
     await post(`/_sim/generations/${video.id}/advance`, {}); // the queue
     const moved = (await post(`/_sim/generations/${video.id}/advance`, {})) as { keyframe: { id: string } | null }; // the keyframe stage
     expect(moved.keyframe?.id).toBe(image.id);
@@ -458,7 +449,7 @@ describe('dashboard at /_sim/', () => {
     failureScreenshot('media-revalidation-failure.png');
     const key = 'sk_test_plain_page';
     const thumbnail = async (prompt: string) => {
-      const video = await createVideo({ prompt }, key);
+      const video = (await createVideoAt(url, { prompt }, key)).json;
       sim.clock.advance(10);
       const shown = (await (await fetch(`${url}/v1/videos/${video.id}`, { headers: { Authorization: `Bearer ${key}` } })).json()) as {
         status: string;
