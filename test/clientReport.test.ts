@@ -327,7 +327,8 @@ describe('a create repeated after no answer', () => {
  */
 async function wellBehavedClient(sim: SimulatorHandle, prompts: string[]): Promise<string[]> {
   let keys = 0;
-  const call = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<Answer> => {
+  /** One request of the client, retried after a 429 or a 5xx (a POST keeps one new Idempotency-Key across its attempts). */
+  const callRetrying = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<Answer> => {
     const idempotencyKey = method === 'POST' ? `key-${++keys}` : undefined;
     for (let attempt = 0; ; attempt++) {
       const answer = await send(sim, method, path, { body, idempotencyKey });
@@ -338,24 +339,24 @@ async function wellBehavedClient(sim: SimulatorHandle, prompts: string[]): Promi
   };
   const resolved = new Set(['succeeded', 'failed', 'canceled']);
   const outcomes: string[] = [];
-  await call('POST', '/v1/images', { prompt: 'A lighthouse on a cliff at dawn.' });
+  await callRetrying('POST', '/v1/images', { prompt: 'A lighthouse on a cliff at dawn.' });
   for (const [i, prompt] of prompts.entries()) {
-    const created = await call('POST', '/v1/videos', { model: 'video-3.2', prompt });
+    const created = await callRetrying('POST', '/v1/videos', { model: 'video-3.2', prompt });
     expect(created.status).toBe(200);
     const path = `/v1/videos/${created.body.id}`;
     if (i === 0) {
-      const canceled = await call('DELETE', path);
+      const canceled = await callRetrying('DELETE', path);
       outcomes.push(canceled.body.status as string);
       continue;
     }
     let status = created.body.status as string;
     while (!resolved.has(status)) {
       wait(sim, 3);
-      status = (await call('GET', path)).body.status as string;
+      status = (await callRetrying('GET', path)).body.status as string;
     }
     outcomes.push(status);
   }
-  await call('GET', '/v1/videos?limit=100');
+  await callRetrying('GET', '/v1/videos?limit=100');
   return outcomes;
 }
 
