@@ -46,8 +46,8 @@ describe('every operation of openapi.yaml', () => {
     const answer = { now: new Date(0).toISOString(), queued: 0, faults: [], verified: true, count: 0, dropped: 0, closest: [], matched: [], timed_out: false, cursor: 0, data: [], has_more: false };
     for (const id of CONTROL_OPERATION_IDS) {
       const sent: number[] = [];
-      const call = controlCall(id, { id: CONTROL_ENDPOINTS[id].path.includes('{id}') ? 'vid_1' : undefined, body: { request: {}, timeout_ms: 0 } });
-      const merged = sendToEveryShard(2, call, (shard) => {
+      const control = controlCall(id, { id: CONTROL_ENDPOINTS[id].path.includes('{id}') ? 'vid_1' : undefined, body: { request: {}, timeout_ms: 0 } });
+      const merged = sendToEveryShard(2, control, (shard) => {
         sent.push(shard);
         return Promise.resolve(answer);
       });

@@ -126,8 +126,8 @@ describe('trailing slashes', () => {
     ['POST', '/v1/images/'],
   ])('%s %s is 404 unknown_route and creates nothing', async (method, path) => {
     const sim = makeSim();
-    const call = method === 'GET' ? request(sim.app).get(path) : request(sim.app).post(path).send({ model: 'video-3.2', prompt: PROMPT });
-    expectError(await call.set(bearer()), 404, 'invalid_request_error', 'unknown_route', null);
+    const req = method === 'GET' ? request(sim.app).get(path) : request(sim.app).post(path).send({ model: 'video-3.2', prompt: PROMPT });
+    expectError(await req.set(bearer()), 404, 'invalid_request_error', 'unknown_route', null);
     expect((await request(sim.app).get('/v1/videos').set(bearer())).body.data).toEqual([]);
   });
 

@@ -24,8 +24,8 @@ describe('a query parameter named __proto__', () => {
     ['DELETE', '/_sim/faults'],
   ])('%s %s?__proto__=1 is 400 unknown_parameter naming it', async (method, path) => {
     const base = request(sim.app)[method === 'GET' ? 'get' : method === 'POST' ? 'post' : 'delete'](`${path}?__proto__=1`);
-    const call = path.startsWith('/v1') ? base.set(bearer()) : base;
-    const res = method === 'POST' ? await call.send(path === '/v1/images' ? VALID_IMAGE : VALID_VIDEO) : await call;
+    const req = path.startsWith('/v1') ? base.set(bearer()) : base;
+    const res = method === 'POST' ? await req.send(path === '/v1/images' ? VALID_IMAGE : VALID_VIDEO) : await req;
     expectError(res, 400, 'invalid_request_error', 'unknown_parameter', '__proto__');
   });
 

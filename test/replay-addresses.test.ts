@@ -82,8 +82,8 @@ function viaHost(port: number, method: string, path: string, host: string, body?
 describe('addresses that follow the Host (no base URL given)', () => {
   it('a transcript of answers written on a remapped port replays identically, and a restored state answers on the Host used then', async () => {
     const transcript = join(dir, 'host.jsonl');
-    const stateFile = join(dir, 'host-state.jsonl');
-    const sim = createSimulator({ scenario: 'fast', clock: 'manual', record: transcript, state: stateFile, log: () => {} });
+    const statePath = join(dir, 'host-state.jsonl');
+    const sim = createSimulator({ scenario: 'fast', clock: 'manual', record: transcript, state: statePath, log: () => {} });
     const port = Number(new URL(await sim.listen(0)).port);
     const image = await viaHost(port, 'POST', '/v1/images', 'localhost:18081', { prompt: PROMPT });
     expect(image.url).toBe(`http://localhost:18081/cdn/images/${image.id}.png`);
@@ -93,7 +93,7 @@ describe('addresses that follow the Host (no base URL given)', () => {
     let out = '';
     expect(await runReplay(transcript, {}, { out: (t) => (out += t), err: () => {} })).toBe(0);
     expect(out).toBe('replayed 2 requests: 2 identical\n');
-    const restored = createSimulator({ state: stateFile, log: () => {} });
+    const restored = createSimulator({ state: statePath, log: () => {} });
     try {
       const restoredPort = Number(new URL(await restored.listen(0)).port);
       const again = await viaHost(restoredPort, 'GET', '/v1/videos', 'localhost:18083');
