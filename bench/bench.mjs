@@ -1069,7 +1069,7 @@ async function benchHeaders() {
   } finally {
     await stopServer(sim);
   }
-  const { bearerCredential } = await import(pathToFileURL(join(ROOT, 'dist', 'core', 'auth.js')).href);
+  const { bearerCredential } = await import(pathToFileURL(join(ROOT, 'dist', 'core', 'accounts', 'auth.js')).href);
   const { hostNameOf } = await import(pathToFileURL(join(ROOT, 'dist', 'http', 'accessGuard.js')).href);
   const parse = (fn, value, n = 2_000) => {
     const t0 = now();
