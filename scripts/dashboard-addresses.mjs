@@ -1,5 +1,5 @@
 // Build step, after tsc: writes the dashboard's ui/addresses.js (the control endpoints, the forms of
-// media files and the kinds of network fault, as src/client/endpoints.ts, src/core/generations/mediaPaths.ts and
+// media files and the kinds of network fault, as src/control-client/endpoints.ts, src/core/generations/mediaPaths.ts and
 // src/core/faults/network.ts state them; the text is ADDRESSES_JS of src/http/dashboard.ts) into
 // src/generated/dashboard/ and dist/generated/dashboard/, where the dashboard's router serves it
 // beside assets/dashboard/.

@@ -1,5 +1,5 @@
 // Build step: generates src/generated/operations.ts, the table of openapi.yaml's operations by
-// operationId: their ids (`OPERATION_IDS`, the keys the handler table of src/api/operations.ts must
+// operationId: their ids (`OPERATION_IDS`, the keys the handler table of src/request-path/operations.ts must
 // have, which the compiler holds it to), and for each, what the contract says of it (method, path,
 // surface, whether it names an account) and the facts its `x-sim-operation` declares. Every layer
 // may read src/generated/ (docs/architecture.md, "Layers"), so the request path, the journal, the
@@ -141,7 +141,7 @@ export function operationModule(operations) {
  * the journal, the client report, the replay and the typed client's fan-out over shards.
  */
 
-/** Every operationId, in the document's order: the keys of the handler table (src/api/operations.ts). */
+/** Every operationId, in the document's order: the keys of the handler table (src/request-path/operations.ts). */
 export const OPERATION_IDS = ${list(ids())};
 export type OperationId = (typeof OPERATION_IDS)[number];
 
@@ -153,7 +153,7 @@ export type ServiceOperationId = (typeof SERVICE_OPERATION_IDS)[number];
 export const CONTROL_OPERATION_IDS = ${list(ids('control'))};
 export type ControlOperationId = (typeof CONTROL_OPERATION_IDS)[number];
 
-/** How the typed client sends a control call that names no account over shards (src/client/shards.ts); one that names one goes to its account's shard. */
+/** How the typed client sends a control call that names no account over shards (src/control-client/shards.ts); one that names one goes to its account's shard. */
 export type ShardFanOut =
 ${kinds};
 

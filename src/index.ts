@@ -27,9 +27,9 @@ import { systemClock, withNow, type HostClock } from './hostClock.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
-import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './client/endpoints.js';
-import { SimulatorControlError } from './client/client.js';
-import type { ApiAnswer, Exchange } from './api/handleRequest.js';
+import { controlMethods, definedOnly, queryString, type ControlMethods, type SimClock } from './control-client/endpoints.js';
+import { SimulatorControlError } from './control-client/client.js';
+import type { ApiAnswer, Exchange } from './request-path/handleRequest.js';
 import type { MediaFaultTaken } from './persistence/stateLines.js';
 import type { StateHeader } from './persistence/header.js';
 import { openState, type DurableState } from './persistence/restore.js';
@@ -46,8 +46,8 @@ export { parseShard, ShardSpecError, type ShardSpec } from './core/accounts/shar
 export type { VideoView } from './core/generations/generation.js';
 export type { ClientReport, ClientFinding, FindingCode } from './core/journal/clientReport.js';
 export { Simulator } from './core/simulator/simulator.js';
-export { SimulatorControl, SimulatorControlError, VerificationError, type SimulatorControlOptions } from './client/client.js';
-export { SimulatorShardsError, type ShardedHealth } from './client/shards.js';
+export { SimulatorControl, SimulatorControlError, VerificationError, type SimulatorControlOptions } from './control-client/client.js';
+export { SimulatorShardsError, type ShardedHealth } from './control-client/shards.js';
 export { StateRefusedError } from './persistence/open.js';
 export type { StateStatus } from './persistence/stateStore.js';
 export type {
@@ -69,7 +69,7 @@ export type {
   SimWaitAnswer,
   VerifyTimes,
   WaitOptions,
-} from './client/endpoints.js';
+} from './control-client/endpoints.js';
 
 export interface CreateSimulatorOptions {
   /** A bundled scenario's name, a YAML file's path, or a resolved scenario object. Default `default`. */

@@ -18,11 +18,11 @@
  * verifies that no request matched (`{ at_most: 0 }`), so a journal that dropped requests fails it
  * rather than passing it silently.
  */
-import type { RequestPattern, SimVerification, VerifyTimes } from './client/endpoints.js';
-import { VerificationError, expectedInWords } from './client/verificationError.js';
+import type { RequestPattern, SimVerification, VerifyTimes } from './control-client/endpoints.js';
+import { VerificationError, expectedInWords } from './control-client/verificationError.js';
 
-export type { RequestPattern, VerifyTimes } from './client/endpoints.js';
-export { VerificationError } from './client/verificationError.js';
+export type { RequestPattern, VerifyTimes } from './control-client/endpoints.js';
+export { VerificationError } from './control-client/verificationError.js';
 
 /** The matchers' types, for `declare module 'vitest' { interface Matchers<T> extends RequestMatchers<T> {} }` (Jest: `namespace jest { interface Matchers<R> ... }`). */
 export interface RequestMatchers<R = unknown> {

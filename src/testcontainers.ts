@@ -24,8 +24,8 @@ import {
   type InspectResult,
   type StartedTestContainer,
 } from 'testcontainers';
-import { controlPath } from './client/endpoints.js';
-import { SimulatorControl } from './client/client.js';
+import { controlPath } from './control-client/endpoints.js';
+import { SimulatorControl } from './control-client/client.js';
 import { controlTokenProblem } from './http/accessGuard.js';
 import { hostInUrl } from './hostNames.js';
 

@@ -4,7 +4,7 @@
  * given. Scripted clients through the simulator: clientReport.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { bodyFingerprint } from '../src/api/body.js';
+import { bodyFingerprint } from '../src/request-path/body.js';
 import { clientReport, type ClientReport, type ReportedRequest } from '../src/core/journal/clientReport.js';
 import { journalRecord, PROMPT } from './helpers.js';
 

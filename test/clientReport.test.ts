@@ -7,7 +7,7 @@
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { OPERATIONS } from '../src/api/router.js';
+import { OPERATIONS } from '../src/request-path/router.js';
 import { SERVICE_ENDPOINTS, type ClientReport } from '../src/core/journal/clientReport.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { bearer, makeSim, PROMPT, queueFault } from './helpers.js';

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../src/api/router.js';
-import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlPath } from '../src/client/endpoints.js';
+import { OPERATIONS } from '../src/request-path/router.js';
+import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlPath } from '../src/control-client/endpoints.js';
 import { DASHBOARD_NETWORK_FAULTS } from '../src/http/dashboard.js';
 import { SimulatorControl, SimulatorControlError, type SimulatorControlApi } from '../src/index.js';
 import { createMany, createVideo, expectNoInternalErrors, makeSim } from './helpers.js';
@@ -163,7 +163,7 @@ describe('SimulatorControl', () => {
   });
 });
 
-describe('The control endpoints of src/client/endpoints.ts', () => {
+describe('The control endpoints of src/control-client/endpoints.ts', () => {
   it('are every control operation of openapi.yaml, each with its method and path', () => {
     const documented = OPERATIONS.filter((o) => o.path.startsWith(`${CONTROL_ROOT}/`)).map((o) => [o.operationId, o.method.toUpperCase(), o.path]);
     const written = Object.entries(CONTROL_ENDPOINTS).map(([id, e]) => [id, e.method, `${CONTROL_ROOT}/${e.path}`]);

@@ -246,7 +246,7 @@ describe('the modules of src/', () => {
 
   it('are read: every module is found and the imports of the request path are seen', () => {
     expect(graph.size).toBeGreaterThan(50);
-    expect(graph.get('src/api/handleRequest.ts')).toContain('src/core/errors.ts');
+    expect(graph.get('src/request-path/handleRequest.ts')).toContain('src/core/errors.ts');
   });
 
   it('are read by a lexer that finds every form of import and nothing in comments, strings or regular expressions', () => {

@@ -9,7 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { PENDING_FINGERPRINT_BYTES, bodyFingerprint, journalFingerprint } from '../src/api/body.js';
+import { PENDING_FINGERPRINT_BYTES, bodyFingerprint, journalFingerprint } from '../src/request-path/body.js';
 import { Journal } from '../src/core/journal/journal.js';
 import type { Scenario } from '../src/index.js';
 import { PROMPT, advanceOk, bearer, createMany, createVideo, expectError, fastWith, getVideo, journalRecord, listVideos, makeSim } from './helpers.js';

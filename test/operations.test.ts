@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { OPERATION_HANDLERS } from '../src/api/operations.js';
-import { OPERATIONS } from '../src/api/router.js';
-import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlCall } from '../src/client/endpoints.js';
-import { sendToEveryShard } from '../src/client/shards.js';
+import { OPERATION_HANDLERS } from '../src/request-path/operations.js';
+import { OPERATIONS } from '../src/request-path/router.js';
+import { CONTROL_ENDPOINTS, CONTROL_ROOT, controlCall } from '../src/control-client/endpoints.js';
+import { sendToEveryShard } from '../src/control-client/shards.js';
 import { SERVICE_ENDPOINTS } from '../src/core/journal/clientReport.js';
 import { CONTROL_OPERATION_IDS, OPERATION_FACTS, OPERATION_IDS, SERVICE_OPERATION_IDS } from '../src/generated/operations.js';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
-import { handleRequest } from '../src/api/handleRequest.js';
+import { handleRequest } from '../src/request-path/handleRequest.js';
 import { FileLockedError, selfHolder } from '../src/fileLock.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { END_LINE_RESERVE, TranscriptError } from '../src/transcript/lineFormat.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import type { ApiRequest } from '../src/api/handleRequest.js';
+import type { ApiRequest } from '../src/request-path/handleRequest.js';
 import { isoTime } from '../src/core/time/clock.js';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
 import type { StateStatus } from '../src/persistence/stateStore.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runReplay } from '../src/commands/replay.js';
-import type { Exchange } from '../src/api/handleRequest.js';
+import type { Exchange } from '../src/request-path/handleRequest.js';
 import type { RecordingStatus } from '../src/transcript/recorder.js';
 import { LINES_GIVEN_UP, TranscriptRecorder } from '../src/transcript/recorder.js';
 import { formatEnd, formatExchange, formatHeader, type TranscriptHeader } from '../src/transcript/lineFormat.js';

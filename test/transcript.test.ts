@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { handleRequest, type RequestPathDeps, type Exchange } from '../src/api/handleRequest.js';
+import { handleRequest, type RequestPathDeps, type Exchange } from '../src/request-path/handleRequest.js';
 import { Simulator } from '../src/core/simulator/simulator.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { loadScenario } from '../src/scenarios/load.js';

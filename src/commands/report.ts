@@ -6,7 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { url as httpUrl } from './parsers.js';
-import { SimulatorControl, SimulatorControlError } from '../client/client.js';
+import { SimulatorControl, SimulatorControlError } from '../control-client/client.js';
 import type { ClientReport } from '../core/journal/clientReport.js';
 
 const EXIT_ERROR_FINDING = 1;

@@ -24,7 +24,7 @@
  * It runs as `nginx -p DIR -c FILE -e stderr -g 'daemon off;'` with Debian's nginx 1.22 or later,
  * as any user: the pid file, temporary files and logs are inside the prefix DIR.
  */
-import { CONTROL_ROOT, shardPrefix } from '../client/endpoints.js';
+import { CONTROL_ROOT, shardPrefix } from '../control-client/endpoints.js';
 import { fail, type ErrorCode } from '../core/errors.js';
 import { BASE_SCENARIO } from '../core/scenario/scenario.js';
 import { MAX_SHARDS, shardShares } from '../core/accounts/shard.js';

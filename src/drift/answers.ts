@@ -4,8 +4,8 @@
  * the error catalogue, and what the video objects the answers showed say about the pipeline.
  */
 import { ERROR_CODES } from '../core/errors.js';
-import { checkResponse } from '../api/responseCheck.js';
-import { OPERATIONS, matchRoute, type Operation } from '../api/router.js';
+import { checkResponse } from '../request-path/responseCheck.js';
+import { OPERATIONS, matchRoute, type Operation } from '../request-path/router.js';
 import { SCHEMA_ROW } from './assumptions.js';
 import type { ServiceExchange } from './serviceClient.js';
 import { describeAnswer, describeRequest, errorOf, type Findings } from './findings.js';

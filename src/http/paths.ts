@@ -3,7 +3,7 @@
  * whether its answers carry CORS headers. The access checks (accessGuard.ts), the API's handler
  * (jsonHandler.ts) and the error answers made outside it (errorAnswers.ts) all ask here.
  */
-import { CONTROL_ROOT, controlPath, isControlPath } from '../client/endpoints.js';
+import { CONTROL_ROOT, controlPath, isControlPath } from '../control-client/endpoints.js';
 import { MEDIA_ROOT } from '../core/generations/mediaPaths.js';
 
 /** The path of a request target, without its query string. */

@@ -11,7 +11,7 @@
  * Injected latency, `hang_ms` and a slow body wait on the handlers' host clock; `close()` cancels every wait.
  */
 import { HttpResponse } from 'msw';
-import type { ApiAnswer } from '../api/exchange.js';
+import type { ApiAnswer } from '../request-path/exchange.js';
 import { fail } from '../core/errors.js';
 import { gatewayPage, holdsConnection, type NetworkFault, type NetworkKind } from '../core/faults/network.js';
 import type { QueuedFault } from '../core/faults/faults.js';

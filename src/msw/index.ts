@@ -16,11 +16,11 @@
  * Content-Security-Policy) and the clips loaded when a video's file is first asked for.
  */
 import { HttpResponse, http, type HttpHandler } from 'msw';
-import { handleRequest, requestPathDeps, type ApiAnswer, type ApiRequest, type Exchange, type RequestPathDeps, type StreamedBody } from '../api/handleRequest.js';
-import { BODY_LIMIT_BYTES } from '../api/body.js';
-import { WaitRoom } from '../api/waits.js';
-import { controlMethods, queryString, CONTROL_ROOT, type ControlMethods } from '../client/endpoints.js';
-import { SimulatorControlError } from '../client/controlError.js';
+import { handleRequest, requestPathDeps, type ApiAnswer, type ApiRequest, type Exchange, type RequestPathDeps, type StreamedBody } from '../request-path/handleRequest.js';
+import { BODY_LIMIT_BYTES } from '../request-path/body.js';
+import { WaitRoom } from '../request-path/waits.js';
+import { controlMethods, queryString, CONTROL_ROOT, type ControlMethods } from '../control-client/endpoints.js';
+import { SimulatorControlError } from '../control-client/controlError.js';
 import { fail } from '../core/errors.js';
 import { defaultCdnUrl, MEDIA_ROOT } from '../core/generations/mediaPaths.js';
 import type { Scenario } from '../core/scenario/scenario.js';

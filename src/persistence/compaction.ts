@@ -24,7 +24,7 @@
 import { readSync, renameSync, unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import type { StreamedBody } from '../api/exchange.js';
+import type { StreamedBody } from '../request-path/exchange.js';
 import { isoTime } from '../core/time/clock.js';
 import type { Simulator } from '../core/simulator/simulator.js';
 import { cutFile, writeRowBytes, writeRowBytesAsync } from '../fileRows.js';

@@ -23,7 +23,7 @@
  * and the answers stored under Idempotency-Keys take it too, once
  * (`Simulator.readdressStoredAnswers`), without a second pass.
  */
-import { handleRequest, requestPathDeps } from '../api/handleRequest.js';
+import { handleRequest, requestPathDeps } from '../request-path/handleRequest.js';
 import { openSimulator } from '../core/simulator/openSimulator.js';
 import type { Scenario } from '../core/scenario/scenario.js';
 import type { Simulator } from '../core/simulator/simulator.js';

@@ -28,7 +28,7 @@
  * without a snapshot is what it always was, and the snapshot carries its own format number
  * (`SNAPSHOT_FORMAT`).
  */
-import type { Exchange } from '../api/exchange.js';
+import type { Exchange } from '../request-path/exchange.js';
 import { isoTime } from '../core/time/clock.js';
 import { RECORDED_REQUEST_HEADERS, checkRecordedClock, checkRecordedRequest, checkRecordedShard, formatStatusAndNetwork, type RecordedRequest } from '../transcript/lineFormat.js';
 import type { StateRow } from '../core/simulator/simulatorState.js';

@@ -25,7 +25,7 @@
  */
 import { closeSync, createReadStream, fstatSync, ftruncateSync, openSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import type { Exchange, StreamedBody } from '../api/exchange.js';
+import type { Exchange, StreamedBody } from '../request-path/exchange.js';
 import { isoTime, type VirtualClock } from '../core/time/clock.js';
 import type { Simulator } from '../core/simulator/simulator.js';
 import { LockFileWriteError, acquireFileLock, resolvedFile, type FileLock } from '../fileLock.js';

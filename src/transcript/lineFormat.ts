@@ -16,7 +16,7 @@
  *
  *   {"seq":2,...,"status":200,"network":{"kind":"reset","phase":"after","body_bytes":0},"response_headers":{},"response":"{\"id\":...}"}
  */
-import type { ApiAnswer, ApiRequest, Exchange } from '../api/exchange.js';
+import type { ApiAnswer, ApiRequest, Exchange } from '../request-path/exchange.js';
 import { NETWORK_FIELDS, NETWORK_KINDS, NETWORK_PHASES, closedByBound, holdsConnection, isNetworkKind, seenFields, type NetworkFault, type NetworkFieldName, type NetworkKind, type NetworkPhase } from '../core/faults/network.js';
 import { isoTime } from '../core/time/clock.js';
 import type { RunHeader } from '../core/simulator/openSimulator.js';

@@ -11,7 +11,7 @@
  * then cut off, one at a time (at most `LINES_GIVEN_UP`), until it does; its `next_seq` names the
  * first line that is not in the file. No files here: the sink is given.
  */
-import type { Exchange } from '../api/exchange.js';
+import type { Exchange } from '../request-path/exchange.js';
 import { END_LINE_RESERVE, formatEnd, formatExchange, formatHeader, type StopReason, type TranscriptHeader } from './lineFormat.js';
 
 /** What `GET /_sim/health` shows of a recording. */

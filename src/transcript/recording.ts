@@ -3,7 +3,7 @@
  * (scenario, seed, clock) and the addresses it writes into responses, and whose lines go to a file.
  */
 import { Readable } from 'node:stream';
-import type { Exchange, StreamedBody } from '../api/exchange.js';
+import type { Exchange, StreamedBody } from '../request-path/exchange.js';
 import { isoTime } from '../core/time/clock.js';
 import type { Simulator } from '../core/simulator/simulator.js';
 import { FileLockedError, LockFileWriteError, acquireFileLock, refuseIfHeld, type FileLock } from '../fileLock.js';

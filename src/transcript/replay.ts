@@ -8,7 +8,7 @@
  * (never backwards), and by the recorded clock advances and resets themselves. Every draw depends
  * only on an account's own sequence of requests and its virtual time, so the answers are the same.
  */
-import { handleRequest, requestPathDeps } from '../api/handleRequest.js';
+import { handleRequest, requestPathDeps } from '../request-path/handleRequest.js';
 import { openSimulator } from '../core/simulator/openSimulator.js';
 import type { Scenario } from '../core/scenario/scenario.js';
 import { listBundledScenarios } from '../scenarios/load.js';

@@ -23,12 +23,12 @@
 import { request as httpRequest, Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
-import { BODY_LIMIT_BYTES } from '../api/body.js';
-import { matchRoute } from '../api/router.js';
+import { BODY_LIMIT_BYTES } from '../request-path/body.js';
+import { matchRoute } from '../request-path/router.js';
 import { OPERATION_FACTS, type OperationFacts } from '../generated/operations.js';
 import { JSON_MEDIA_TYPE } from '../jsonType.js';
 import { sleep, systemClock } from '../hostClock.js';
-import { controlCall, controlPath, isControlPath, queryString, type ControlCallParts, type ControlOperation } from '../client/endpoints.js';
+import { controlCall, controlPath, isControlPath, queryString, type ControlCallParts, type ControlOperation } from '../control-client/endpoints.js';
 import { cdnUrlIn, defaultCdnUrl } from '../core/generations/mediaPaths.js';
 import type { Scenario } from '../core/scenario/scenario.js';
 import { NETWORK, isNetworkKind, recognisedKind, seenFieldsOnWire, type NetworkKind, type NetworkPhase } from '../core/faults/network.js';
@@ -305,7 +305,7 @@ class Target {
     return Date.parse(now);
   }
 
-  /** A control request (its endpoint, as `src/client/endpoints.ts` writes it): the status, the body and its JSON value, whatever the status. */
+  /** A control request (its endpoint, as `src/control-client/endpoints.ts` writes it): the status, the body and its JSON value, whatever the status. */
   async control(operation: ControlOperation, parts?: ControlCallParts): Promise<{ status: number; text: string; value: unknown }> {
     const call = controlCall(operation, parts);
     const query = queryString(call.query);
