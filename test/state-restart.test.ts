@@ -7,14 +7,13 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFileSync, copyFileSync, existsSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator } from '../src/index.js';
 import { ROW_KINDS } from '../src/persistence/snapshot.js';
 import { PROMPT, VALID_VIDEO, call, createVideoAt, queueFaultAt } from './helpers.js';
+import { CLI, runCli } from './processes.js';
 import { tempStateFiles } from './stateFiles.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const { dir, stateFile } = tempStateFiles('sim-state-test-');
 
 const KEY = 'sk_test_state';
@@ -72,17 +71,6 @@ async function startCli(args: string[]): Promise<Running> {
   };
   running.add(run);
   return run;
-}
-
-function runCli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
 }
 
 const idOf = (answer: { text: string }): string => (JSON.parse(answer.text) as { id: string }).id;
