@@ -84,17 +84,18 @@ export function cancelVideo(sim: SimulatorHandle, id: string, key = 'sk_test_ali
  * One request answered by `sim.app.answer`: the request path itself, in process, without HTTP or
  * the cross-check (test/crossCheck.ts) around it. For loops of thousands of requests (polls, clock
  * advances) whose subject is not HTTP. `target` is the path with its query string; the answer's
- * body parsed as JSON.
+ * body as text and parsed as JSON.
  */
 export function answerInProcess(
   sim: SimulatorHandle,
   method: string,
   target: string,
-  options: { key?: string; body?: unknown } = {},
-): { status: number; headers: Record<string, string>; body: any } {
+  options: { key?: string; body?: unknown; idempotencyKey?: string } = {},
+): { status: number; headers: Record<string, string>; text: string; body: any } {
   const at = target.indexOf('?');
   const headers: Record<string, string> = {};
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const answer = sim.app.answer({
     method,
@@ -103,7 +104,7 @@ export function answerInProcess(
     headers,
     body: options.body === undefined ? null : Buffer.from(JSON.stringify(options.body)),
   });
-  return { status: answer.status, headers: answer.headers, body: answer.body === '' ? undefined : JSON.parse(answer.body) };
+  return { status: answer.status, headers: answer.headers, text: answer.body, body: answer.body === '' ? undefined : JSON.parse(answer.body) };
 }
 
 /** What `call` answers: the body's text, and its JSON (undefined when the text is not JSON). */

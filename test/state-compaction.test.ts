@@ -12,12 +12,11 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import type { ApiRequest } from '../src/request-path/handleRequest.js';
 import { isoTime } from '../src/core/time/clock.js';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
 import type { StateStatus } from '../src/persistence/stateStore.js';
 import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';
-import { PROMPT, fastWith } from './helpers.js';
+import { PROMPT, VALID_VIDEO, answerInProcess, fastWith } from './helpers.js';
 import { parseStateText, tempStateFiles } from './stateFiles.js';
 
 const { dir, stateFile } = tempStateFiles('sim-state-compaction-');
@@ -32,28 +31,13 @@ function bulkSim(options: CreateSimulatorOptions): { sim: SimulatorHandle; wall:
   return { sim, wall, logs };
 }
 
-function send(sim: SimulatorHandle, method: string, path: string, options: { key?: string; body?: unknown; idem?: string } = {}) {
-  const headers: ApiRequest['headers'] = {};
-  if (options.key) headers.authorization = `Bearer ${options.key}`;
-  if (options.idem) headers['idempotency-key'] = options.idem;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const at = path.indexOf('?');
-  return sim.app.answer({
-    method,
-    path: at < 0 ? path : path.slice(0, at),
-    query: at < 0 ? '' : path.slice(at + 1),
-    headers,
-    body: options.body === undefined ? null : Buffer.from(JSON.stringify(options.body)),
-  });
-}
-
-const stateOf = (sim: SimulatorHandle): StateStatus => (JSON.parse(send(sim, 'GET', '/_sim/health').body) as { state: StateStatus }).state;
-const advanceClock = (sim: SimulatorHandle) => send(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 0.001 } });
+const stateOf = (sim: SimulatorHandle): StateStatus => (answerInProcess(sim, 'GET', '/_sim/health').body as { state: StateStatus }).state;
+const advanceClock = (sim: SimulatorHandle) => answerInProcess(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 0.001 } });
 
 /** Polls a video until the file crosses its bound and a compaction starts; every answer is a 200. */
 function pollPastTheBound(sim: SimulatorHandle, id: string): void {
   for (let rounds = 0; stateOf(sim).compacting === undefined; rounds++) {
-    for (let i = 0; i < 500; i++) expect(send(sim, 'GET', `/v1/videos/${id}`, { key: 'sk_test_alice' }).status).toBe(200);
+    for (let i = 0; i < 500; i++) expect(answerInProcess(sim, 'GET', `/v1/videos/${id}`, { key: 'sk_test_alice' }).status).toBe(200);
     // A state-changing request writes the polls held, and checks the bound.
     expect(advanceClock(sim).status).toBe(200);
     expect(rounds).toBeLessThan(200);
@@ -76,8 +60,8 @@ describe('compaction past the bound', () => {
   it('answers the request that crosses the bound first, then writes the snapshot while requests go on; their lines follow it', async () => {
     const file = stateFile();
     const { sim } = bulkSim({ state: file });
-    const created = send(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT }, idem: 'once' });
-    const id = (JSON.parse(created.body) as { id: string }).id;
+    const created = answerInProcess(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: VALID_VIDEO, idempotencyKey: 'once' });
+    const id = created.body.id as string;
     pollPastTheBound(sim, id);
     // Answered, and nothing written yet: the file is still the log.
     expect(parseStateText(readFileSync(file, 'utf8')).snapshot).toBeUndefined();
@@ -99,15 +83,15 @@ describe('compaction past the bound', () => {
 
     const restored = bulkSim({ scenario: undefined, state: file }).sim;
     expect(coreState(restored)).toBe(live);
-    expect(send(restored, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT }, idem: 'once' }).body).toBe(created.body);
+    expect(answerInProcess(restored, 'POST', '/v1/videos', { key: 'sk_test_alice', body: VALID_VIDEO, idempotencyKey: 'once' }).text).toBe(created.text);
     await restored.close();
   });
 
   it('that fails leaves the file as it was, answers every request, and is tried again after a delay, not on the next request', async () => {
     const file = stateFile();
     const { sim, wall, logs } = bulkSim({ state: file });
-    const created = send(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: { model: 'video-3.2', prompt: PROMPT } });
-    const id = (JSON.parse(created.body) as { id: string }).id;
+    const created = answerInProcess(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: VALID_VIDEO });
+    const id = created.body.id as string;
     // The first two compactions write to a full disk (their temporary files, FILE.PID.N.tmp).
     for (const n of [1, 2]) symlinkSync('/dev/full', `${file}.${process.pid}.${n}.tmp`);
     pollPastTheBound(sim, id);
@@ -168,21 +152,21 @@ describe('a capture of the state', () => {
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
       const key = `sk_test_k${i % 4}`;
-      const answer = send(sim, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: `${PROMPT} ${i}` }, idem: `k${i}` });
-      ids.push((JSON.parse(answer.body) as { id: string }).id);
+      const answer = answerInProcess(sim, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: `${PROMPT} ${i}` }, idempotencyKey: `k${i}` });
+      ids.push(answer.body.id as string);
     }
-    send(sim, 'POST', '/v1/images', { key: 'sk_test_k3', body: { prompt: PROMPT }, idem: 'img' });
-    send(sim, 'POST', '/_sim/faults', { body: { path: '/v1/videos', method: 'POST', api_key: 'sk_test_k3', status: 500, times: 2 } });
-    send(sim, 'POST', `/_sim/generations/${ids[5]}/advance`);
+    answerInProcess(sim, 'POST', '/v1/images', { key: 'sk_test_k3', body: { prompt: PROMPT }, idempotencyKey: 'img' });
+    answerInProcess(sim, 'POST', '/_sim/faults', { body: { path: '/v1/videos', method: 'POST', api_key: 'sk_test_k3', status: 500, times: 2 } });
+    answerInProcess(sim, 'POST', `/_sim/generations/${ids[5]}/advance`);
     const before = coreState(sim);
     const capture = sim.core.captureState();
 
     // Everything changes: a stage ended early (its durations rewritten in place), all resolve, more creates, a cancel, a fault taken, an account dropped.
-    send(sim, 'POST', `/_sim/generations/${ids[4]}/advance`);
-    send(sim, 'POST', `/_sim/generations/${ids[3]}/fail`);
-    send(sim, 'DELETE', `/v1/videos/${ids[2]}`, { key: 'sk_test_k2' });
-    send(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 600 } });
-    for (let i = 0; i < 4; i++) send(sim, 'POST', '/v1/videos', { key: `sk_test_later${i}`, body: { model: 'video-3.2', prompt: PROMPT }, idem: `later${i}` });
+    answerInProcess(sim, 'POST', `/_sim/generations/${ids[4]}/advance`);
+    answerInProcess(sim, 'POST', `/_sim/generations/${ids[3]}/fail`);
+    answerInProcess(sim, 'DELETE', `/v1/videos/${ids[2]}`, { key: 'sk_test_k2' });
+    answerInProcess(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 600 } });
+    for (let i = 0; i < 4; i++) answerInProcess(sim, 'POST', '/v1/videos', { key: `sk_test_later${i}`, body: VALID_VIDEO, idempotencyKey: `later${i}` });
     expect(coreState(sim)).not.toBe(before);
 
     // The rows, as a file holds them, loaded into a simulator of the same run.
@@ -210,11 +194,12 @@ async function released(ref: WeakRef<object>): Promise<boolean> {
 describe('a capture read as a compaction reads it (release)', () => {
   it('gives the rows a plain read gives, and lets go of each item once its row is made, not before', async () => {
     const { sim } = bulkSim({ scenario: fastWith((s) => (s.name = 'capture-release')) });
-    const create = (key: string, i: number) => send(sim, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: `${PROMPT} ${i}` }, idem: `k${i}` });
-    const kept = (JSON.parse(create('sk_test_kept', 0).body) as { id: string }).id;
-    const gone = [1, 2, 3].map((i) => (JSON.parse(create('sk_test_gone', i).body) as { id: string }).id);
+    const create = (key: string, i: number) =>
+      answerInProcess(sim, 'POST', '/v1/videos', { key, body: { model: 'video-3.2', prompt: `${PROMPT} ${i}` }, idempotencyKey: `k${i}` });
+    const kept = create('sk_test_kept', 0).body.id as string;
+    const gone = [1, 2, 3].map((i) => create('sk_test_gone', i).body.id as string);
     // Resolved: the capture holds them as they are, not copies.
-    send(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 600, api_key: 'sk_test_gone' } });
+    answerInProcess(sim, 'POST', '/_sim/clock/advance', { body: { seconds: 600, api_key: 'sk_test_gone' } });
     const answer = new WeakRef(sim.core.accounts.peek('sk_test_gone')?.idempotency.entries()[0] as object);
     const generation = new WeakRef(sim.core.store.get(gone[0] as string) as object);
     const plain = [...sim.core.captureState().rows()].map((row) => JSON.parse(JSON.stringify(row)) as unknown);
@@ -228,7 +213,7 @@ describe('a capture read as a compaction reads it (release)', () => {
     }
     expect(read.at(-1)).toMatchObject({ generation: { id: kept } });
     // The state drops the account: its stored answer, whose row is made, goes; its generation, whose row is not, is held.
-    expect(send(sim, 'POST', '/_sim/reset', { body: { api_key: 'sk_test_gone' } }).status).toBe(200);
+    expect(answerInProcess(sim, 'POST', '/_sim/reset', { body: { api_key: 'sk_test_gone' } }).status).toBe(200);
     expect(await released(answer)).toBe(true);
     expect(await released(generation)).toBe(false);
     for (const row of rows) read.push(JSON.parse(JSON.stringify(row)));
