@@ -5,15 +5,13 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlGenerations } from '../../src/core/generations/generationControl.js';
 import { createSimulator } from '../../src/index.js';
-import { createVideoAt } from '../helpers.js';
-import { launchChromium } from './chromium.js';
+import { createVideoAt, queueFaultAt } from '../helpers.js';
+import { ARTIFACTS, failureScreenshot as screenshotOnFailure, launchChromium, openGeneration } from './chromium.js';
 
-const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', import.meta.url));
 /** Liveness, not performance: how long the page may take to show something. */
 const LIVENESS = 20_000;
 const KEY = 'sk_test_browser';
@@ -65,11 +63,7 @@ afterAll(async () => {
   if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
-function failureScreenshot(name: string): void {
-  onTestFailed(async () => {
-    await page?.screenshot({ path: join(ARTIFACTS, name), fullPage: true }).catch(() => undefined);
-  });
-}
+const failureScreenshot = (name: string): void => screenshotOnFailure(() => page, name);
 
 async function post(path: string, body: Record<string, unknown>): Promise<unknown> {
   const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
@@ -139,12 +133,7 @@ describe('dashboard at /_sim/', () => {
 
   it('shows failures and compliance flags after "until all resolved"', async () => {
     failureScreenshot('dashboard-flags-failure.png');
-    const fault = (outcome: Record<string, unknown>) =>
-      fetch(`${url}/_sim/faults`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ path: '/v1/videos', method: 'POST', outcome, api_key: 'sk_test_flags' }),
-      }).then((r) => expect(r.status).toBe(200));
+    const fault = (outcome: Record<string, unknown>) => queueFaultAt(url, { path: '/v1/videos', method: 'POST', outcome, api_key: 'sk_test_flags' });
     await fault({ fail_stage: 'render' });
     const failed = (await createVideoAt(url, { prompt: 'A drone shot over a foggy pine forest at sunrise.' }, 'sk_test_flags')).json;
     await fault({ flags: [{ code: 'low_contrast', severity: 'warning', message: 'The output has low contrast.' }] });
@@ -279,8 +268,7 @@ describe('dashboard at /_sim/', () => {
 
     // A link to one that exists, followed in the same page, shows it.
     const video = (await createVideoAt(url, { prompt: 'Leaves drifting across a still pond.' }, KEY)).json;
-    await page.evaluate((id) => (window.location.hash = `#${id}`), video.id);
-    await page.getByTestId('detail-id').getByText(video.id, { exact: true }).waitFor();
+    await openGeneration(page, video.id);
     expect(await missing.count()).toBe(0);
     expect(pageErrors).toEqual([]);
   });
