@@ -18,12 +18,11 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../../src/index.js';
-import { call, queueFaultAt, type HttpAnswer } from '../helpers.js';
+import { PROMPT, call, queueFaultAt, type HttpAnswer } from '../helpers.js';
 import { freePort } from '../processes.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PRISM_BIN = fileURLToPath(new URL('../../node_modules/.bin/prism', import.meta.url));
-const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
 interface Prism {
   name: string;
