@@ -8,12 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ALIAS_BOMB } from './helpers.js';
+import { ALIAS_BOMB, PROMPT } from './helpers.js';
 import { CLI, cleanEnv, childProcesses, getWithHost } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LISTENING = /^sim listening on http:\/\/127\.0\.0\.1:(\d+) \(scenario fast, seed \d+, clock manual\)$/;
-const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
 const children = childProcesses();
 const dir = mkdtempSync(join(tmpdir(), 'sim-cli-test-'));

@@ -6,11 +6,11 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatorControl, SimulatorShardsError } from '../../src/index.js';
+import { PROMPT } from '../helpers.js';
 import { TOKEN, keysOnEveryShard, shardHealths, startCluster, type Cluster } from './cluster.js';
 
 const ARGS = ['--scenario', 'fast', '--clock', 'manual'];
 const START = '2026-01-01T00:00:00.000Z';
-const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
 /** A fetch that logs every request it sends (method and path). */
 function loggingFetch(): { fetch: typeof fetch; sent: string[] } {

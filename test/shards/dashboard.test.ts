@@ -7,9 +7,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failureScreenshot, openBrowser, type OpenBrowser } from '../browser/chromium.js';
+import { PROMPT } from '../helpers.js';
 import { CONTROL, TOKEN, startCluster, type Cluster } from './cluster.js';
-
-const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
 describe('the dashboard behind the proxy', () => {
   let cluster: Cluster;

@@ -11,10 +11,10 @@ import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardOfKey } from '../../src/core/accounts/shard.js';
+import { PROMPT } from '../helpers.js';
 import { CONTROL, TOKEN, keyOfShard, keysOnEveryShard, shardHealths, startCluster, startSim, type Cluster, type Sim } from './cluster.js';
 
 const ARGS = ['--scenario', 'fast', '--clock', 'manual'];
-const PROMPT = 'A slow dolly shot across a rain-soaked neon street at night.';
 
 interface Seen {
   key: string;
