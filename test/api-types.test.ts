@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../src/index.js';
-import { PROMPT, advanceOk, bearer, cancelVideo, createVideo, getVideo, makeSim } from './helpers.js';
+import { PROMPT, advanceOk, bearer, cancelVideo, createVideo, getVideo, makeSim, queueFault } from './helpers.js';
 import {
   API_ERROR_KEYS,
   CANCEL_RESPONSE_KEYS,
@@ -81,7 +81,7 @@ describe('the exported API types against real answers', () => {
 
   /** Creates a video and polls it every virtual second until it resolves, checking every answer. */
   async function createAndFollow(fault?: Json): Promise<Json> {
-    if (fault) await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', api_key: key, ...fault }).expect(200);
+    if (fault) await queueFault(sim, { path: '/v1/videos', method: 'POST', api_key: key, ...fault });
     const created = await createVideo(sim, {}, key).expect(200);
     expectVideo(created.body as Json);
     let video = created.body as Json;
@@ -139,7 +139,7 @@ describe('the exported API types against real answers', () => {
       [429, 'rate_limit_error'],
       [500, 'api_error'],
     ] as const) {
-      await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', api_key: key, status }).expect(200);
+      await queueFault(sim, { path: '/v1/videos', method: 'POST', api_key: key, status });
       expectApiError(await createVideo(sim, {}, key), status, type);
     }
   });

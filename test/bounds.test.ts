@@ -8,7 +8,7 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { FaultQueue } from '../src/core/faults/faults.js';
-import { bearer, expectError, fastWith, makeSim } from './helpers.js';
+import { bearer, expectError, fastWith, makeSim, postFault, queueFault } from './helpers.js';
 
 /** A value far longer than anything an answer may echo. */
 const HUGE = 'x'.repeat(900 * 1024);
@@ -19,8 +19,8 @@ describe('limits.max_queued_faults', () => {
 
   it('refuses a fault past the cap with 400 invalid_request naming the limit, counting faults rather than their shots', async () => {
     const sim = withCap(3);
-    for (let i = 0; i < 3; i++) expect((await request(sim.app).post('/_sim/faults').send({ ...fault, times: 10 })).status).toBe(200);
-    const refused = await request(sim.app).post('/_sim/faults').send(fault);
+    for (let i = 0; i < 3; i++) await queueFault(sim, { ...fault, times: 10 });
+    const refused = await postFault(sim, fault);
     const error = expectError(refused, 400, 'invalid_request_error', 'invalid_request', null);
     expect(error.message).toBe(
       "The fault queue is full: it holds 3 faults, the scenario's limits.max_queued_faults. Clear it (DELETE /_sim/faults), let requests take the faults, or raise the limit.",
@@ -30,10 +30,10 @@ describe('limits.max_queued_faults', () => {
 
   it('takes a fault again once one has left the queue', async () => {
     const sim = withCap(1);
-    expect((await request(sim.app).post('/_sim/faults').send(fault)).status).toBe(200);
-    expect((await request(sim.app).post('/_sim/faults').send(fault)).status).toBe(400);
+    await queueFault(sim, fault);
+    expect((await postFault(sim, fault)).status).toBe(400);
     expect((await request(sim.app).post('/v1/videos').set(bearer()).send({ model: 'video-3.2', prompt: 'a boat' })).status).toBe(500);
-    expect((await request(sim.app).post('/_sim/faults').send(fault)).body).toEqual({ queued: 1 });
+    expect((await postFault(sim, fault)).body).toEqual({ queued: 1 });
   });
 
   it('is 10,000 by default', async () => {
@@ -68,9 +68,9 @@ describe('limits.max_queued_faults', () => {
 describe("a fault's strings", () => {
   it('refuses a message over 1,000 characters (400 invalid_parameter, param message)', async () => {
     const sim = makeSim();
-    const res = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500, message: 'm'.repeat(1001) });
+    const res = await postFault(sim, { path: '/v1/videos', status: 500, message: 'm'.repeat(1001) });
     expect(expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'message').message).toBe("Invalid value for 'message': must be at most 1000 characters long.");
-    expect((await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500, message: 'm'.repeat(1000) })).status).toBe(200);
+    await queueFault(sim, { path: '/v1/videos', status: 500, message: 'm'.repeat(1000) });
   });
 
   it.each([
@@ -80,7 +80,7 @@ describe("a fault's strings", () => {
     ['outcome/flags', { status: null, outcome: { flags: Array.from({ length: 4 }, () => ({ code: 'c', severity: 'info', message: 'm' })) } }],
   ])('refuses a %s past its maximum length', async (param, fields) => {
     const sim = makeSim();
-    const res = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500, ...fields });
+    const res = await postFault(sim, { path: '/v1/videos', status: 500, ...fields });
     expectError(res, 400, 'invalid_request_error', 'invalid_parameter', param);
   });
 });

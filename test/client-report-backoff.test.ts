@@ -8,7 +8,7 @@ import seedrandom from 'seedrandom';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { BACKOFF_GROWTH, MIN_JUDGED_WAITS, clientReport, type ReportedRequest } from '../src/core/journal/clientReport.js';
-import { bearer, journalRecord, makeSim } from './helpers.js';
+import { bearer, journalRecord, makeSim, queueFault } from './helpers.js';
 
 const KEY = 'sk_test_backoff';
 /** The first cap of the backoffs below (ms); each retry doubles it. */
@@ -102,8 +102,7 @@ describe('a full-jitter client through the simulator, on the manual clock', () =
   /** Lists videos until answered 200, sleeping `backoff`'s waits (the account's clock moves) after each 500. */
   async function client(backoff: Backoff, seed: string) {
     const sim = makeSim();
-    const fault = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'GET', status: 500, times: 8, api_key: KEY });
-    expect(fault.status).toBe(200);
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 500, times: 8, api_key: KEY });
     const random = seedrandom(seed);
     for (let retry = 0; ; retry++) {
       const res = await request(sim.app).get('/v1/videos').set(bearer(KEY));

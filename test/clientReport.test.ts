@@ -425,7 +425,7 @@ describe('the openai package as an HTTP client, with its default retries, agains
         { path: '/v1/videos', method: 'POST', status: 500 },
         { path: '/v1/videos/*', method: 'GET', status: 429 },
       ]) {
-        expect((await request(sim.app).post('/_sim/faults').send({ api_key: key, ...fault })).status).toBe(200);
+        await queueFault(sim, { api_key: key, ...fault });
       }
     }
     const statuses = await Promise.all([

@@ -10,7 +10,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { openapiPath } from '../src/index.js';
-import { makeSim, withFreshSim } from './helpers.js';
+import { makeSim, postFault, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 type Validate = (value: unknown) => boolean;
@@ -92,7 +92,7 @@ describe('openapi.yaml is as strict as the server', () => {
       [{ path: '/v1/videos', status: 500, api_key: 'sk_test_alice' }, false],
     ];
     for (const [body, refused] of cases) {
-      const res = await request(sim.app).post('/_sim/faults').send(body);
+      const res = await postFault(sim, body);
       agree(JSON.stringify(body), res.status, validate(body), refused);
     }
   });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 import { loadScenario, type Scenario } from '../src/index.js';
 import type { JournalEntry } from '../src/core/journal/journal.js';
-import { PROMPT, advance, bearer, createVideo, expectError, getVideo, makeSim, type SimGeneration } from './helpers.js';
+import { PROMPT, advance, bearer, createVideo, expectError, getVideo, makeSim, postFault, queueFault, type SimGeneration } from './helpers.js';
 
 const START = '2026-01-01T00:00:00.000Z';
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -226,10 +226,10 @@ describe('POST /_sim/reset', () => {
 
   it('drops queued faults', async () => {
     const sim = makeSim();
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500, times: 3 }).expect(200);
+    await queueFault(sim, { path: '/v1/videos', status: 500, times: 3 });
     await request(sim.app).post('/_sim/reset').send({}).expect(200);
     expect((await createVideo(sim)).status).toBe(200);
-    expect((await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500 })).body).toEqual({ queued: 1 });
+    expect((await postFault(sim, { path: '/v1/videos', status: 500 })).body).toEqual({ queued: 1 });
   });
 
   it('works with no body at all, as `curl -X POST` sends it', async () => {
@@ -456,7 +456,7 @@ describe('GET /_sim/requests', () => {
 
   it('journals a faulted request, which creates nothing', async () => {
     const sim = makeSim();
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 500 }).expect(200);
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 500 });
     const faulted = await createVideo(sim);
     expectError(faulted, 500, 'api_error', 'internal_error');
     const data = (await request(sim.app).get('/_sim/requests')).body.data as JournalEntry[];
@@ -472,21 +472,21 @@ describe('GET /_sim/requests', () => {
 describe('POST /_sim/faults', () => {
   it('answers the number of shots waiting in all', async () => {
     const sim = makeSim();
-    const first = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 500, times: 2 });
+    const first = await postFault(sim, { path: '/v1/videos', method: 'POST', status: 500, times: 2 });
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ queued: 2 });
     noRateLimitHeaders(first.headers);
-    const second = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos/*', status: 429, api_key: 'sk_test_bob' });
+    const second = await postFault(sim, { path: '/v1/videos/*', status: 429, api_key: 'sk_test_bob' });
     expect(second.body).toEqual({ queued: 3 });
     // One shot is spent.
     expectError(await createVideo(sim), 500, 'api_error', 'internal_error');
-    const third = await request(sim.app).post('/_sim/faults').send({ path: '/v1/images', status: 402 });
+    const third = await postFault(sim, { path: '/v1/images', status: 402 });
     expect(third.body).toEqual({ queued: 3 });
   });
 
   it('gives the queued error to the next matching request only', async () => {
     const sim = makeSim();
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 429 }).expect(200);
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 429 });
     const limited = await createVideo(sim);
     expectError(limited, 429, 'rate_limit_error', 'rate_limit_exceeded');
     expect(limited.headers['retry-after']).toBe('1');
@@ -719,7 +719,7 @@ describe('determinism of the control answers', () => {
 
   it('a queued error that an operation does not document (402 on a GET) never hits it, only operations that document it', async () => {
     const sim = makeSim();
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/*', status: 402 }).expect(200);
+    await queueFault(sim, { path: '/v1/*', status: 402 });
     expect((await request(sim.app).get('/v1/videos').set(bearer())).status).toBe(200);
     expect((await request(sim.app).get('/_sim/generations')).status).toBe(200);
     expectError(await createVideo(sim), 402, 'insufficient_balance', 'insufficient_balance');
@@ -728,13 +728,13 @@ describe('determinism of the control answers', () => {
 
   it('queued faults default their param and stage as the catalogue does', async () => {
     const sim = makeSim();
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'GET', status: 404 });
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 404 });
     expectError(await request(sim.app).get('/v1/videos').set(bearer()), 404, 'invalid_request_error', 'resource_not_found', 'id');
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 422, code: 'output_rejected' });
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 422, code: 'output_rejected' });
     const rejected = await createVideo(sim);
     expectError(rejected, 422, 'compliance_error', 'output_rejected');
     expect(rejected.body.error.stage).toBe('output_verification');
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 400, type: 'invalid_request_error' });
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 400, type: 'invalid_request_error' });
     expectError(await createVideo(sim), 400, 'invalid_request_error', 'invalid_parameter', null);
   });
 });

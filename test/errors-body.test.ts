@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { controlGenerations } from '../src/core/generations/generationControl.js';
-import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, createVideo, expectError, getVideo, makeSim, withFreshSim } from './helpers.js';
+import { PROMPT, VALID_IMAGE, VALID_VIDEO, bearer, createVideo, expectError, getVideo, makeSim, queueFault, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -187,7 +187,7 @@ describe('an endpoint without a request body (DELETE /v1/videos/{id}, DELETE /_s
   });
 
   it('DELETE /_sim/faults takes Content-Type: application/json without a body, and refuses a field in one', async () => {
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500 });
+    await queueFault(sim, { path: '/v1/videos', status: 500 });
     const refused = await request(sim.app).delete('/_sim/faults').send({ api_key: 'sk_test_bob' });
     expectError(refused, 400, 'invalid_request_error', 'unknown_parameter', 'api_key');
     expect((await request(sim.app).get('/_sim/faults')).body.queued).toBe(1);

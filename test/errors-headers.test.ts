@@ -4,7 +4,7 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { loadScenario } from '../src/index.js';
-import { VALID_IMAGE, bearer, createVideo, fastBucket, fastWith, listVideos, makeSim, rateLimitHeaders, withFreshSim } from './helpers.js';
+import { VALID_IMAGE, bearer, createVideo, fastBucket, fastWith, listVideos, makeSim, postFault, queueFault, rateLimitHeaders, withFreshSim } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -30,7 +30,7 @@ describe('X-Request-Id', () => {
       ['404 outside /v1', await request(sim.app).get('/nope')],
       ['404 /_sim', await request(sim.app).get('/_sim/nope')],
       ['200 /_sim/health', await request(sim.app).get('/_sim/health')],
-      ['400 /_sim', await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 418 })],
+      ['400 /_sim', await postFault(sim, { path: '/v1/videos', status: 418 })],
       ['204 preflight', await request(sim.app).options('/v1/videos').set('Origin', 'http://localhost:5173').set('Access-Control-Request-Method', 'POST')],
     ] as const;
     // An authenticated request takes the next id of its account (req_ + a tag of the key + its
@@ -74,7 +74,7 @@ describe('X-Request-Id', () => {
     expect(r422.status).toBe(422);
     const r429 = await createVideo(poor, {}, 'sk_test_poor');
     expect(r429.status).toBe(429);
-    await request(poor.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500 });
+    await queueFault(poor, { path: '/v1/videos', status: 500 });
     const r500 = await createVideo(poor, {}, 'sk_test_dave');
     expect(r500.status).toBe(500);
     expect([r402, r422, r429, r500].map((res) => res.headers['x-request-id'])).toEqual([

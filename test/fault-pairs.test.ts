@@ -4,11 +4,10 @@
  * status, type and code, alone and together, is accepted by both or refused by both.
  */
 import { createRequire } from 'node:module';
-import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, ERROR_CODES, PROXY_ERROR_CODES, SHARD_ERROR_CODES } from '../src/core/errors.js';
 import { FaultQueue, type FaultRequest } from '../src/core/faults/faults.js';
-import { makeSim } from './helpers.js';
+import { makeSim, postFault } from './helpers.js';
 
 const compiled = createRequire(import.meta.url)('../src/generated/contract.cjs') as Record<string, (body: unknown) => boolean>;
 const schemaAccepts = compiled.simQueueFault_body as (body: unknown) => boolean;
@@ -55,7 +54,7 @@ describe('a fault body (POST /_sim/faults)', () => {
     ],
   ])('%j is 400 invalid_parameter naming the field and what goes with the status', async (fault, param, message) => {
     const sim = makeSim();
-    const res = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', ...fault });
+    const res = await postFault(sim, { path: '/v1/videos', ...fault });
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({ type: 'invalid_request_error', code: 'invalid_parameter', param, message });
   });

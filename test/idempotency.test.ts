@@ -6,7 +6,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdressed } from '../src/core/requests/idempotency.js';
-import { PROMPT, advance, bearer, createVideo, expectError, fastWith, makeSim } from './helpers.js';
+import { PROMPT, advance, bearer, createVideo, expectError, fastWith, makeSim, postFault, queueFault } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -211,7 +211,7 @@ describe('POST /v1/videos with Idempotency-Key: failed requests store nothing', 
 
   it('after an injected 500, retrying with the same key and body creates the generation once', async () => {
     const sim = makeSim();
-    const queued = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 500 });
+    const queued = await postFault(sim, { path: '/v1/videos', method: 'POST', status: 500 });
     expect(queued.body).toEqual({ queued: 1 });
     const failed = await createWithKey(sim, 'fault-key');
     expectError(failed, 500, 'api_error', 'internal_error');
@@ -228,7 +228,7 @@ describe('POST /v1/videos with Idempotency-Key: failed requests store nothing', 
 
   it('after an injected 500, the same key with a different body is not a conflict', async () => {
     const sim = makeSim();
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 500, api_key: 'sk_test_alice' });
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 500, api_key: 'sk_test_alice' });
     expectError(await createWithKey(sim, 'fault-key-2', { resolution: '720p' }), 500, 'api_error', 'internal_error');
     const other = await createWithKey(sim, 'fault-key-2', { resolution: '1080p' });
     expect(other.status).toBe(200);

@@ -6,7 +6,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { advance, answerInProcess, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim } from './helpers.js';
+import { advance, answerInProcess, bearer, cancelVideo, createVideo, expectError, getVideo, makeSim, queueFault } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -207,8 +207,8 @@ describe('per-account reset (POST /_sim/reset with api_key)', () => {
     const sim = makeSim();
     await createVideo(sim, {}, ALICE);
     await createVideo(sim, {}, BOB);
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'GET', status: 500, api_key: ALICE });
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'GET', status: 500, api_key: BOB });
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 500, api_key: ALICE });
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 500, api_key: BOB });
     const journal = (key: string) => request(sim.app).get('/_sim/requests').query({ api_key: key });
     expect((await journal(ALICE)).body.data).toHaveLength(1);
 

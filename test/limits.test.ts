@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { PENDING_FINGERPRINT_BYTES, bodyFingerprint, journalFingerprint } from '../src/request-path/body.js';
 import { Journal } from '../src/core/journal/journal.js';
 import type { Scenario } from '../src/index.js';
-import { PROMPT, advanceOk, bearer, createMany, createVideo, expectError, fastWith, getVideo, journalRecord, listVideos, makeSim } from './helpers.js';
+import { PROMPT, advanceOk, bearer, createMany, createVideo, expectError, fastWith, getVideo, journalRecord, listVideos, makeSim, queueFault } from './helpers.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
@@ -239,8 +239,7 @@ describe('limits.max_accounts', () => {
     expect((await listVideos(sim, 'sk_test_carol')).status).toBe(200);
     expect(await health(sim)).toMatchObject({ accounts: 2, evicted_accounts: 1 });
     expect((await getVideo(sim, created.body.id, alice)).status).toBe(200);
-    const queued = await request(sim.app).post('/_sim/faults').send({ api_key: alice, method: 'GET', path: '/v1/videos', status: 500 });
-    expect(queued.status).toBe(200);
+    await queueFault(sim, { api_key: alice, method: 'GET', path: '/v1/videos', status: 500 });
 
     // Carol, then Dave: Alice is now the least recently used, and goes.
     expect((await listVideos(sim, 'sk_test_carol')).status).toBe(200);

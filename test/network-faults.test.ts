@@ -10,7 +10,7 @@ import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayPage } from '../src/core/faults/network.js';
 import { SimulatorControl, hostClockOf, type SimFaultRequest, type SimulatorControlApi } from '../src/index.js';
-import { PROMPT, expectError, fastWith, makeSim, queueFault } from './helpers.js';
+import { PROMPT, expectError, fastWith, makeSim, postFault, queueFault } from './helpers.js';
 import { eventually, rawRequest, type RawExchange } from './rawHttp.js';
 
 type Sim = ReturnType<typeof makeSim>;
@@ -454,8 +454,6 @@ describe('on a host clock the test moves (`hostClock`)', () => {
 
 // ---------------------------------------------------------------------------------------------------
 describe('fault bodies refused', () => {
-  const refused = (sim: Sim, body: Record<string, unknown>) => request(sim.app).post('/_sim/faults').send(body);
-
   it.each<[string, Record<string, unknown>, string, string?]>([
     ['network with status', { network: 'reset', status: 500 }, 'network'],
     ['network with outcome', { network: 'reset', outcome: { fail_stage: 'render' } }, 'network'],
@@ -472,7 +470,7 @@ describe('fault bodies refused', () => {
     ['an unknown phase', { network: 'reset', phase: 'during' }, 'phase'],
   ])('%s is 400 invalid_parameter naming the field', async (_what, body, param) => {
     const sim = makeSim();
-    const res = await refused(sim, { path: '/v1/videos', ...body });
+    const res = await postFault(sim, { path: '/v1/videos', ...body });
     expectError(res, 400, 'invalid_request_error', 'invalid_parameter', param);
     expect((await request(sim.app).get('/_sim/faults')).body.queued).toBe(0);
   });
@@ -483,7 +481,7 @@ describe('fault bodies refused', () => {
     ['an api_key on a media path', { path: '/cdn/videos/*', network: 'reset', api_key: KEY }, 'api_key'],
   ])('%s is 400 invalid_parameter naming the field', async (_what, body, param) => {
     const sim = makeSim();
-    expectError(await refused(sim, body), 400, 'invalid_request_error', 'invalid_parameter', param);
+    expectError(await postFault(sim, body), 400, 'invalid_request_error', 'invalid_parameter', param);
   });
 
   it('GET /_sim/faults lists a network fault with its kind, phase and own field', async () => {

@@ -8,7 +8,7 @@ import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Scenario } from '../src/core/scenario/scenario.js';
 import { loadScenario } from '../src/scenarios/load.js';
-import { PROMPT, bearer, createVideo, expectError, makeSim } from './helpers.js';
+import { PROMPT, bearer, createVideo, expectError, makeSim, postFault, queueFault } from './helpers.js';
 
 function fastWith(patch: (s: Scenario) => void): Scenario {
   const s = structuredClone(loadScenario('fast'));
@@ -22,7 +22,7 @@ describe('injected faults', () => {
     await createVideo(sim);
     const before = await request(sim.app).get('/v1/videos').set(bearer());
     expect(before.headers['x-ratelimit-remaining']).toBe('999999998');
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'GET', status: 429 });
+    await queueFault(sim, { path: '/v1/videos', method: 'GET', status: 429 });
     const res = await request(sim.app).get('/v1/videos').set(bearer());
     expectError(res, 429, 'rate_limit_error', 'rate_limit_exceeded');
     expect(res.headers['retry-after']).toBe('1');
@@ -35,7 +35,7 @@ describe('injected faults', () => {
 
   it('an injected 500 carries the bucket as it stands', async () => {
     const sim = makeSim();
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 500 });
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 500 });
     const res = await createVideo(sim);
     expectError(res, 500, 'api_error', 'internal_error');
     expect(res.headers['x-ratelimit-limit']).toBe('1000000000');
@@ -141,14 +141,14 @@ describe('trailing slashes', () => {
 describe('/_sim/faults', () => {
   it.each(['/v1/videos/', '/v1/nope', '/_sim/health', '/v2/*'])('refuses a path that matches no /v1 route: %s', async (path) => {
     const sim = makeSim();
-    const res = await request(sim.app).post('/_sim/faults').send({ path, status: 500 });
+    const res = await postFault(sim, { path, status: 500 });
     expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'path');
   });
 
   it('lists the queued faults and drops them all, or one account', async () => {
     const sim = makeSim();
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', method: 'POST', status: 500, times: 2 });
-    await request(sim.app).post('/_sim/faults').send({ path: '/v1/*', latency_ms: 5, api_key: 'sk_test_bob' });
+    await queueFault(sim, { path: '/v1/videos', method: 'POST', status: 500, times: 2 });
+    await queueFault(sim, { path: '/v1/*', latency_ms: 5, api_key: 'sk_test_bob' });
     const listed = await request(sim.app).get('/_sim/faults');
     expect(listed.body).toEqual({
       queued: 3,
@@ -164,7 +164,7 @@ describe('/_sim/faults', () => {
 
   it('a fault without status, network, latency_ms or outcome is 400 missing_parameter naming the alternatives', async () => {
     const sim = makeSim();
-    const res = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos' });
+    const res = await postFault(sim, { path: '/v1/videos' });
     expect(expectError(res, 400, 'invalid_request_error', 'missing_parameter', 'status').message).toBe(
       "Give at least one of 'status', 'network', 'latency_ms', 'outcome'.",
     );

@@ -11,7 +11,7 @@ import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { ScenarioError } from '../src/scenarios/load.js';
-import { ALIAS_BOMB, advance, bearer, createVideo, expectError, expectNoInternalErrors, getVideo, makeSim } from './helpers.js';
+import { ALIAS_BOMB, advance, bearer, createVideo, expectError, expectNoInternalErrors, getVideo, makeSim, postFault } from './helpers.js';
 import { getWithHost } from './processes.js';
 
 const EVIL = 'http://evil.example';
@@ -297,10 +297,10 @@ describe('control token', () => {
   it('a queued fault cannot inject an access check answer into /v1', async () => {
     const sim = makeSim();
     for (const code of ['control_token_required', 'invalid_control_token']) {
-      const res = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 401, code });
+      const res = await postFault(sim, { path: '/v1/videos', status: 401, code });
       expectError(res, 400, 'invalid_request_error', 'invalid_parameter', 'code');
     }
-    expectError(await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 403 }), 400, 'invalid_request_error', 'invalid_parameter', 'status');
+    expectError(await postFault(sim, { path: '/v1/videos', status: 403 }), 400, 'invalid_request_error', 'invalid_parameter', 'status');
   });
 });
 

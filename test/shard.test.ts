@@ -11,7 +11,7 @@ import { shardOfKey } from '../src/core/accounts/shard.js';
 import { parseShard, ShardSpecError } from '../src/index.js';
 import { compactStateFile } from '../src/persistence/compact.js';
 import { StateRefusedError } from '../src/persistence/open.js';
-import { createVideo, makeSim } from './helpers.js';
+import { createVideo, makeSim, postFault, queueFault } from './helpers.js';
 import { spawn } from 'node:child_process';
 import { CLI, childProcesses, cleanEnv, runCli } from './processes.js';
 
@@ -121,7 +121,7 @@ describe('a key of another shard', () => {
       expect(clock.body.error.code).toBe('wrong_shard');
       expect(clock.headers['x-request-id']).toMatch(/^req_\d{10}$/);
     }
-    const fault = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500, api_key: other });
+    const fault = await postFault(sim, { path: '/v1/videos', status: 500, api_key: other });
     expect(fault.status).toBe(421);
     expect(fault.body.error.message).toBe(WRONG);
     const reset = await request(sim.app).post('/_sim/reset').send({ api_key: other });
@@ -130,14 +130,14 @@ describe('a key of another shard', () => {
     expect((await request(sim.app).get('/_sim/health')).body.limits.accounts).toBe(0);
     // Its own keys are answered; an endpoint that takes no key answers as before (400 unknown_parameter).
     expect((await request(sim.app).get(`/_sim/clock?api_key=${own}`)).status).toBe(200);
-    expect((await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 500, api_key: own })).status).toBe(200);
+    await queueFault(sim, { path: '/v1/videos', status: 500, api_key: own });
     expect((await request(sim.app).get(`/_sim/scenario?api_key=${other}`)).body.error.code).toBe('unknown_parameter');
     await sim.close();
   });
 
   it('cannot be injected by a fault', async () => {
     const sim = makeSim();
-    const res = await request(sim.app).post('/_sim/faults').send({ path: '/v1/videos', status: 400, code: 'wrong_shard' });
+    const res = await postFault(sim, { path: '/v1/videos', status: 400, code: 'wrong_shard' });
     expect(res.status).toBe(400);
     expect(res.body.error.param).toBe('code');
     await sim.close();
