@@ -35,7 +35,7 @@ const LAYERS = [
   { layer: 'deploy', folders: ['src/deploy/'], mayImport: ['core', 'control client', 'helpers', 'HTTP adapter'] },
   {
     layer: 'entry points',
-    folders: ['src/index.ts', 'src/cli.ts', 'src/commands/', 'src/openapi.ts', 'src/testcontainers.ts', 'src/matchers.ts'],
+    folders: ['src/index.ts', 'src/createSimulator.ts', 'src/cli.ts', 'src/commands/', 'src/openapi.ts', 'src/testcontainers.ts', 'src/matchers.ts'],
     mayImport: 'everything above',
   },
 ];

@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import { statSync } from 'node:fs';
-import { createSimulator, DEFAULT_DRAIN_GRACE_MS, type SimulatorHandle } from '../index.js';
+import { createSimulator, DEFAULT_DRAIN_GRACE_MS, type SimulatorHandle } from '../createSimulator.js';
 import { ScenarioError } from '../scenarios/load.js';
 import { FileLockedError } from '../fileLock.js';
 import { systemClock } from '../hostClock.js';
