@@ -137,18 +137,24 @@ export class SlotList<T> {
     return out;
   }
 
+  /**
+   * Drops the empty slots in place: moving the items down needs no new array (a list of a hundred
+   * thousand items is a large object, which a copy would leave behind until the next full
+   * collection), and the array's unused end is given back when its length drops.
+   */
   private compact(): void {
-    const keys: number[] | null = this.keys && [];
-    const items: T[] = [];
-    for (let i = this.head; i < this.items.length; i++) {
-      const item = this.items[i];
+    const { items, keys } = this;
+    let to = 0;
+    for (let from = this.head; from < items.length; from++) {
+      const item = items[from];
       if (item === undefined) continue;
-      this.slot.set(item, items.length);
-      items.push(item);
-      keys?.push(this.keys?.[i] as number);
+      this.slot.set(item, to);
+      items[to] = item;
+      if (keys) keys[to] = keys[from] as number;
+      to++;
     }
-    this.items = items;
-    this.keys = keys;
+    items.length = to;
+    if (keys) keys.length = to;
     this.head = 0;
   }
 }
