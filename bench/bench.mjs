@@ -779,10 +779,13 @@ async function holdConnections(url, n) {
   };
 }
 
-async function benchHung() {
-  requireAutocannon();
-  const n = CONFIG.hung;
-  log(`held connections: ${n.toLocaleString('en')} connections held by network hangs; resident memory, and ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s of polls (${CONFIG.connections} connections) with and without them`);
+/**
+ * What holding `n` of something costs (`hold(url, n)` holds them and resolves to a function that
+ * lets them go): the server's resident memory the first time they are held, then
+ * `CONFIG.rounds` interleaved rounds of polls with and without them held (each hold again, its
+ * memory read too), on a fresh simulator.
+ */
+async function pollsBesideHeld(n, hold) {
   const sim = await startServer(CLI, SIM_ARGS, { name: 'sim' });
   const rounds = { without: [], with: [] };
   const cpu = { without: [], with: [] };
@@ -795,7 +798,7 @@ async function benchHung() {
     // The memory figure is the first time they are held (what the server grows to hold them); the
     // poll rounds come after, every hold then costing what is left over.
     const rest = await settledRss(sim.pid);
-    const releaseFirst = await holdConnections(sim.url, n);
+    const releaseFirst = await hold(sim.url, n);
     firstCost = (await settledRss(sim.pid)) - rest;
     log(`  at rest ${fmtBytes(rest)}; ${n} held the first time: ${fmtBytes(rest + firstCost)} (${fmtBytes(firstCost)} more)`);
     await releaseFirst();
@@ -805,16 +808,14 @@ async function benchHung() {
         const r = await poll(CONFIG.seconds);
         if (r.non2xx > 0 || r.errors > 0) log(`  WARNING: ${r.non2xx} non-2xx and ${r.errors} errors`);
         rounds[kind].push(r.requests.total / r.duration);
-        // The server's own CPU time per poll: what the held connections cost it, whatever share of the CPUs it got.
+        // The server's own CPU time per poll: what the held things cost it, whatever share of the CPUs it got.
         cpu[kind].push(((cpuMs(sim.pid) - cpuBefore) * 1000) / r.requests.total);
       };
       const order = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
-      let release;
-      let before;
       for (const kind of order) {
         if (kind === 'with') {
-          before = await settledRss(sim.pid);
-          release = await holdConnections(sim.url, n);
+          const before = await settledRss(sim.pid);
+          const release = await hold(sim.url, n);
           memory.push((await settledRss(sim.pid)) - before);
           await rate('with');
           await release();
@@ -830,25 +831,31 @@ async function benchHung() {
   } finally {
     await stopServer(sim);
   }
-  const value = median(rounds.with);
-  const baseline = median(rounds.without);
-  raw.hung = { connections: n, rpsWith: rounds.with, rpsWithout: rounds.without, cpuUsPerPollWith: cpu.with, cpuUsPerPollWithout: cpu.without, firstRssDeltaBytes: firstCost, againRssDeltaBytes: memory };
+  return { rounds, cpu, memory, firstCost, value: median(rounds.with), baseline: median(rounds.without) };
+}
+
+/** The memory figure of `pollsBesideHeld`: the first hold's cost, under `limitMb` MB. */
+function heldMemoryFigure(id, what, { firstCost, memory }, limitMb) {
   figure({
-    id: 'hung_memory',
-    figure: `resident memory of ${n.toLocaleString('en')} held connections (network hang)`,
+    id,
+    figure: `resident memory of ${what}`,
     value: firstCost,
     unit: 'bytes',
     display: fmtBytes(firstCost),
     baseline: null,
     baselineDisplay: '-',
     ratio: null,
-    target: '< 64 MB',
-    pass: firstCost < 64 * 1024 * 1024,
+    target: `< ${limitMb} MB`,
+    pass: firstCost < limitMb * 1024 * 1024,
     note: `the first time they are held; held again in the poll rounds, a median ${fmtBytes(median(memory))} more`,
   });
+}
+
+/** The poll figure of `pollsBesideHeld`: polls with them held, at least 0.9 of polls without. */
+function heldPollFigure(id, what, { value, baseline, cpu }) {
   figure({
-    id: 'hung_poll_rate',
-    figure: `polls while ${n.toLocaleString('en')} connections are held, ${CONFIG.connections} connections`,
+    id,
+    figure: what,
     value,
     unit: 'req/s',
     display: `${value.toFixed(0)} req/s`,
@@ -859,6 +866,17 @@ async function benchHung() {
     pass: value / baseline >= 0.9,
     note: `server CPU per poll: ${median(cpu.with).toFixed(1)} µs with them held, ${median(cpu.without).toFixed(1)} µs without`,
   });
+}
+
+async function benchHung() {
+  requireAutocannon();
+  const n = CONFIG.hung;
+  log(`held connections: ${n.toLocaleString('en')} connections held by network hangs; resident memory, and ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s of polls (${CONFIG.connections} connections) with and without them`);
+  const m = await pollsBesideHeld(n, holdConnections);
+  const { rounds, cpu, memory, firstCost } = m;
+  raw.hung = { connections: n, rpsWith: rounds.with, rpsWithout: rounds.without, cpuUsPerPollWith: cpu.with, cpuUsPerPollWithout: cpu.without, firstRssDeltaBytes: firstCost, againRssDeltaBytes: memory };
+  heldMemoryFigure('hung_memory', `${n.toLocaleString('en')} held connections (network hang)`, m, 64);
+  heldPollFigure('hung_poll_rate', `polls while ${n.toLocaleString('en')} connections are held, ${CONFIG.connections} connections`, m);
 }
 
 // ---- waits for requests held -----------------------------------------------------------------------
@@ -918,80 +936,17 @@ async function benchWaits() {
   const n = WAITS;
   const whose = WAITS_ON_POLLED ? "the polling clients' account (every poll offered to every wait)" : 'clients of their own';
   log(`waits: ${n} waits for requests held at once (POST /_sim/requests/wait), waiting for ${whose}; resident memory, and ${CONFIG.rounds} interleaved rounds of ${CONFIG.seconds} s of polls (${CONFIG.connections} connections) with and without them`);
-  const sim = await startServer(CLI, SIM_ARGS, { name: 'sim' });
-  const rounds = { without: [], with: [] };
-  const cpu = { without: [], with: [] };
-  const memory = [];
-  let firstCost = 0;
-  try {
-    const created = await createOne(sim.url, KEY);
-    const poll = (seconds) => autocannon(`${sim.url}/v1/videos/${created.id}`, ['-c', String(CONFIG.connections), ...acHeaders(AUTH), '-d', String(seconds)]);
-    await poll(CONFIG.warmupSeconds);
-    // The memory figure is the first time they are held; the poll rounds come after.
-    const rest = await settledRss(sim.pid);
-    const releaseFirst = await holdWaits(sim.url, n);
-    firstCost = (await settledRss(sim.pid)) - rest;
-    log(`  at rest ${fmtBytes(rest)}; ${n} held the first time: ${fmtBytes(rest + firstCost)} (${fmtBytes(firstCost)} more)`);
-    await releaseFirst();
-    for (let round = 0; round < CONFIG.rounds; round++) {
-      const rate = async (kind) => {
-        const cpuBefore = cpuMs(sim.pid);
-        const r = await poll(CONFIG.seconds);
-        if (r.non2xx > 0 || r.errors > 0) log(`  WARNING: ${r.non2xx} non-2xx and ${r.errors} errors`);
-        rounds[kind].push(r.requests.total / r.duration);
-        cpu[kind].push(((cpuMs(sim.pid) - cpuBefore) * 1000) / r.requests.total);
-      };
-      const order = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
-      for (const kind of order) {
-        if (kind === 'with') {
-          const before = await settledRss(sim.pid);
-          const release = await holdWaits(sim.url, n);
-          memory.push((await settledRss(sim.pid)) - before);
-          await rate('with');
-          await release();
-        } else {
-          await rate('without');
-        }
-      }
-      log(
-        `  round ${round + 1}: without ${rounds.without.at(-1).toFixed(0)} req/s (${cpu.without.at(-1).toFixed(1)} µs of CPU each), ` +
-          `with ${rounds.with.at(-1).toFixed(0)} req/s (${cpu.with.at(-1).toFixed(1)} µs); ${n} held again cost ${fmtBytes(memory.at(-1))}`,
-      );
-    }
-  } finally {
-    await stopServer(sim);
-  }
-  const value = median(rounds.with);
-  const baseline = median(rounds.without);
+  const m = await pollsBesideHeld(n, holdWaits);
+  const { rounds, cpu, memory, firstCost } = m;
   raw.waits = { waits: n, onPolled: WAITS_ON_POLLED, rpsWith: rounds.with, rpsWithout: rounds.without, cpuUsPerPollWith: cpu.with, cpuUsPerPollWithout: cpu.without, firstRssDeltaBytes: firstCost, againRssDeltaBytes: memory };
-  figure({
-    id: 'waits_memory',
-    figure: `resident memory of ${n} waits for requests held at once`,
-    value: firstCost,
-    unit: 'bytes',
-    display: fmtBytes(firstCost),
-    baseline: null,
-    baselineDisplay: '-',
-    ratio: null,
-    target: '< 16 MB',
-    pass: firstCost < 16 * 1024 * 1024,
-    note: `the first time they are held; held again in the poll rounds, a median ${fmtBytes(median(memory))} more`,
-  });
-  figure({
-    id: 'waits_poll_rate',
-    figure: WAITS_ON_POLLED
+  heldMemoryFigure('waits_memory', `${n} waits for requests held at once`, m, 16);
+  heldPollFigure(
+    'waits_poll_rate',
+    WAITS_ON_POLLED
       ? `polls of the account ${n} held waits for requests wait for (every poll offered to every wait), ${CONFIG.connections} connections`
       : `other clients' polls while ${n} waits for requests are held, ${CONFIG.connections} connections`,
-    value,
-    unit: 'req/s',
-    display: `${value.toFixed(0)} req/s`,
-    baseline,
-    baselineDisplay: `${baseline.toFixed(0)} req/s (none held)`,
-    ratio: value / baseline,
-    target: 'ratio >= 0.9',
-    pass: value / baseline >= 0.9,
-    note: `server CPU per poll: ${median(cpu.with).toFixed(1)} µs with them held, ${median(cpu.without).toFixed(1)} µs without`,
-  });
+    m,
+  );
 }
 
 // ---- npm test ---------------------------------------------------------------------------------
