@@ -15,7 +15,8 @@ import { describe, expect, it } from 'vitest';
 import { isoTime } from '../src/core/time/clock.js';
 import { createSimulator, type CreateSimulatorOptions, type SimulatorHandle } from '../src/index.js';
 import type { StateStatus } from '../src/persistence/stateStore.js';
-import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';
+import { COMPACT_RETRY_FIRST_MS, Compactor, type CompactedFile } from '../src/persistence/compaction.js';
+import { systemClock } from '../src/hostClock.js';
 import { PROMPT, VALID_VIDEO, answerInProcess, fastWith } from './helpers.js';
 import { parseStateText, tempStateFiles } from './stateFiles.js';
 
@@ -139,6 +140,45 @@ describe('compaction past the bound', () => {
     const restored = bulkSim({ scenario: undefined, state: file }).sim;
     expect(coreState(restored)).toBe(live);
     await restored.close();
+  });
+});
+
+describe('a compaction whose file cannot be taken up', () => {
+  it('leaves the state file whole: once renamed, the compacted file is the state file, and stopping the compaction does not empty it', async () => {
+    const file = stateFile();
+    const { sim } = bulkSim({ state: file });
+    await sim.listen(0);
+    const id = answerInProcess(sim, 'POST', '/v1/videos', { key: 'sk_test_alice', body: VALID_VIDEO }).body.id as string;
+    await sim.close();
+    const text = readFileSync(file, 'utf8');
+    const header = parseStateText(text).header;
+    const logs: string[] = [];
+    // The state file as its store keeps it, whose reopening after the rename fails: the store
+    // then stops keeping the state, which stops the compaction under way (`abort`).
+    const compacted: CompactedFile = {
+      file,
+      path: file,
+      core: sim.core,
+      hostClock: systemClock,
+      bytes: Buffer.byteLength(text),
+      lines: text.split('\n').length - 2,
+      seq: 1,
+      warn: (line) => logs.push(line),
+      mustStop: () => false,
+      flush: () => {},
+      header: () => header,
+      adopt: () => {
+        compactor.abort();
+        return false;
+      },
+      compactionOver: () => {},
+    };
+    const compactor = new Compactor(compacted, null);
+    expect(await compactor.now()).toBeUndefined();
+    const after = parseStateText(readFileSync(file, 'utf8'));
+    expect(after.header).toEqual(header);
+    expect(after.items.some((row) => JSON.stringify(row).includes(id))).toBe(true);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 });
 

@@ -404,13 +404,15 @@ export class Compactor {
 
   /**
    * Stops the compaction under way, if any: its temporary file is emptied (a file removed while
-   * open keeps its room until closed) and removed, the file is left as it is.
+   * open keeps its room until closed) and removed, the file is left as it is. Once renamed, the
+   * temporary file is the state file: it is left whole.
    */
   abort(): void {
     const job = this.compaction;
     if (!job) return;
     job.aborted = true;
     this.compaction = undefined;
+    if (job.renamed) return;
     if (job.handle) cutFile(job.handle.fd, 0);
     removeQuietly(job.temporary);
   }
