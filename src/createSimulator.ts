@@ -17,7 +17,7 @@ import { hostInUrl, isHttpUrl, isLoopbackAddress, isWildcardAddress } from './ho
 import { JSON_MEDIA_TYPE } from './jsonType.js';
 import { apiFirst, createAppServer, type AppServer } from './http/server.js';
 import { logToStderr } from './host.js';
-import { systemClock, withNow, type HostClock } from './hostClock.js';
+import { hostClockOption, systemClock, withNow, type HostClock } from './hostClock.js';
 import { loadScenario, scenarioFile } from './scenarios/load.js';
 import { resetScenarioLoader } from './scenarios/resetScenarios.js';
 import { DEFAULT_RECORD_MAX_BYTES, checkRecordable, recordTo, type Recording } from './transcript/recording.js';
@@ -196,7 +196,7 @@ export function createSimulator(options: CreateSimulatorOptions = {}): Simulator
     const address = options[field];
     if (address !== undefined && !isHttpUrl(address)) throw new RangeError(`${field} must be an http(s) URL, got ${JSON.stringify(address)}`);
   }
-  const hostClock = hostClockOption(options);
+  const hostClock = hostClockGiven(options);
   const log = options.log ?? logToStderr;
   const explicitCdn = options.cdnUrl ?? (options.baseUrl ? defaultCdnUrl(options.baseUrl) : undefined);
   const overrides = definedOnly({ seed: options.seed, clock: options.clock, speed: options.speed });
@@ -325,7 +325,7 @@ function openCore(
   const asked =
     options.scenario === undefined ? undefined : typeof options.scenario === 'object' ? options.scenario : loadScenario(options.scenario);
   const { hostClock } = opening;
-  const wallClock = options.now ?? ((): number => hostClock.now());
+  const wallClock = (): number => hostClock.now();
   // A reset names a scenario, never a file (src/scenarios/resetScenarios.ts).
   const resetScenarios = (scenario: Scenario) =>
     resetScenarioLoader({
@@ -399,12 +399,8 @@ function exchangeHook(recording: Recording | undefined, state: StateStore | unde
 }
 
 /** The host clock of `options`: `hostClock` (checked), its `now` replaced by `now` when given; default `systemClock`. */
-function hostClockOption(options: CreateSimulatorOptions): HostClock {
-  const given = options.hostClock;
-  if (given !== undefined && (typeof given !== 'object' || given === null || typeof given.now !== 'function' || typeof given.setTimeout !== 'function')) {
-    throw new RangeError('hostClock must be a host clock: an object with now() (epoch milliseconds) and setTimeout(fn, ms) (see hostClockOf)');
-  }
-  const clock = given ?? systemClock;
+function hostClockGiven(options: CreateSimulatorOptions): HostClock {
+  const clock = hostClockOption(options.hostClock, systemClock);
   return options.now === undefined ? clock : withNow(clock, options.now);
 }
 

@@ -106,6 +106,19 @@ export const systemClock: HostClock = {
   now: () => timeOrigin + monotonicNow(),
 };
 
+/**
+ * `value` as a host clock, checked (an option a user gives: `createSimulator`'s and the page's
+ * handlers' `hostClock`); `fallback` when not given.
+ */
+export function hostClockOption(value: unknown, fallback: HostClock): HostClock {
+  if (value === undefined) return fallback;
+  const clock = value as Partial<HostClock> | null;
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function') {
+    throw new RangeError('hostClock must be a host clock: an object with now() (epoch milliseconds) and setTimeout(fn, ms) (see hostClockOf)');
+  }
+  return clock as HostClock;
+}
+
 /** `clock` with its time read from `now` (createSimulator's `now` over its `hostClock`). */
 export function withNow(clock: HostClock, now: () => number): HostClock {
   return {

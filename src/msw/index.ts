@@ -31,7 +31,7 @@ import { TranscriptRecorder } from '../transcript/recorder.js';
 import { TRANSCRIPT_FORMAT } from '../transcript/lineFormat.js';
 import { isoTime } from '../core/time/clock.js';
 import { SIMULATOR_VERSION } from '../version.js';
-import { hostClockOf, type HostClock } from '../hostClock.js';
+import { hostClockOf, hostClockOption, type HostClock } from '../hostClock.js';
 import { apiResponse, closedResponse, mediaResponse, type PageTimers } from './answers.js';
 import { bundledScenario, bundledScenarioList, resetScenario, type ScenarioOption } from './scenarios.js';
 
@@ -100,10 +100,7 @@ export function createSimulatorHandlers(options: SimulatorHandlersOptions): Simu
     throw new RangeError(`speed must be a number above 0, got ${String(options.speed)}`);
   }
   if (options.now !== undefined && typeof options.now !== 'function') throw new RangeError('now must be a function that answers epoch milliseconds');
-  const hostClock = options.hostClock ?? hostClockOf(globalThis);
-  if (typeof hostClock !== 'object' || hostClock === null || typeof hostClock.now !== 'function' || typeof hostClock.setTimeout !== 'function') {
-    throw new RangeError('hostClock must be a host clock: an object with now() (epoch milliseconds) and setTimeout(fn, ms) (see hostClockOf)');
-  }
+  const hostClock = hostClockOption(options.hostClock, hostClockOf(globalThis));
 
   const timers: PageTimers = { held: new Set(), hostClock };
   let closed = false;

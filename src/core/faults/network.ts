@@ -7,7 +7,7 @@
  *   reset     the connection is reset (TCP RST); nothing is answered
  *   close     the connection is closed cleanly; nothing is answered
  *   hang      nothing is answered; the connection is held until the client closes it or `hang_ms`
- *             passes (wall-clock time), then closed
+ *             passes (on the host's clock), then closed
  *   truncate  the status line and headers (with the whole body's Content-Length) and part of the
  *             body are sent, then the connection is closed
  *   gateway   a gateway's answer: status 502, 503 or 504, a short HTML page, none of the service's
@@ -18,7 +18,7 @@
  * `after`, the request is handled completely and only its answer is lost. `truncate` and `slow`
  * deliver (part of) the service's answer, so they are always `after`.
  *
- * Each kind has one descriptor (`NETWORK`): its own field, whether it delivers, its phase, whether
+ * Each kind has one descriptor (`NETWORK`): its own field, whether it delivers (and so its phase), whether
  * it holds its connection, what the client sees of it, how a replay recognises it. Every list of
  * kinds (`NETWORK_KINDS`, `MEDIA_NETWORK_KINDS`, the scenario schema's, the transcript's checks,
  * the dashboard's) is derived from them; openapi.yaml states the same, held to them by a test.
@@ -42,7 +42,7 @@ export interface NetworkSpec extends Partial<Record<NetworkFieldName, number | n
 export interface NetworkFault {
   kind: NetworkKind;
   phase: NetworkPhase;
-  /** `hang`: how long the connection is held at most (wall-clock ms). */
+  /** `hang`: how long the connection is held at most (ms, on the host's clock). */
   hangMs: number;
   /** `truncate`: the body bytes sent; null: the first half of the body. */
   truncateBytes: number | null;
@@ -92,7 +92,11 @@ export interface NetworkKindDescriptor {
   readonly delivers: false | 'part' | 'whole';
   /** Whether the client gets a whole answer it can read: the service's, or one in its place (a gateway's page). */
   readonly readable: boolean;
-  /** Its phase when none is given, and whether `before` may be given (a kind that delivers happens after the request took effect). */
+  /**
+   * Its phase when none is given, and whether `before` may be given: read from `delivers` (a kind
+   * that delivers the service's answer happens after the request took effect; one that delivers
+   * nothing, before it unless asked).
+   */
   readonly phase: { readonly default: NetworkPhase; readonly before: boolean };
   /** Whether a media download (`/cdn`) may get it: a CDN answers no gateway page of the service. */
   readonly media: boolean;
@@ -117,7 +121,8 @@ const noBytes = (): number => 0;
 
 /**
  * Every kind of network fault, in the order they are listed everywhere (openapi.yaml, the
- * scenario schema, the dashboard). A new kind is one entry here, and one in each adapter's table.
+ * scenario schema, the dashboard). A new kind is one entry here (a new own field also has its name in
+ * `NetworkFieldName` and its place in `NetworkFault`), and one in each adapter's table.
  */
 const DESCRIPTORS = {
   reset: {
@@ -125,7 +130,6 @@ const DESCRIPTORS = {
     field: null,
     delivers: false,
     readable: false,
-    phase: { default: 'before', before: true },
     media: true,
     holdsConnection: false,
     bodyBytesSent: noBytes,
@@ -137,7 +141,6 @@ const DESCRIPTORS = {
     field: null,
     delivers: false,
     readable: false,
-    phase: { default: 'before', before: true },
     media: true,
     holdsConnection: false,
     bodyBytesSent: noBytes,
@@ -149,7 +152,6 @@ const DESCRIPTORS = {
     field: { name: 'hang_ms', key: 'hangMs', values: { minimum: 0, maximum: 600_000 }, default: 30_000, unit: 'ms', seen: null },
     delivers: false,
     readable: false,
-    phase: { default: 'before', before: true },
     media: true,
     holdsConnection: true,
     bodyBytesSent: noBytes,
@@ -162,7 +164,6 @@ const DESCRIPTORS = {
     field: { name: 'truncate_bytes', key: 'truncateBytes', values: { minimum: 0 }, default: null, unit: 'bytes', seen: null },
     delivers: 'part',
     readable: false,
-    phase: { default: 'after', before: false },
     media: true,
     holdsConnection: false,
     // The first half of the body or its first `truncate_bytes`, always short of the whole (so the client sees the body end early).
@@ -175,7 +176,6 @@ const DESCRIPTORS = {
     field: { name: 'gateway_status', key: 'gatewayStatus', values: { enum: [502, 503, 504] }, default: 502, unit: '', seen: 'status' },
     delivers: false,
     readable: true,
-    phase: { default: 'before', before: true },
     media: false,
     holdsConnection: false,
     // The page is ASCII: one byte per character.
@@ -188,19 +188,23 @@ const DESCRIPTORS = {
     field: { name: 'bytes_per_second', key: 'bytesPerSecond', values: { minimum: 1, maximum: 10_485_760 }, default: 1024, unit: 'B/s', seen: null },
     delivers: 'whole',
     readable: true,
-    phase: { default: 'after', before: false },
     media: true,
     holdsConnection: true,
     bodyBytesSent: (_fault, length) => length,
     statusSeen: serviceStatus,
     replay: { recognise: (seen, journaled) => seen.ended === 'answered' && !isGatewayPage(seen) && journaled === 'slow', letGo: false },
   },
-} as const satisfies Record<string, NetworkKindDescriptor>;
+} as const satisfies Record<string, Omit<NetworkKindDescriptor, 'phase'>>;
 
 export type NetworkKind = keyof typeof DESCRIPTORS;
 
-/** Each kind's descriptor. */
-export const NETWORK: Readonly<Record<NetworkKind, NetworkKindDescriptor>> = DESCRIPTORS;
+const BEFORE_BY_DEFAULT = { default: 'before', before: true } as const;
+const AFTER_ONLY = { default: 'after', before: false } as const;
+
+/** Each kind's descriptor, its phase read from what it delivers. */
+export const NETWORK: Readonly<Record<NetworkKind, NetworkKindDescriptor>> = Object.fromEntries(
+  Object.entries(DESCRIPTORS).map(([kind, d]) => [kind, { ...d, phase: d.delivers ? AFTER_ONLY : BEFORE_BY_DEFAULT }]),
+) as Record<NetworkKind, NetworkKindDescriptor>;
 
 /** Every kind, in order. */
 export const NETWORK_KINDS: readonly NetworkKind[] = Object.keys(DESCRIPTORS) as NetworkKind[];
@@ -247,9 +251,7 @@ export function networkFault(spec: NetworkSpec): NetworkFault | undefined {
   if (!descriptor.phase.before && spec.phase === 'before') {
     throw fail('invalid_parameter', {
       param: 'phase',
-      message: descriptor.delivers
-        ? `network '${kind}' delivers (part of) the service's answer, so it happens after the request took effect: its phase is 'after'.`
-        : `network '${kind}' happens after the request took effect: its phase is 'after'.`,
+      message: `network '${kind}' delivers (part of) the service's answer, so it happens after the request took effect: its phase is 'after'.`,
     });
   }
   const fault = { kind, phase: spec.phase ?? descriptor.phase.default } as NetworkFault;
