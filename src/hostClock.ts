@@ -110,13 +110,13 @@ export const systemClock: HostClock = {
  * `value` as a host clock, checked (an option a user gives: `createSimulator`'s and the page's
  * handlers' `hostClock`); `fallback` when not given.
  */
-export function hostClockOption(value: unknown, fallback: HostClock): HostClock {
+export function hostClockOption(value: HostClock | undefined, fallback: HostClock): HostClock {
   if (value === undefined) return fallback;
-  const clock = value as Partial<HostClock> | null;
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function') {
+  // A JavaScript caller's value is whatever it is: checked as such.
+  if (typeof value !== 'object' || value === null || typeof value.now !== 'function' || typeof value.setTimeout !== 'function') {
     throw new RangeError('hostClock must be a host clock: an object with now() (epoch milliseconds) and setTimeout(fn, ms) (see hostClockOf)');
   }
-  return clock as HostClock;
+  return value;
 }
 
 /** `clock` with its time read from `now` (createSimulator's `now` over its `hostClock`). */
