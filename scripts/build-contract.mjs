@@ -16,6 +16,7 @@
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { openapiDocument } from './openapi-document.mjs';
 
 const require = createRequire(import.meta.url);
 const Ajv2020 = require('ajv/dist/2020').default;
@@ -28,11 +29,7 @@ const document = parse(readFileSync(new URL('openapi.yaml', root), 'utf8'));
 const DOC = 'openapi.json';
 const METHODS = ['get', 'post', 'delete', 'put', 'patch'];
 
-const deref = (node) => {
-  let n = node;
-  while (n && n.$ref) n = n.$ref.slice(2).split('/').reduce((o, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], document);
-  return n;
-};
+const { deref, parameters: parametersOf } = openapiDocument(document);
 const pointerOf = (...keys) => `#/${keys.map((k) => String(k).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 // Schemas inside parameters keep their `#/components/...` references: rebased onto the document's id.
 const rebase = (schema) => JSON.parse(JSON.stringify(schema ?? {}).replace(/"\$ref":"#\//g, `"$ref":"${DOC}#/`));
@@ -83,7 +80,7 @@ for (const [path, item] of Object.entries(document.paths)) {
     const operation = item[method];
     if (!operation) continue;
     const op = operation.operationId;
-    const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(deref);
+    const parameters = parametersOf(item, operation);
     const group = (where, lower) => {
       const ps = parameters.filter((p) => p.in === where);
       const name = (p) => (lower ? p.name.toLowerCase() : p.name);

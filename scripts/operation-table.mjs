@@ -23,6 +23,7 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
+import { openapiDocument } from './openapi-document.mjs';
 import { writeGenerated } from './write-generated.mjs';
 
 /** The fan-outs over shards, each with what the typed client does with a call that names no account. */
@@ -58,11 +59,7 @@ const SURFACES = { '/v1/': 'service', '/_sim/': 'control' };
  * naming every operation whose facts are missing or wrong.
  */
 export function operationTable(document) {
-  const deref = (node) => {
-    let n = node;
-    while (n && n.$ref) n = n.$ref.slice(2).split('/').reduce((o, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], document);
-    return n;
-  };
+  const { parameters: parametersOf } = openapiDocument(document);
   const problems = [];
   const operations = [];
   for (const [path, item] of Object.entries(document.paths)) {
@@ -91,7 +88,7 @@ export function operationTable(document) {
       if (surface === 'control' && declared.shards === undefined) {
         problems.push(`${where}: a control operation declares its fan-out over shards (x-sim-operation's shards: ${Object.keys(SHARD_FAN_OUTS).join(', ')})`);
       }
-      const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(deref);
+      const parameters = parametersOf(item, operation);
       // A /v1 request names its account by its Bearer key; a control request, by its api_key.
       const namesAccount = surface === 'service' || parameters.some((p) => p.in === 'query' && p.name === 'api_key');
       if (namesAccount !== Object.hasOwn(operation.responses ?? {}, '421')) {

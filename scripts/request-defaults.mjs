@@ -5,17 +5,13 @@
 // what was sent). The file is not committed: `npm run build` and `npm run typecheck` write it first.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { openapiDocument } from './openapi-document.mjs';
 import { writeGenerated } from './write-generated.mjs';
 
 const root = new URL('../', import.meta.url);
 const document = parse(readFileSync(new URL('openapi.yaml', root), 'utf8'));
 const target = new URL('src/generated/request-defaults.ts', root);
-
-const deref = (node) => {
-  let n = node;
-  while (n && n.$ref) n = n.$ref.slice(2).split('/').reduce((o, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], document);
-  return n;
-};
+const { deref, parameters } = openapiDocument(document);
 
 const defaults = {};
 for (const item of Object.values(document.paths)) {
@@ -28,7 +24,7 @@ for (const item of Object.values(document.paths)) {
       if (Object.hasOwn(fields, name)) throw new Error(`${operation.operationId}: '${name}' has a default twice`);
       fields[name] = s.default;
     };
-    for (const p of [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(deref)) {
+    for (const p of parameters(item, operation)) {
       if (p.in === 'query') add(p.name, p.schema);
     }
     const body = deref(deref(operation.requestBody)?.content?.['application/json']?.schema);
