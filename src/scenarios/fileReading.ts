@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { ScenarioFile } from '../core/scenario/scenario.js';
+import { fnv1a32 } from '../core/hash.js';
 import type { Yaml } from './resolve.js';
 
 /** Written in by scripts/build-node.mjs: a hash of what the bundle was built from. */
@@ -38,7 +39,7 @@ export function yamlParser(): Yaml {
   return (yaml ??= createRequire(import.meta.url)(BUNDLE_ID === undefined ? 'yaml' : '../bundle/yaml.cjs') as Yaml);
 }
 
-/** The cache's folder, made on first use; undefined when there is none (or it cannot be trusted). */
+/** The cache's folder: undefined until looked for, null when there is none (or it cannot be trusted). */
 let folder: string | null | undefined;
 
 function cacheFolder(): string | undefined {
@@ -61,20 +62,11 @@ function cacheFolder(): string | undefined {
 }
 
 /**
- * The entry's file name: a hash of the build id and the text (FNV-1a, twice over with two offsets,
- * so no `node:crypto` to load). Two texts of one name only take each other's place: an entry holds
- * its text, and is taken only for that text.
+ * The entry's file name: a hash of the build id and the text. Two texts of one name only take each
+ * other's place: an entry holds its text, and is taken only for that text.
  */
 function entryName(text: string): string {
-  const key = `${BUNDLE_ID}\0${text}`;
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-  }
-  return `${(a >>> 0).toString(16).padStart(8, '0')}${(b >>> 0).toString(16).padStart(8, '0')}.json`;
+  return `${fnv1a32(`${BUNDLE_ID}\0${text}`).toString(16).padStart(8, '0')}.json`;
 }
 
 /** What an entry holds: the text, and the value it parsed to. */
