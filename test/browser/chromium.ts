@@ -11,8 +11,8 @@ import { onTestFailed } from 'vitest';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', import.meta.url));
-/** Liveness, not performance: how long a page may take to show something. */
-const LIVENESS = 20_000;
+/** Liveness, not performance: how long a page may take to show something (ms; its default timeout). */
+export const LIVENESS = 20_000;
 
 /** The flags every browser test starts Chromium with (a closed network, no sandbox as root). */
 export const CHROMIUM_ARGS = [

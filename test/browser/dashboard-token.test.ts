@@ -10,10 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator } from '../../src/index.js';
-import { CHROMIUM, CHROMIUM_ARGS } from './chromium.js';
+import { CHROMIUM, CHROMIUM_ARGS, LIVENESS } from './chromium.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../artifacts/browser/', import.meta.url));
-const LIVENESS = 20_000;
 const TOKEN = 'dashboard-token-7f3a9c';
 /** Host names Chromium resolves to 127.0.0.1: one the simulator serves, one it does not. */
 const SERVED = 'sim.team.test';

@@ -10,10 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlGenerations } from '../../src/core/generations/generationControl.js';
 import { createSimulator } from '../../src/index.js';
 import { createVideoAt, queueFaultAt } from '../helpers.js';
-import { ARTIFACTS, failureScreenshot as screenshotOnFailure, launchChromium, openGeneration } from './chromium.js';
+import { ARTIFACTS, LIVENESS, failureScreenshot as screenshotOnFailure, launchChromium, openGeneration } from './chromium.js';
 
-/** Liveness, not performance: how long the page may take to show something. */
-const LIVENESS = 20_000;
 const KEY = 'sk_test_browser';
 /** A generation id no test creates. */
 const GONE = 'vid_000000000000000000000000';

@@ -11,9 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../../src/index.js';
 import { compactStateFile } from '../../src/persistence/compact.js';
 import { parseStateText } from '../stateFiles.js';
-import { launchChromium } from './chromium.js';
+import { LIVENESS, launchChromium } from './chromium.js';
 
-const LIVENESS = 20_000;
 const KEY = 'sk_test_panel';
 const dir = mkdtempSync(join(tmpdir(), 'sim-state-panel-'));
 let profile: string;

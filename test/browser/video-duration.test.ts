@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator } from '../../src/index.js';
-import { launchChromium } from './chromium.js';
+import { LIVENESS, launchChromium } from './chromium.js';
 
 const KEY = 'sk_test_video_duration';
 
@@ -27,7 +27,7 @@ beforeAll(async () => {
     args: ['--autoplay-policy=no-user-gesture-required'],
   });
   page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(LIVENESS);
   page.on('pageerror', (error) => pageErrors.push(error.message));
   // A page of the simulator's own origin, so the <video> loads same-origin media.
   await page.goto(`${url}/_sim/health`);
