@@ -31,6 +31,7 @@
 import { accessSync, closeSync, constants, openSync, readFileSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { heldUnderAnotherName, otherName, resolvedFile } from './fileNames.js';
+import { OUT_OF_ROOM } from './fileRows.js';
 import { every, nextTurn, systemClock, type HostClock, type HostTimer } from './hostClock.js';
 import {
   FileLockedError,
@@ -63,9 +64,6 @@ export class LockFileWriteError extends Error {
     this.name = 'LockFileWriteError';
   }
 }
-
-/** The errors of a write that found no room: a full disk, a quota. */
-const OUT_OF_ROOM = new Set(['ENOSPC', 'EDQUOT']);
 
 export interface FileLock {
   /** The lock file, or null when the file needs none (not a regular file) or it could not be made. */

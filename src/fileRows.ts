@@ -20,6 +20,9 @@
 import { closeSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 
+/** The errors of a write that found no room on its volume: a full disk, a quota. */
+export const OUT_OF_ROOM: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT']);
+
 const CHUNK_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
 /** A UTF-8 sequence of n bytes is at least n/3 code units: a row of more bytes than 3 × its bound is too long. */

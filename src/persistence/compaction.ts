@@ -21,8 +21,9 @@
  * is under way abandons it (its temporary file emptied and removed) and is tried again at once.
  * Compaction is then tried again once there is room, checked every `COMPACT_RETRY_FIRST_MS`.
  */
-import { readSync, renameSync, unlinkSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { readSync, renameSync, statfsSync, unlinkSync } from 'node:fs';
+import { open, statfs, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import type { StreamedBody } from '../request-path/exchange.js';
 import { isoTime } from '../core/time/clock.js';
@@ -30,7 +31,6 @@ import type { Simulator } from '../core/simulator/simulator.js';
 import { cutFile, writeRowBytes, writeRowBytesAsync } from '../fileRows.js';
 import { nextTurn, type HostClock } from '../hostClock.js';
 import type { StateHeader } from './header.js';
-import { freeBytes, freeBytesNow } from './room.js';
 import { chunksOf, compactedLines, stateHeaderOf } from './snapshot.js';
 
 /**
@@ -445,5 +445,28 @@ function removeQuietly(file: string): void {
     unlinkSync(file);
   } catch {
     // never made, or already gone
+  }
+}
+
+/**
+ * The bytes an unprivileged writer may still write on the volume of `file`; Infinity when the
+ * system cannot say (the writes themselves then tell when there is no room).
+ */
+async function freeBytes(file: string): Promise<number> {
+  try {
+    const { bavail, bsize } = await statfs(dirname(file));
+    return bavail * bsize;
+  } catch {
+    return Infinity;
+  }
+}
+
+/** `freeBytes`, at once, after a write found no room (0 when the system cannot say). */
+function freeBytesNow(file: string): number {
+  try {
+    const { bavail, bsize } = statfsSync(dirname(file));
+    return bavail * bsize;
+  } catch {
+    return 0;
   }
 }

@@ -8,13 +8,7 @@
  * the answer of a state-changing request): nothing acknowledged is lost to a `kill -9`. When the
  * simulator stops first, those answers are never sent.
  */
-import { statfs } from 'node:fs/promises';
-import { statfsSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { every, type HostClock, type HostTimer } from '../hostClock.js';
-
-/** The errors of a write that found no room: its lines wait in memory until there is room again. */
-export const OUT_OF_ROOM = new Set(['ENOSPC', 'EDQUOT']);
 
 /** How often lines waiting for room are tried again (besides at every state-changing request). */
 const WRITE_RETRY_MS = 1000;
@@ -89,28 +83,5 @@ export class WaitingForRoom {
     const waiting = this.waiting;
     this.waiting = [];
     for (const settle of waiting) settle(written);
-  }
-}
-
-/**
- * The bytes an unprivileged writer may still write on the volume of `file`; Infinity when the
- * system cannot say (the writes themselves then tell when there is no room).
- */
-export async function freeBytes(file: string): Promise<number> {
-  try {
-    const { bavail, bsize } = await statfs(dirname(file));
-    return bavail * bsize;
-  } catch {
-    return Infinity;
-  }
-}
-
-/** `freeBytes`, at once, after a write found no room (0 when the system cannot say). */
-export function freeBytesNow(file: string): number {
-  try {
-    const { bavail, bsize } = statfsSync(dirname(file));
-    return bavail * bsize;
-  } catch {
-    return 0;
   }
 }

@@ -30,13 +30,13 @@ import { isoTime, type VirtualClock } from '../core/time/clock.js';
 import type { Simulator } from '../core/simulator/simulator.js';
 import { LockFileWriteError, acquireFileLock, resolvedFile, type FileLock } from '../fileLock.js';
 import { every, systemClock, type HostClock, type HostTimer } from '../hostClock.js';
-import { cutFile, readFileBytes, writeRows } from '../fileRows.js';
+import { OUT_OF_ROOM, cutFile, readFileBytes, writeRows } from '../fileRows.js';
 import { globalIdNumber } from '../core/requests/requestIds.js';
 import { Compactor, compactedBody, type CompactedFile, type Compaction } from './compaction.js';
 import { removeStaleTemporaryFiles, replaceFile } from './replaceFile.js';
 import { formatIds, formatMediaFaultTaken, formatStateLine, type MediaFaultTaken } from './stateLines.js';
 import { formatStateHeader, type StateHeader } from './header.js';
-import { OUT_OF_ROOM, WAITING_MAX_BYTES, WaitingForRoom } from './room.js';
+import { WAITING_MAX_BYTES, WaitingForRoom } from './room.js';
 import { stateHeaderOf } from './snapshot.js';
 import { StateRefusedError, refuseForeignFile } from './open.js';
 

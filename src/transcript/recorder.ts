@@ -34,7 +34,11 @@ export interface RecorderOptions {
 
 /** How many recorded lines may be cut off to make room for the end line on a full disk. */
 export const LINES_GIVEN_UP = 16;
-/** The errors of a write that found no room: a full disk, a quota, a file size limit. */
+/**
+ * The errors of a write that found no room: a full disk, a quota, a file size limit (the set of
+ * src/fileRows.ts and EFBIG; written here, since the page's bundle takes the recorder without
+ * node:fs).
+ */
 const OUT_OF_ROOM = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 
 export class TranscriptRecorder {
