@@ -355,7 +355,6 @@ function openCore(
       shard: options.shard === undefined ? undefined : checkShard(options.shard),
     },
     overrides: opening.overrides,
-    wallClock,
     hostClock,
     cdnUrl: opening.explicitCdn,
     resetScenarios,

@@ -27,7 +27,7 @@ export class CompactionFailedError extends StateRefusedError {}
  * turns and the file's lock run on.
  */
 export async function compactStateFile(path: string, warn: (line: string) => void, hostClock: HostClock = systemClock): Promise<CompactedFile> {
-  const durable = restoreState(path, { asked: {}, wallClock: () => hostClock.now(), hostClock, log: warn });
+  const durable = restoreState(path, { asked: {}, hostClock, log: warn });
   if (!durable) throw new StateRefusedError(`${path} holds no state to compact (no such file, or an empty one)`);
   // Takes the file (its lock): refused when a simulator started on it since it was read.
   durable.listening();

@@ -63,10 +63,8 @@ class HeldWall {
 export interface RestoreOpening {
   /** What was asked for explicitly: a file's that differs is refused, and what was not asked for is the file's. */
   asked: AskedState;
-  /** The host's wall clock. */
-  wallClock: () => number;
-  /** The host's timers, which the state file's store runs on (and its lock). Default: `systemClock`. */
-  hostClock?: HostClock;
+  /** The host's clock: its wall clock, and the timers the state file's store runs on (and its lock). */
+  hostClock: HostClock;
   /** The media address given explicitly; default: the file's until the simulator listens, then the adapter's (`Simulator.configure`). */
   cdnUrl?: string;
   /** How a core restored from the file resolves a scenario a reset names, given the scenario it runs; default: none. */
@@ -101,8 +99,8 @@ export function openState(path: string, opening: StateOpening): DurableState {
 
 /** A new state kept in `path`: the core `newCore` makes, on the wall held at the file's anchor. */
 function newState(path: string, opening: StateOpening): DurableState {
-  const wall = new HeldWall(opening.wallClock);
-  const anchor = opening.wallClock();
+  const wall = new HeldWall(() => opening.hostClock.now());
+  const anchor = opening.hostClock.now();
   wall.hold(anchor);
   const core = opening.newCore(wall.now);
   wall.release();
@@ -120,7 +118,7 @@ export function restoreState(path: string, opening: RestoreOpening): DurableStat
   const { asked, log } = opening;
   const file = openStateFile(path, asked, log);
   if (!file) return undefined;
-  const wall = new HeldWall(opening.wallClock);
+  const wall = new HeldWall(() => opening.hostClock.now());
   const { header, scenario } = file;
   const fileOverrides = header.overrides;
   wall.hold(header.clock.anchor);
