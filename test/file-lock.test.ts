@@ -7,10 +7,9 @@
  * test/docker/docker.test.ts).
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   FileLockedError,
   REFRESH_MS,
@@ -30,11 +29,9 @@ import {
 import { StateRefusedError } from '../src/persistence/open.js';
 import { createSimulator } from '../src/index.js';
 import { VALID_VIDEO, makeSim } from './helpers.js';
+import { tempFiles } from './tempFiles.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sim-lock-test-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const tmpFile = (): string => join(dir, `file-${++files}.jsonl`);
+const { dir, file: tmpFile } = tempFiles('sim-lock-test-');
 
 const BOOT = '0b5e1f2a-1111-4222-8333-944455556666';
 /** This process, as a container's PID 1. */
@@ -266,7 +263,7 @@ describe('the file, not the name: a symbolic link or a hard link to a held file'
 
   it('a symbolic link to a held state file is refused as the file itself is, naming the file it leads to', async () => {
     const { file, close } = await heldState();
-    const link = join(dir, `symlink-${files}.jsonl`);
+    const link = tmpFile('symlink');
     symlinkSync(file, link);
     const before = readFileSync(file, 'utf8');
     const message = `${link} (the same file as ${file}) is already held by this process (pid ${process.pid}): another simulator in it writes to it`;
@@ -274,9 +271,9 @@ describe('the file, not the name: a symbolic link or a hard link to a held file'
     expect(() => refuseIfHeld(link)).toThrow(message);
     expect(() => acquireFileLock(link, () => {})).toThrow(FileLockedError);
     // A relative link, through a directory that is itself a link, leads to the same lock.
-    const linkedDir = join(dir, `dir-link-${files}`);
+    const linkedDir = tmpFile('dir-link', '');
     symlinkSync(dir, linkedDir);
-    expect(lockFileOf(join(linkedDir, `symlink-${files}.jsonl`))).toBe(`${file}.lock`);
+    expect(lockFileOf(join(linkedDir, basename(link)))).toBe(`${file}.lock`);
     expect(readFileSync(file, 'utf8')).toBe(before);
     expect(existsSync(`${link}.lock`)).toBe(false);
     await close();
@@ -284,7 +281,7 @@ describe('the file, not the name: a symbolic link or a hard link to a held file'
 
   it('a hard link to a held state file is refused, naming the name it is held under', async () => {
     const { file, close } = await heldState();
-    const link = join(dir, `hardlink-${files}.jsonl`);
+    const link = tmpFile('hardlink');
     linkSync(file, link);
     const before = readFileSync(file, 'utf8');
     const message = `${link} (the same file as ${file}) is already held by this process (pid ${process.pid}): another simulator in it writes to it`;
@@ -311,7 +308,7 @@ describe('the file, not the name: a symbolic link or a hard link to a held file'
     try {
       const start = parseStat(readFileSync(`/proc/${holder.pid}/stat`, 'utf8')).start as number;
       writeLock(file, { ...selfHolder(), pid: holder.pid as number, start });
-      const link = join(dir, `hardlink-${files}.jsonl`);
+      const link = tmpFile('hardlink');
       linkSync(file, link);
       const message = `${link} (the same file as ${file}) is held by another running simulator (pid ${holder.pid}, lock file ${file}.lock); stop it, or choose another file`;
       expect(() => refuseIfHeld(link)).toThrow(message);
@@ -327,17 +324,18 @@ describe('the file, not the name: a symbolic link or a hard link to a held file'
     const file = tmpFile();
     const first = makeSim({ record: file });
     await first.listen(0);
-    const link = join(dir, `symlink-${files}.jsonl`);
+    const link = tmpFile('symlink');
     symlinkSync(file, link);
     expect(() => createSimulator({ record: link, log: () => {} })).toThrow(`${link} (the same file as ${file}) is already held by this process`);
     await first.close();
   });
 
   it('a symbolic link to a file not made yet is locked beside the file it will make', () => {
-    const target = join(dir, `later-${++files}`, 'state.jsonl');
-    const link = join(dir, `dangling-${files}.jsonl`);
+    const later = tmpFile('later', '');
+    const target = join(later, 'state.jsonl');
+    const link = tmpFile('dangling');
     symlinkSync(target, link);
-    mkdirSync(join(dir, `later-${files}`));
+    mkdirSync(later);
     expect(lockFileOf(link)).toBe(`${target}.lock`);
     const lock = acquireFileLock(link, () => {});
     expect(existsSync(`${target}.lock`)).toBe(true);
@@ -347,7 +345,7 @@ describe('the file, not the name: a symbolic link or a hard link to a held file'
 
   it('a state file kept through a symbolic link stays behind it when the file is replaced (a global reset)', async () => {
     const file = tmpFile();
-    const link = join(dir, `symlink-${files}.jsonl`);
+    const link = tmpFile('symlink');
     symlinkSync(file, link);
     const sim = makeSim({ state: link });
     await sim.listen(0);

@@ -5,27 +5,24 @@
  * the prompt. Then several directives, refused ones, plain text, `prompt_triggers: false`, image
  * prompts, the journal's `trigger`, the client report, a replay and a state restore.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { formatReport } from '../src/commands/report.js';
 import { PROMPT_DIRECTIVES } from '../src/core/faults/promptTriggers.js';
 import { compactStateFile } from '../src/persistence/compact.js';
 import { loadScenario } from '../src/scenarios/load.js';
 import { replayTranscript } from '../src/transcript/replay.js';
 import { advanceOk, bearer, expectError, expectNoInternalErrors, fastWith, makeSim, queueFault } from './helpers.js';
+import { tempFiles } from './tempFiles.js';
 import { parseTranscript } from './transcripts.js';
 
 type Sim = ReturnType<typeof makeSim>;
 
 const SEED = 11;
 const PLAIN = 'A paper boat drifting down a gutter after the rain.';
-const dir = mkdtempSync(join(tmpdir(), 'sim-prompt-triggers-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const tmpFile = (kind: string): string => join(dir, `${kind}-${++files}.jsonl`);
+const { dir, file: tmpFile } = tempFiles('sim-prompt-triggers-');
 
 const KNOWN =
   'The known triggers are [sim:fail=keyframe], [sim:fail=routing], [sim:fail=render], [sim:reject=claim_linking], ' +

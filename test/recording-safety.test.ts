@@ -5,13 +5,11 @@
  * says so; a file holding two recordings is refused; `GET /_sim/transcript` is streamed.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import request from 'supertest';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handleRequest } from '../src/request-path/handleRequest.js';
 import { FileLockedError, selfHolder } from '../src/fileLock.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
@@ -20,11 +18,9 @@ import { parseTranscript } from './transcripts.js';
 import { TranscriptRecorder, type RecordingStatus } from '../src/transcript/recorder.js';
 import { PROMPT, VALID_VIDEO, makeSim } from './helpers.js';
 import { CLI, runCli } from './processes.js';
+import { tempFiles } from './tempFiles.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sim-recording-test-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const tmpFile = (): string => join(dir, `transcript-${++files}.jsonl`);
+const { file: tmpFile } = tempFiles('sim-recording-test-', 'transcript');
 
 const KEY = 'sk_test_rec';
 const listVideos = (sim: SimulatorHandle) => request(sim.app).get('/v1/videos').set('Authorization', `Bearer ${KEY}`);

@@ -2,24 +2,20 @@
  * State files in tests: a fresh directory of them per test file, and reading one's text (what it
  * holds, its snapshot's rows apart from its request lines).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll } from 'vitest';
 import type { StateRow } from '../src/core/simulator/simulatorState.js';
 import { readStateRows, type StateEntry } from '../src/persistence/stateLines.js';
 import type { StateHeader } from '../src/persistence/header.js';
 import type { SingleLineSnapshot, Snapshot } from '../src/persistence/snapshot.js';
+import { tempFiles } from './tempFiles.js';
 
 /**
  * A new directory under the system's temporary one (removed after the test file), and `stateFile()`:
- * a new file's path in it at each call. Call it at a test file's top level.
+ * a new file's path in it at each call (`state-1.jsonl`, `state-2.jsonl`...; test/tempFiles.ts).
+ * Call it at a test file's top level.
  */
 export function tempStateFiles(prefix: string): { dir: string; stateFile: () => string } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  let files = 0;
-  return { dir, stateFile: () => join(dir, `state-${++files}.jsonl`) };
+  const { dir, file } = tempFiles(prefix, 'state');
+  return { dir, stateFile: () => file() };
 }
 
 export interface StateFileText {

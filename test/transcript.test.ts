@@ -5,11 +5,10 @@
  * even for a realtime run with latency, faults and concurrent clients.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { handleRequest, type RequestPathDeps, type Exchange } from '../src/request-path/handleRequest.js';
 import { Simulator } from '../src/core/simulator/simulator.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
@@ -21,12 +20,10 @@ import { replayTranscript } from '../src/transcript/replay.js';
 import { replayAgainstTarget } from '../src/transcript/replayTarget.js';
 import { PROMPT, call, expectError, makeSim } from './helpers.js';
 import { CLI, runCli } from './processes.js';
+import { tempFiles } from './tempFiles.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-const dir = mkdtempSync(join(tmpdir(), 'sim-transcript-test-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const tmpFile = (): string => join(dir, `transcript-${++files}.jsonl`);
+const { dir, file: tmpFile } = tempFiles('sim-transcript-test-', 'transcript');
 
 function readTranscript(file: string): Transcript {
   return parseTranscript(readFileSync(file, 'utf8'));
