@@ -3,20 +3,18 @@
  * memory), each line checked as it is replayed, the rows exactly as splitting the text on newlines
  * gives them, and a line longer than any the simulator writes refused by its number.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fileRows, RowTooLongError } from '../src/fileRows.js';
 import { readTranscript } from '../src/transcript/lineFormat.js';
 import { makeSim, PROMPT } from './helpers.js';
 import { runCli } from './processes.js';
+import { tempFiles } from './tempFiles.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sim-transcript-reading-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
+const { dir, file: tmpFile } = tempFiles('sim-transcript-reading-');
 function fileWith(content: string | Buffer): string {
-  const file = join(dir, `file-${++files}.jsonl`);
+  const file = tmpFile();
   writeFileSync(file, content);
   return file;
 }
@@ -25,7 +23,7 @@ const MiB = 1024 * 1024;
 
 /** A transcript of `creates` creates on the fast scenario: its seed and its rows. */
 async function recordCreates(creates: number): Promise<{ seed: number; rows: string[] }> {
-  const file = join(dir, `recorded-${++files}.jsonl`);
+  const file = tmpFile('recorded');
   const sim = makeSim({ scenario: 'fast', clock: 'manual', record: file });
   const url = await sim.listen(0);
   for (let i = 0; i < creates; i++) {
