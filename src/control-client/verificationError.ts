@@ -14,7 +14,6 @@ export type JournalEntry = Omit<components['schemas']['SimJournalEntry'], 'body'
   body?: Record<string, unknown>;
   body_digests?: Record<string, string>;
 };
-type SimJournalEntry = JournalEntry;
 
 /**
  * What did not hold: `message` is the sentence (what was expected, what was found) followed by the
@@ -29,15 +28,15 @@ export class VerificationError extends Error {
   /** The sentence alone, without the closest entries. */
   readonly sentence: string;
   /** Up to 3 journal entries nearest the pattern, each with `differs`. */
-  readonly closest: SimJournalEntry[];
+  readonly closest: JournalEntry[];
   /** Requests of the pattern's scope the journal dropped (a verification's; 0 for a wait). */
   readonly dropped: number;
   /** The requests that matched (a wait's, so far; a verification's count is `count`). */
-  readonly matched: SimJournalEntry[];
+  readonly matched: JournalEntry[];
   /** How many requests matched (a sequence: how many of its requests were found in order). */
   readonly count: number;
 
-  constructor(sentence: string, details: { closest?: SimJournalEntry[]; dropped?: number; matched?: SimJournalEntry[]; count?: number } = {}) {
+  constructor(sentence: string, details: { closest?: JournalEntry[]; dropped?: number; matched?: JournalEntry[]; count?: number } = {}) {
     const closest = details.closest ?? [];
     super(verificationText(sentence, closest));
     this.name = 'VerificationError';
@@ -68,13 +67,13 @@ export function expectedInWords(times: { exactly: number } | { at_least: number 
  *   Closest requests in the journal:
  *     #3 GET /v1/videos/vid_1 (sk_test_me) -> 200, seen processing; differs: seen
  */
-function verificationText(sentence: string, closest: readonly SimJournalEntry[]): string {
+function verificationText(sentence: string, closest: readonly JournalEntry[]): string {
   if (closest.length === 0) return sentence;
   return [sentence, 'Closest requests in the journal:', ...closest.map((e) => `  ${entryLine(e)}`)].join('\n');
 }
 
 /** One journal entry in a line: `#3 GET /v1/videos/vid_1 (sk_test_me) -> 200, seen processing; differs: seen`. */
-function entryLine(e: SimJournalEntry): string {
+function entryLine(e: JournalEntry): string {
   const account = e.account === null ? '' : ` (${e.account})`;
   const status = e.status === null ? 'no answer' : String(e.status);
   const seen = e.seen ? `, seen ${e.seen.join(' and ')}` : '';

@@ -167,7 +167,7 @@ export const ACCESS_ERROR_CODES: readonly ErrorCode[] = ['host_not_allowed', 'cr
 /** The codes the proxy in front of shards answers (docs/scaling.md): never a simulator's, never injected. */
 export const PROXY_ERROR_CODES: readonly ErrorCode[] = ['sharded_global_call', 'unroutable_api_key'];
 
-/** The code a page's handlers answer once closed: about the handlers, never injected. */
+/** The code of a simulator that stopped: a page's handlers once closed, any simulator to a wait it held when it stopped; never injected. */
 export const PAGE_ERROR_CODES: readonly ErrorCode[] = ['simulator_closed'];
 
 /** The code a shard answers for a key that belongs to another shard: about the deployment, never injected. */

@@ -8,7 +8,7 @@ import { createMediaFiles, type MediaCatalog } from '../media/files.js';
 import { loadExpress } from './express.js';
 
 export type { MediaCatalog };
-export {  parseByteRange } from '../media/files.js';
+export { parseByteRange } from '../media/files.js';
 
 export function createMediaRouter(catalog: MediaCatalog): Router {
   const router = loadExpress().Router();

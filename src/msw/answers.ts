@@ -124,5 +124,3 @@ export async function mediaResponse(
     if (holdsConnection(network.kind)) options.released();
   }
 }
-
-;

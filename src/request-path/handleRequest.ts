@@ -64,7 +64,7 @@ import type { ApiAnswer, ApiRequest, Exchange, HeldWait, StreamedBody } from './
 import { HeldWaitAnswer, OPERATION_HANDLERS, StreamAnswer, type AppParts, type Handler } from './operations.js';
 import { NO_ANSWER, RequestContext, type Answered, type Draft, type RequestPathDeps, type Surface } from './requestContext.js';
 
-export type { ApiAnswer, ApiRequest, Exchange,  RequestPathDeps, StreamedBody };
+export type { ApiAnswer, ApiRequest, Exchange, RequestPathDeps, StreamedBody };
 
 /**
  * The request path's dependencies for `sim`, the one place they are put together: the HTTP
@@ -391,7 +391,6 @@ function parsedOrUndefined(text: string): unknown {
 function markShutdown(ctx: RequestContext, sent: ApiAnswer): void {
   if (ctx.performed && ctx.facts?.stops === true) sent.shutdown = true;
 }
-
 
 function unknownRoute(request: { method: string; path: string }): SimError {
   return fail('unknown_route', { message: `Unknown route: ${clip(request.method)} ${clip(request.path)}. See openapi.yaml for the routes this API has.` });

@@ -333,10 +333,9 @@ export function checkRecordedRequest(value: Record<string, unknown>, wrong: (fie
   const network = value.network as Record<string, unknown> | undefined;
   if (network !== undefined) {
     if (typeof network !== 'object' || network === null) wrong('network', 'an object');
-    const n = network;
-    if (!isNetworkKind(n.kind)) wrong('network', `a kind of ${NETWORK_KINDS.join(', ')}`);
-    if (!(NETWORK_PHASES as readonly unknown[]).includes(n.phase)) wrong('network', `a phase ${NETWORK_PHASES.join(' or ')}`);
-    if (!Number.isInteger(n.body_bytes)) wrong('network', 'body_bytes, an integer');
+    if (!isNetworkKind(network.kind)) wrong('network', `a kind of ${NETWORK_KINDS.join(', ')}`);
+    if (!(NETWORK_PHASES as readonly unknown[]).includes(network.phase)) wrong('network', `a phase ${NETWORK_PHASES.join(' or ')}`);
+    if (!Number.isInteger(network.body_bytes)) wrong('network', 'body_bytes, an integer');
   }
   if (!Number.isInteger(value.status) && !(value.status === null && network !== undefined)) wrong('status', network === undefined ? 'an integer' : 'an integer or null');
 }

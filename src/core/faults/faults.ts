@@ -49,7 +49,7 @@ export interface QueuedFault {
 const NOT_INJECTABLE: readonly { codes: readonly ErrorCode[]; whose: string }[] = [
   { codes: ACCESS_ERROR_CODES, whose: "an answer of the simulator's own access checks" },
   { codes: PROXY_ERROR_CODES, whose: 'an answer of the proxy in front of shards' },
-  { codes: PAGE_ERROR_CODES, whose: "the answer of a page's handlers once closed" },
+  { codes: PAGE_ERROR_CODES, whose: "the answer of a simulator that stopped (a page's handlers once closed, a wait held when a simulator stopped)" },
   { codes: SHARD_ERROR_CODES, whose: "a shard's answer to a key of another shard" },
 ];
 

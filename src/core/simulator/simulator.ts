@@ -7,7 +7,7 @@
  * ids (`requestIds.ts`), a run's scenario, state and resets (`runs.ts`), health (`health.ts`),
  * the accounts and the state (`simulatorState.ts`). The rules live in the
  * parts, one concept each (docs/architecture.md lists where each rule of the interface document
- * is): the endpoints in `videos.ts` and `image.ts`, authentication in `auth.ts`, the state machine
+ * is): the endpoints in `videos.ts` and `images.ts`, authentication in `auth.ts`, the state machine
  * in `lifecycle.ts` over the table in `pipeline.ts`, what is stored and evicted in `generationStore.ts`, the
  * control views and live control in `generationControl.ts`.
  */
