@@ -22,6 +22,7 @@ import { isoTime } from '../src/core/time/clock.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { COMPACT_RETRY_FIRST_MS } from '../src/persistence/compaction.js';
 import type { StateStatus } from '../src/persistence/stateStore.js';
+import { answerInProcess } from './helpers.js';
 import { CLI, childProcesses, cleanEnv, runCli } from './processes.js';
 import { parseStateText } from './stateFiles.js';
 
@@ -235,12 +236,10 @@ function bulkSim(file: string): { sim: SimulatorHandle; wall: { now: number }; l
 let creates = 0;
 /** A create of the longest prompts under an Idempotency-Key: a snapshot holds it about two and a half times. */
 function createOne(sim: SimulatorHandle) {
-  const answer = sim.app.answer({
-    method: 'POST',
-    path: '/v1/videos',
-    query: '',
-    headers: { authorization: `Bearer ${KEY}`, 'idempotency-key': `k${++creates}`, 'content-type': 'application/json' },
-    body: Buffer.from(JSON.stringify({ model: 'video-3.2', prompt: LONG_PROMPT, negative_prompt: LONG_PROMPT })),
+  const answer = answerInProcess(sim, 'POST', '/v1/videos', {
+    key: KEY,
+    idempotencyKey: `k${++creates}`,
+    body: { model: 'video-3.2', prompt: LONG_PROMPT, negative_prompt: LONG_PROMPT },
   });
   expect(answer.status).toBe(200);
   return answer;

@@ -10,6 +10,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type SimulatorHandle } from '../../src/index.js';
 import { compactStateFile } from '../../src/persistence/compact.js';
+import { answerInProcess } from '../helpers.js';
 import { parseStateText } from '../stateFiles.js';
 import { LIVENESS, launchChromium } from './chromium.js';
 
@@ -27,14 +28,8 @@ function start(options: Parameters<typeof createSimulator>[0]): SimulatorHandle 
 }
 
 async function create(sim: SimulatorHandle): Promise<string> {
-  const answer = sim.app.answer({
-    method: 'POST',
-    path: '/v1/videos',
-    query: '',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: Buffer.from(JSON.stringify({ model: 'video-3.2', prompt: 'A lighthouse at dawn.' })),
-  });
-  return (JSON.parse(answer.body) as { id: string }).id;
+  const answer = answerInProcess(sim, 'POST', '/v1/videos', { key: KEY, body: { model: 'video-3.2', prompt: 'A lighthouse at dawn.' } });
+  return (answer.body as { id: string }).id;
 }
 
 /** Clicks the download link and answers what the browser saved. */
