@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { call } from './helpers.js';
 import { CLI, cleanEnv, childProcesses, getWithHost } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -68,11 +69,10 @@ function run(args: string[], env: Record<string, string> = {}): Promise<{ status
   });
 }
 
+/** A control POST with the control token (if any) as its Bearer key; an answer that is not JSON fails. */
 async function post(url: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
-  if (token) headers.Authorization = `Bearer ${token}`;
-  const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
+  const answer = await call(url, 'POST', path, { key: token, body });
+  return { status: answer.status, body: JSON.parse(answer.text) };
 }
 
 describe('sim on a non-loopback address', () => {

@@ -9,7 +9,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlGenerations } from '../../src/core/generations/generationControl.js';
 import { createSimulator } from '../../src/index.js';
-import { createVideoAt, queueFaultAt } from '../helpers.js';
+import { call, createVideoAt, queueFaultAt } from '../helpers.js';
 import { ARTIFACTS, LIVENESS, failureScreenshot as screenshotOnFailure, launchChromium, openGeneration } from './chromium.js';
 
 const KEY = 'sk_test_browser';
@@ -64,9 +64,10 @@ afterAll(async () => {
 const failureScreenshot = (name: string): void => screenshotOnFailure(() => page, name);
 
 async function post(path: string, body: Record<string, unknown>): Promise<unknown> {
-  const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  expect(response.status).toBe(200);
-  return response.json();
+  const answer = await call(url, 'POST', path, { body });
+  expect(answer.status).toBe(200);
+  // Parsed here, not `answer.json`: an answer that is not JSON fails.
+  return JSON.parse(answer.text) as unknown;
 }
 
 const row = (id: string, status?: string) =>
