@@ -50,7 +50,7 @@ export class Simulator {
   private readonly instants: Instants;
 
   constructor(private readonly options: SimulatorOptions) {
-    this.instants = new Instants(options.cdnUrl, options.wallClock);
+    this.instants = new Instants(options.cdnUrl, options.wallClock, () => this.clock.now());
     this.shard = options.shard ?? null;
     this.loaded = options.scenario;
     this.seedInUse = options.runSeed ?? options.seed ?? options.scenario.seed;
@@ -134,7 +134,7 @@ export class Simulator {
 
   /** Runs `fn` at one instant of the clock, its answers written on `mediaUrl` if given (see `Instants.atOneInstant`). */
   atOneInstant<T>(fn: () => T, mediaUrl?: string): T {
-    return this.instants.atOneInstant(fn, () => this.clock.now(), mediaUrl);
+    return this.instants.atOneInstant(fn, mediaUrl);
   }
 
   /** The global time at which the current instant began; outside an instant, the global time. */

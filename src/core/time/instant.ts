@@ -17,6 +17,8 @@ export class Instants {
   constructor(
     cdnUrl: string,
     private readonly wallClock: () => number,
+    /** The global clock's time, where an instant begins. */
+    private readonly clockNow: () => number,
   ) {
     this.mediaUrl = withoutTrailingSlash(cdnUrl);
   }
@@ -52,15 +54,14 @@ export class Instants {
    * Runs `fn` at one instant: every reading of the clock within it (a reset's new clock included)
    * gives the same time, in realtime mode too. So one request's timestamps agree with each other
    * and with the time it was handled at, which is what makes a realtime run replay identically on a
-   * clock that moves only between requests. Nested calls share the outer instant. `clockNow`: the
-   * global time now; `mediaUrl`: the media address the answers made within it are written on (a
-   * request's Host's, when the simulator follows the Host it is reached under), else the
-   * simulator's own.
+   * clock that moves only between requests. Nested calls share the outer instant. `mediaUrl`: the
+   * media address the answers made within it are written on (a request's Host's, when the
+   * simulator follows the Host it is reached under), else the simulator's own.
    */
-  atOneInstant<T>(fn: () => T, clockNow: () => number, mediaUrl?: string): T {
+  atOneInstant<T>(fn: () => T, mediaUrl?: string): T {
     if (this.heldWallMs !== undefined) return fn();
     this.heldWallMs = this.wallClock();
-    this.instantStartMs = clockNow();
+    this.instantStartMs = this.clockNow();
     this.instantMediaUrl = mediaUrl;
     try {
       return fn();
