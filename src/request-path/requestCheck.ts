@@ -19,9 +19,9 @@ function validatorsOf({ operationId }: Operation): RequestValidators {
   return { params: compiledValidator(`${operationId}_params`) as CompiledValidator, body: compiledValidator(`${operationId}_body`) };
 }
 
-/** The request validators of an operation of openapi.yaml (one described by hand is looked up by its id). */
+/** The request validators of an operation (every operation is one of `OPERATIONS`). */
 function validators(operation: Operation): RequestValidators {
-  return VALIDATORS.get(operation) ?? validatorsOf(operation);
+  return VALIDATORS.get(operation) as RequestValidators;
 }
 
 /** Whether an operation documents a request body (one that does not refuses every field of one sent). */
