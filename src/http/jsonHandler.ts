@@ -127,7 +127,6 @@ const ABORTED = Symbol('aborted');
 export function createApi(sim: Simulator, options: ApiOptions): Api {
   const log = options.log ?? logToStderr;
   const hostClock = options.hostClock ?? systemClock;
-  const sleep = options.sleep ?? ((ms: number, signal: AbortSignal): Promise<void> => sleepOn(hostClock, ms, signal));
   const followsHost = options.followsHost ?? ((): boolean => false);
   // The one issuer of the ids of answers made outside the request path.
   const requestId = (): string => sim.nextRequestId();
@@ -135,18 +134,23 @@ export function createApi(sim: Simulator, options: ApiOptions): Api {
   let drain = drainController();
   // Waits for requests held (over HTTP, or in-process): a stop ends them at once.
   const waits = new WaitRoom(sim, hostClock);
-  const wait = (ms: number): Promise<void> => {
-    const { signal } = drain;
-    if (signal.aborted) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      signal.addEventListener('abort', done, { once: true });
-      sleep(ms, signal).then(done, done);
-    });
-  };
+  // The host clock's sleep ends at the stop's abort; a sleep given may not heed it, so it is raced with it.
+  const { sleep } = options;
+  const wait =
+    sleep === undefined
+      ? (ms: number): Promise<void> => sleepOn(hostClock, ms, drain.signal)
+      : (ms: number): Promise<void> => {
+          const { signal } = drain;
+          if (signal.aborted) return Promise.resolve();
+          return new Promise<void>((resolve) => {
+            const done = (): void => {
+              signal.removeEventListener('abort', done);
+              resolve();
+            };
+            signal.addEventListener('abort', done, { once: true });
+            sleep(ms, signal).then(done, done);
+          });
+        };
   const deps = requestPathDeps(sim, {
     log,
     onExchange: options.onExchange,
