@@ -45,8 +45,8 @@ import {
   type LockVerdict,
 } from './lockHolder.js';
 
-export { lockFileOf, resolvedFile } from './fileNames.js';
-export { FileLockedError, STALE_MS, judgeLock, parseHolder, parseStat, selfHolder, type LockContext, type LockHolder, type ProcessSeen } from './lockHolder.js';
+export { resolvedFile } from './fileNames.js';
+export { FileLockedError } from './lockHolder.js';
 
 /** How often a holder touches its lock files. */
 export const REFRESH_MS = 2_000;

@@ -10,22 +10,9 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  FileLockedError,
-  REFRESH_MS,
-  STALE_MS,
-  acquireFileLock,
-  heldLockCount,
-  judgeLock,
-  lockFileOf,
-  parseHolder,
-  parseStat,
-  refuseIfHeld,
-  selfHolder,
-  type LockContext,
-  type LockHolder,
-  type ProcessSeen,
-} from '../src/fileLock.js';
+import { REFRESH_MS, acquireFileLock, heldLockCount, refuseIfHeld } from '../src/fileLock.js';
+import { lockFileOf } from '../src/fileNames.js';
+import { FileLockedError, STALE_MS, judgeLock, parseHolder, parseStat, selfHolder, type LockContext, type LockHolder, type ProcessSeen } from '../src/lockHolder.js';
 import { StateRefusedError } from '../src/persistence/open.js';
 import { createSimulator } from '../src/index.js';
 import { VALID_VIDEO, makeSim } from './helpers.js';

@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { handleRequest } from '../src/request-path/handleRequest.js';
-import { FileLockedError, selfHolder } from '../src/fileLock.js';
+import { FileLockedError, selfHolder } from '../src/lockHolder.js';
 import { createSimulator, type SimulatorHandle } from '../src/index.js';
 import { END_LINE_RESERVE, TranscriptError } from '../src/transcript/lineFormat.js';
 import { parseTranscript } from './transcripts.js';
