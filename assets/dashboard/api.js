@@ -201,7 +201,9 @@ export const api = {
   },
   /**
    * The journal's entries matching a request pattern (of one account too, with `account`), oldest
-   * first, at most `limit` of the latest: a wait that does not wait (`timeout_ms: 0`) on every shard.
+   * first: a wait that does not wait (`timeout_ms: 0`) on every shard, which answers the first
+   * 10,000 it matches, of which the latest `limit` are kept (the latest of all but on a journal
+   * larger than the default limits allow).
    */
   matching: async ({ pattern, limit, account }) => {
     const request = account ? { ...pattern, api_key: account } : pattern;
